@@ -1,0 +1,23 @@
+// Package pathconv converts file paths between the IDE's view and the
+// agent's view. They differ only when the agent runs inside WSL and the IDE
+// on Windows: the IDE says C:\Users\me\p, the agent sees /mnt/c/Users/me/p.
+package pathconv
+
+// Converter converts paths between the IDE and the agent.
+//
+// Implementations must be safe for concurrent use and must return a path
+// they cannot convert unchanged.
+type Converter interface {
+	// ToLocal converts a path as the IDE wrote it to the agent's path.
+	ToLocal(idePath string) string
+	// ToIDE converts an agent path to the path the IDE expects.
+	ToIDE(localPath string) string
+}
+
+// Identity is the Converter for an agent and IDE on the same system.
+var Identity Converter = identity{}
+
+type identity struct{}
+
+func (identity) ToLocal(p string) string { return p }
+func (identity) ToIDE(p string) string   { return p }
