@@ -1,0 +1,325 @@
+// Command idebridge is the command-line face of the idebridge library: list
+// the IDEs an agent can see, call their tools, run a headless IDE, and print
+// LSP diagnostics. Run `idebridge help` for the commands.
+//
+// # Adding a command
+//
+// Each command lives in its own file and registers itself from init; nothing
+// in this file changes when a command is added:
+//
+//	func init() {
+//		register(&command{
+//			Name:    "ide tools",          // the words that select it
+//			Usage:   "[--port N] [--json]", // synopsis after the name
+//			Summary: "print the IDE's tool list",
+//			Setup: func(fs *flag.FlagSet) runFunc {
+//				port := fs.Int("port", 0, "the IDE's port (default: auto-detect)")
+//				return func(ctx context.Context, inv *invocation, args []string) int {
+//					// args are the positional arguments; flags are parsed.
+//					fmt.Fprintln(inv.Stdout, *port)
+//					return exitOK
+//				}
+//			},
+//		})
+//	}
+//
+// Setup runs once per invocation on a fresh FlagSet, so flag values never
+// leak between runs (tests call run many times in one process). Flags may
+// come before, between or after positional arguments (`ide call
+// getDiagnostics '{}' --port 1234`); `--` ends flag parsing. `-h`/`--help`
+// prints the command's usage and exits 0; a bad flag or a usage error exits
+// 64. A command reads the environment, the working directory and standard
+// streams only through its *invocation, never from os directly, so tests
+// drive it in-process with a fake environment.
+//
+// Exit statuses (DESIGN.md): 0 success, 1 the tool or server reported an
+// error, 2 no usable IDE or server (say why and what to do), 64 bad usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Exit statuses shared by every command.
+const (
+	exitOK          = 0  // success
+	exitFailure     = 1  // the tool or server reported an error
+	exitUnavailable = 2  // no usable IDE or server
+	exitUsage       = 64 // bad usage (as sysexits' EX_USAGE)
+)
+
+// invocation is everything a command may use from the outside world.
+type invocation struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Env is the environment as a map; never nil.
+	Env map[string]string
+	// Getwd returns the working directory.
+	Getwd func() (string, error)
+}
+
+// Getenv returns the value of the environment variable key, or "".
+func (inv *invocation) Getenv(key string) string { return inv.Env[key] }
+
+// runFunc runs a command once its flags are parsed; args are the positional
+// arguments. It returns the exit status.
+type runFunc func(ctx context.Context, inv *invocation, args []string) int
+
+// command is one registered subcommand.
+type command struct {
+	// Name is the space-separated words that select the command ("ide list").
+	Name string
+	// Usage is the synopsis printed after the name ("[--json] [--cwd DIR]").
+	Usage string
+	// Summary is one line for `idebridge help`.
+	Summary string
+	// Setup defines the command's flags on fs and returns its run function.
+	Setup func(fs *flag.FlagSet) runFunc
+}
+
+// commands is the registry, keyed by Name. Files add to it from init.
+var commands = map[string]*command{}
+
+// register adds c to the registry; a duplicate name is a programming error.
+func register(c *command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("idebridge: command registered twice: " + c.Name)
+	}
+	if c.Setup == nil {
+		panic("idebridge: command without Setup: " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	inv := &invocation{
+		Stdin:  os.Stdin,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Env:    environMap(os.Environ()),
+		Getwd:  os.Getwd,
+	}
+	code := run(ctx, os.Args[1:], inv)
+	stop()
+	os.Exit(code)
+}
+
+// environMap turns KEY=VALUE pairs into a map; the first occurrence of a key
+// wins, as with getenv.
+func environMap(kv []string) map[string]string {
+	m := make(map[string]string, len(kv))
+	for _, e := range kv {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if _, seen := m[k]; !seen {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// run dispatches args (without the program name) to a command and returns
+// the exit status. It recovers a panicking command as exit status 1 so that
+// a bug prints a message rather than a stack trace to users.
+func run(ctx context.Context, args []string, inv *invocation) (code int) {
+	if inv.Env == nil {
+		inv.Env = map[string]string{}
+	}
+	if inv.Getwd == nil {
+		inv.Getwd = os.Getwd
+	}
+	if inv.Stdin == nil {
+		inv.Stdin = strings.NewReader("")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(inv.Stderr, "idebridge: internal error: %v\n", r)
+			code = exitFailure
+		}
+	}()
+
+	if len(args) == 0 {
+		printHelp(inv.Stderr, "")
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		topic := strings.Join(args[1:], " ")
+		if c := commands[topic]; c != nil {
+			fs := newFlagSet(c, inv.Stdout)
+			c.Setup(fs)
+			fs.SetOutput(inv.Stdout)
+			fs.Usage()
+			return exitOK
+		}
+		if topic != "" && !hasGroup(topic) {
+			fmt.Fprintf(inv.Stderr, "idebridge: no help for %q\n", topic)
+			printHelp(inv.Stderr, "")
+			return exitUsage
+		}
+		printHelp(inv.Stdout, topic)
+		return exitOK
+	}
+
+	c, rest := lookup(args)
+	if c == nil {
+		// A group alone ("idebridge ide") or with an unknown word lists the
+		// group's commands.
+		words := leadingWords(args)
+		for n := len(words); n > 0; n-- {
+			group := strings.Join(words[:n], " ")
+			if !hasGroup(group) {
+				continue
+			}
+			next := args[n:]
+			switch {
+			case len(next) > 0 && isHelp(next[0]):
+				printHelp(inv.Stdout, group)
+				return exitOK
+			case len(next) > 0:
+				fmt.Fprintf(inv.Stderr, "idebridge: unknown command %q\n\n", group+" "+next[0])
+			default:
+				fmt.Fprintf(inv.Stderr, "idebridge: %q needs a subcommand\n\n", group)
+			}
+			printHelp(inv.Stderr, group)
+			return exitUsage
+		}
+		fmt.Fprintf(inv.Stderr, "idebridge: unknown command %q\n\n", args[0])
+		printHelp(inv.Stderr, "")
+		return exitUsage
+	}
+
+	fs := newFlagSet(c, inv.Stderr)
+	runCmd := c.Setup(fs)
+	positional, err := parseInterspersed(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(inv.Stdout)
+		fs.Usage()
+		return exitOK
+	}
+	if err != nil {
+		// The flag package has already printed the error and the usage.
+		return exitUsage
+	}
+	return runCmd(ctx, inv, positional)
+}
+
+func isHelp(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
+
+// lookup finds the command named by the longest run of leading words of args.
+func lookup(args []string) (*command, []string) {
+	words := leadingWords(args)
+	for n := len(words); n > 0; n-- {
+		if c := commands[strings.Join(words[:n], " ")]; c != nil {
+			return c, args[n:]
+		}
+	}
+	return nil, nil
+}
+
+// leadingWords returns the leading arguments that can be command words (not
+// flags), at most as many as the longest registered name has.
+func leadingWords(args []string) []string {
+	maxWords := 0
+	for name := range commands {
+		maxWords = max(maxWords, len(strings.Fields(name)))
+	}
+	var words []string
+	for _, a := range args {
+		if len(words) == maxWords || a == "" || strings.HasPrefix(a, "-") {
+			break
+		}
+		words = append(words, a)
+	}
+	return words
+}
+
+// hasGroup reports whether some command's name starts with the words of
+// prefix followed by more words.
+func hasGroup(prefix string) bool {
+	for name := range commands {
+		if strings.HasPrefix(name, prefix+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("idebridge "+c.Name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: idebridge %s %s\n\n%s\n", c.Name, c.Usage, c.Summary)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(w, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseInterspersed parses flags wherever they appear among the positional
+// arguments and returns the positional ones in order. "--" ends flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		before := args
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		// The flag package consumes a "--" terminator: everything after it
+		// is positional.
+		if consumed := len(before) - len(args); consumed > 0 && before[consumed-1] == "--" {
+			return append(positional, args...), nil
+		}
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// printHelp lists the commands, or those under group when it is not empty.
+func printHelp(w io.Writer, group string) {
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		if group == "" || strings.HasPrefix(name, group+" ") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "usage: idebridge <command> [arguments]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "idebridge finds the editor a coding agent runs in, talks to its MCP")
+	fmt.Fprintln(w, "server, and reports language-server diagnostics.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, name := range names {
+		c := commands[name]
+		fmt.Fprintf(tw, "  %s %s\t%s\n", c.Name, c.Usage, c.Summary)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run `idebridge help <command>` or `idebridge <command> -h` for details.")
+	fmt.Fprintln(w, "Exit status: 0 ok, 1 the tool or server reported an error, 2 no usable")
+	fmt.Fprintln(w, "IDE or server, 64 bad usage.")
+}
