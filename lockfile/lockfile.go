@@ -1,9 +1,3 @@
-// Package lockfile reads, validates, scans and writes the lockfiles through
-// which IDE extensions announce their MCP servers to coding agents
-// (~/.claude/ide/<port>.lock).
-//
-// Most agents need only Scan over Dirs, then Match against the working
-// directory; IDE authors and tests use Write and Remove.
 package lockfile
 
 import (
@@ -11,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,6 +51,9 @@ type Lockfile struct {
 // ErrNotLockfile is returned for a file whose name is not <port>.lock.
 var ErrNotLockfile = errors.New("not a lockfile name (want <port>.lock)")
 
+// PortName returns the file name of the lockfile for port ("12345.lock").
+func PortName(port int) string { return strconv.Itoa(port) + Suffix }
+
 // PortFromName returns the port named by a lockfile's base name
 // ("12345.lock"), or false when the name is not a lockfile name.
 func PortFromName(name string) (int, bool) {
@@ -76,62 +74,125 @@ func PortFromName(name string) (int, bool) {
 	return port, true
 }
 
-// wireLockfile is the JSON shape IDEs write.
-type wireLockfile struct {
-	WorkspaceFolders []string `json:"workspaceFolders"`
-	PID              *int     `json:"pid"`
-	IDEName          string   `json:"ideName"`
-	Transport        string   `json:"transport"`
-	RunningInWindows bool     `json:"runningInWindows"`
-	AuthToken        string   `json:"authToken"`
-}
+// MaxSize is the largest lockfile Scan reads. Real lockfiles are a few
+// hundred bytes; anything this large is not one.
+const MaxSize = 1 << 20
 
 // Parse parses a lockfile from its file name (a path or base name; the port
-// comes from it) and contents. JSON content is the current format (unknown
-// fields ignored); any content that is not a JSON object is the legacy
-// format, one workspace folder per line. Errors name the file.
+// comes from it) and contents.
+//
+// Content that starts with '{' (after white space and an optional UTF-8
+// byte-order mark) is the current JSON format: keys are matched exactly,
+// unknown keys are ignored, escaped slashes are ordinary JSON. Any other
+// text is the legacy format: one workspace folder a line (LF, CRLF or CR),
+// blank lines ignored, no pid, SSE transport.
+//
+// Errors are *ParseError values naming the file and what is wrong; a name
+// that is not <port>.lock also matches ErrNotLockfile.
 func Parse(name string, data []byte) (*Lockfile, error) {
 	port, ok := PortFromName(name)
 	if !ok {
-		return nil, fmt.Errorf("parsing lockfile %s: %w", name, ErrNotLockfile)
+		return nil, &ParseError{Path: name, Err: ErrNotLockfile}
 	}
 	lf := &Lockfile{Port: port, Transport: TransportSSE}
 	if filepath.Base(name) != name {
 		lf.Path = name
 	}
-	trimmed := bytes.TrimSpace(data)
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
 	if len(trimmed) == 0 {
-		return nil, fmt.Errorf("parsing lockfile %s: file is empty", name)
+		return nil, &ParseError{Path: name, Err: errors.New("file is empty")}
 	}
 	if trimmed[0] != '{' {
 		return parseLegacy(name, lf, trimmed)
 	}
-	var w wireLockfile
-	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return nil, fmt.Errorf("parsing lockfile %s: invalid JSON: %w", name, err)
+	if err := parseJSON(lf, trimmed); err != nil {
+		return nil, &ParseError{Path: name, Err: err}
 	}
-	if w.PID != nil {
-		if *w.PID < 0 {
-			return nil, fmt.Errorf("parsing lockfile %s: negative pid %d", name, *w.PID)
-		}
-		lf.PID = *w.PID
-	}
-	lf.WorkspaceFolders = w.WorkspaceFolders
-	lf.IDEName = w.IDEName
-	if w.Transport == TransportWS {
-		lf.Transport = TransportWS
-	}
-	lf.RunningInWindows = w.RunningInWindows
-	lf.AuthToken = w.AuthToken
 	return lf, nil
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// parseJSON fills lf from the JSON object in data. Keys are matched exactly
+// (encoding/json alone would also accept "PID" for "pid"; the deployed
+// readers do not), and a repeated key keeps its last value, as in
+// JavaScript.
+func parseJSON(lf *Lockfile, data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if raw, ok := present(fields, "workspaceFolders"); ok {
+		if err := json.Unmarshal(raw, &lf.WorkspaceFolders); err != nil {
+			return errors.New(`field "workspaceFolders" is not a list of strings`)
+		}
+		if len(lf.WorkspaceFolders) == 0 {
+			lf.WorkspaceFolders = nil
+		}
+	}
+	if raw, ok := present(fields, "pid"); ok {
+		pid, err := parsePID(raw)
+		if err != nil {
+			return err
+		}
+		lf.PID = pid
+	}
+	if raw, ok := present(fields, "ideName"); ok {
+		if err := json.Unmarshal(raw, &lf.IDEName); err != nil {
+			return errors.New(`field "ideName" is not a string`)
+		}
+	}
+	if raw, ok := present(fields, "transport"); ok {
+		// Any value but the string "ws" means SSE, as in the deployed agents.
+		var t string
+		if json.Unmarshal(raw, &t) == nil && t == TransportWS {
+			lf.Transport = TransportWS
+		}
+	}
+	if raw, ok := present(fields, "runningInWindows"); ok {
+		if err := json.Unmarshal(raw, &lf.RunningInWindows); err != nil {
+			return errors.New(`field "runningInWindows" is not a boolean`)
+		}
+	}
+	if raw, ok := present(fields, "authToken"); ok {
+		if err := json.Unmarshal(raw, &lf.AuthToken); err != nil {
+			return errors.New(`field "authToken" is not a string`)
+		}
+	}
+	return nil
+}
+
+// present returns the raw value of key unless it is missing or null.
+func present(fields map[string]json.RawMessage, key string) (json.RawMessage, bool) {
+	raw, ok := fields[key]
+	if !ok || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
+
+// parsePID accepts a non-negative integral JSON number up to MaxInt32
+// (123 and 123.0 alike: JavaScript writers do not distinguish them).
+func parsePID(raw json.RawMessage) (int, error) {
+	var n json.Number
+	// json.Number also accepts a quoted number; a pid must be a number.
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') || json.Unmarshal(raw, &n) != nil {
+		return 0, errors.New(`field "pid" is not a number`)
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > math.MaxInt32 {
+		return 0, fmt.Errorf(`field "pid" is not a process id: %s`, n)
+	}
+	return int(f), nil
 }
 
 func parseLegacy(name string, lf *Lockfile, data []byte) (*Lockfile, error) {
 	if !isText(data) {
-		return nil, fmt.Errorf("parsing lockfile %s: neither JSON nor a list of folders (binary content)", name)
+		return nil, &ParseError{Path: name, Err: errors.New("neither JSON nor a list of folders (binary content)")}
 	}
 	lf.Legacy = true
-	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
+	text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data))
+	for _, line := range strings.Split(text, "\n") {
 		if line = strings.TrimSpace(line); line != "" {
 			lf.WorkspaceFolders = append(lf.WorkspaceFolders, line)
 		}
@@ -155,15 +216,18 @@ func isText(data []byte) bool {
 // are written in the legacy format (one folder a line).
 func (l *Lockfile) Marshal() ([]byte, error) {
 	if l.Legacy {
+		if err := checkLegacyFolders(l.WorkspaceFolders); err != nil {
+			return nil, err
+		}
 		var b strings.Builder
 		for _, f := range l.WorkspaceFolders {
-			if strings.ContainsAny(f, "\r\n") {
-				return nil, fmt.Errorf("legacy lockfile folder %q contains a line break", f)
-			}
 			b.WriteString(f)
 			b.WriteByte('\n')
 		}
 		return []byte(b.String()), nil
+	}
+	if l.PID < 0 {
+		return nil, fmt.Errorf("lockfile has a negative pid %d", l.PID)
 	}
 	w := struct {
 		WorkspaceFolders []string `json:"workspaceFolders"`
@@ -177,6 +241,25 @@ func (l *Lockfile) Marshal() ([]byte, error) {
 		w.WorkspaceFolders = []string{}
 	}
 	return json.Marshal(w)
+}
+
+// checkLegacyFolders reports folders that the legacy format cannot carry
+// so that they would read back differently.
+func checkLegacyFolders(folders []string) error {
+	if len(folders) == 0 {
+		return errors.New("legacy lockfile has no folders")
+	}
+	for i, f := range folders {
+		switch {
+		case strings.TrimSpace(f) != f || f == "":
+			return fmt.Errorf("legacy lockfile folder %q is empty or has surrounding white space", f)
+		case strings.ContainsAny(f, "\r\n") || !isText([]byte(f)):
+			return fmt.Errorf("legacy lockfile folder %q contains a line break or control character", f)
+		case i == 0 && (strings.HasPrefix(f, "{") || strings.HasPrefix(f, string(utf8BOM))):
+			return fmt.Errorf("legacy lockfile folder %q would read as JSON", f)
+		}
+	}
+	return nil
 }
 
 // Write writes l as dir/<port>.lock atomically (a temporary file in dir,
@@ -193,7 +276,7 @@ func Write(dir string, l *Lockfile) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("writing lockfile: %w", err)
 	}
-	path := filepath.Join(dir, strconv.Itoa(l.Port)+Suffix)
+	path := filepath.Join(dir, PortName(l.Port))
 	tmp, err := os.CreateTemp(dir, ".tmp-"+strconv.Itoa(l.Port)+"-*")
 	if err != nil {
 		return "", fmt.Errorf("writing lockfile %s: %w", path, err)
