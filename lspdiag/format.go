@@ -86,18 +86,15 @@ func (a *Attachment) Render(opts *RenderOptions) string {
 	escape := strings.NewReplacer(closing, `<\/`+o.Tag+">")
 
 	type item struct {
-		head string // the file header when this is its file's first item
-		line string
+		head  string // the header of the item's file
+		first bool   // the first item of its file
+		line  string
 	}
 	var items []item
 	for _, f := range a.Files {
 		head := "\n" + escape.Replace(displayPath(f, o.ProjectDir)) + ":\n"
 		for i := range f.Diagnostics {
-			it := item{line: renderDiagnostic(&f.Diagnostics[i], escape)}
-			if i == 0 {
-				it.head = head
-			}
-			items = append(items, it)
+			items = append(items, item{head: head, first: i == 0, line: renderDiagnostic(&f.Diagnostics[i], escape)})
 		}
 	}
 	var notes []string
@@ -130,11 +127,24 @@ func (a *Attachment) Render(opts *RenderOptions) string {
 	total := fixed + length(more(a.Cut))
 	for i := range items {
 		show[i] = true
-		total += length(items[i].head) + length(items[i].line)
+		total += length(items[i].line)
+		if items[i].first {
+			total += length(items[i].head)
+		}
 	}
 	if o.MaxChars > 0 && total > o.MaxChars {
-		// Keep the notes that fit, in order, before any diagnostic.
-		budget := o.MaxChars - length(open) - length(intro) - length(closing) - length(more(len(items)+a.Cut))
+		// Reserve the frame and the longest count line the block can
+		// need, then spend what is left on the notes (they qualify
+		// everything else), then on diagnostics in order, skipping any
+		// that do not fit.
+		budget := o.MaxChars - length(open) - length(renderIntro) - length(closing) - length(more(len(items)+a.Cut))
+		if budget < 0 {
+			budget = o.MaxChars - length(open) - length(closing) - length(more(len(items)+a.Cut))
+			if budget < 0 {
+				return ""
+			}
+			budget = -1 // room for the frame and the count only
+		}
 		kept := notes[:0]
 		for _, n := range notes {
 			if l := length(n); l <= budget {
@@ -143,55 +153,43 @@ func (a *Attachment) Render(opts *RenderOptions) string {
 			}
 		}
 		notes = kept
-		if budget < 0 {
-			// Not even the frame fits with the count line: try without
-			// the intro, which only makes sense with diagnostics.
-			intro = ""
-			budget = o.MaxChars - length(open) - length(closing) - length(more(len(items)+a.Cut))
-			if budget < 0 {
-				return ""
-			}
-		}
-		shownHead := map[string]bool{}
-		headOf := ""
+		headShown := false
 		for i := range items {
-			if items[i].head != "" {
-				headOf = items[i].head
+			if items[i].first {
+				headShown = false
 			}
 			cost := length(items[i].line)
-			if !shownHead[headOf] {
-				cost += length(headOf)
+			if !headShown {
+				cost += length(items[i].head)
 			}
-			if intro == "" || cost > budget {
+			if cost > budget {
 				show[i] = false
 				continue
 			}
 			budget -= cost
-			shownHead[headOf] = true
+			headShown = true
 		}
 	}
 
 	var b strings.Builder
 	b.WriteString(open)
 	hidden := a.Cut
-	wroteHead := ""
-	headOf := ""
-	anyShown := false
+	headShown, anyShown := false, false
 	for i := range items {
-		if items[i].head != "" {
-			headOf = items[i].head
+		if items[i].first {
+			headShown = false
 		}
 		if !show[i] {
 			hidden++
 			continue
 		}
 		if !anyShown {
-			b.WriteString(intro)
+			b.WriteString(renderIntro)
 			anyShown = true
 		}
-		if wroteHead != headOf {
-			b.WriteString(headOf)
-			wroteHead = headOf
+		if !headShown {
+			b.WriteString(items[i].head)
+			headShown = true
 		}
 		b.WriteString(items[i].line)
 	}

@@ -150,8 +150,9 @@ type Registry struct {
 	stats       Stats
 
 	// Drain scratch space, reused across drains.
-	seen  map[identity]struct{}
-	files []fileResult
+	seen     map[identity]struct{}
+	files    []fileResult
+	consumed []*pendingPublish
 }
 
 // docState is what the registry knows about one document, per server.
@@ -262,13 +263,33 @@ func (r *Registry) PublishParams(server string, p *PublishParams) error {
 		return r.reject(server, err)
 	}
 	// Normalize and hash outside the lock: it is the bulk of the work.
-	entries, filtered, idFailures := r.normalize(p.Diagnostics)
-	truncated := 0
-	if len(entries) > r.maxPerPublish {
-		slices.SortStableFunc(entries, func(a, b entry) int { return compareDiagnostics(&a.d, &b.d) })
-		truncated = len(entries) - r.maxPerPublish
-		clear(entries[r.maxPerPublish:])
-		entries = entries[:r.maxPerPublish:r.maxPerPublish]
+	var pp *pendingPublish
+	var filtered, idFailures, truncated int
+	if len(p.Diagnostics) <= r.maxPerPublish {
+		pp = getPending(len(p.Diagnostics))
+		pp.entries, filtered, idFailures = r.normalize(pp.entries, p.Diagnostics)
+	} else {
+		// An absurd publish: sort it whole once, keep the best.
+		var all []entry
+		all, filtered, idFailures = r.normalize(nil, p.Diagnostics)
+		if len(all) > r.maxPerPublish {
+			slices.SortStableFunc(all, func(a, b entry) int { return compareDiagnostics(&a.d, &b.d) })
+			truncated = len(all) - r.maxPerPublish
+			all = all[:r.maxPerPublish]
+			if idFailures > 0 {
+				idFailures = 0
+				for i := range all {
+					if !all[i].idOK {
+						idFailures++
+					}
+				}
+			}
+		}
+		pp = getPending(len(all))
+		pp.entries = append(pp.entries, all...)
+	}
+	if p.Version != nil {
+		pp.version, pp.hasVersion = *p.Version, true
 	}
 
 	r.mu.Lock()
@@ -276,6 +297,7 @@ func (r *Registry) PublishParams(server string, p *PublishParams) error {
 		if cur, ok := r.versions[p.URI]; ok && *p.Version < cur {
 			r.stats.Stale++
 			r.mu.Unlock()
+			putPending(pp)
 			return nil
 		}
 	}
@@ -296,20 +318,19 @@ func (r *Registry) PublishParams(server string, p *PublishParams) error {
 	if p.Version != nil {
 		ss.last.Version = *p.Version
 	}
-	if ss.pending != nil {
-		n := len(ss.pending.entries)
+	if old := ss.pending; old != nil {
+		n := len(old.entries)
 		r.stats.Superseded += uint64(n)
 		r.stats.Pending -= n
 		ss.pending = nil
+		putPending(old)
 	}
-	if len(entries) > 0 {
-		pp := &pendingPublish{entries: entries}
-		if p.Version != nil {
-			pp.version, pp.hasVersion = *p.Version, true
-		}
+	if len(pp.entries) > 0 {
 		ss.pending = pp
-		r.stats.Pending += len(entries)
+		r.stats.Pending += len(pp.entries)
 		r.pendingDocs[p.URI] = ds
+	} else {
+		putPending(pp)
 	}
 	r.mu.Unlock()
 
@@ -340,21 +361,19 @@ func checkParams(p *PublishParams) error {
 	}
 	for i := range p.Diagnostics {
 		d := &p.Diagnostics[i]
-		at := "diagnostics[" + strconv.Itoa(i) + "]"
 		if d.Severity != 0 && !d.Severity.Valid() {
-			return shapeErr(at+".severity", "number "+strconv.Itoa(int(d.Severity))+" is not a severity (1 to 4)")
+			return shapeErr("diagnostics["+strconv.Itoa(i)+"].severity", "number "+strconv.Itoa(int(d.Severity))+" is not a severity (1 to 4)")
 		}
 		if d.Range.Start.Line < 0 || d.Range.Start.Character < 0 || d.Range.End.Line < 0 || d.Range.End.Character < 0 {
-			return shapeErr(at+".range", "negative position")
+			return shapeErr("diagnostics["+strconv.Itoa(i)+"].range", "negative position")
 		}
 	}
 	return nil
 }
 
-// normalize copies diagnostics into entries, applying the normalization
+// normalize appends diagnostics to entries, applying the normalization
 // rules and filters and computing identities.
-func (r *Registry) normalize(ds []Diagnostic) (entries []entry, filtered, idFailures int) {
-	entries = make([]entry, 0, len(ds))
+func (r *Registry) normalize(entries []entry, ds []Diagnostic) (_ []entry, filtered, idFailures int) {
 	for i := range ds {
 		src := &ds[i]
 		sev := src.Severity
@@ -464,6 +483,7 @@ func (r *Registry) dropPending(uri string) {
 		if pp := ds.servers[i].pending; pp != nil {
 			r.stats.Pending -= len(pp.entries)
 			ds.servers[i].pending = nil
+			putPending(pp)
 		}
 	}
 	delete(r.pendingDocs, uri)

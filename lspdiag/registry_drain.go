@@ -2,6 +2,7 @@ package lspdiag
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"net/url"
@@ -37,10 +38,10 @@ func computeIdentity(seed maphash.Seed, d *Diagnostic) (identity, error) {
 	writeField(&h, d.Source)
 	writeField(&h, d.Code)
 	var pos [32]byte
-	putInt(pos[0:], d.Range.Start.Line)
-	putInt(pos[8:], d.Range.Start.Character)
-	putInt(pos[16:], d.Range.End.Line)
-	putInt(pos[24:], d.Range.End.Character)
+	binary.LittleEndian.PutUint64(pos[0:], uint64(d.Range.Start.Line))
+	binary.LittleEndian.PutUint64(pos[8:], uint64(d.Range.Start.Character))
+	binary.LittleEndian.PutUint64(pos[16:], uint64(d.Range.End.Line))
+	binary.LittleEndian.PutUint64(pos[24:], uint64(d.Range.End.Character))
 	h.Write(pos[:])
 	return identity{
 		h:     h.Sum64(),
@@ -50,18 +51,12 @@ func computeIdentity(seed maphash.Seed, d *Diagnostic) (identity, error) {
 	}, nil
 }
 
+// writeField writes s length-prefixed, so that field boundaries count.
 func writeField(h *maphash.Hash, s string) {
 	var n [8]byte
-	putInt(n[:], len(s))
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
 	h.Write(n[:])
 	h.WriteString(s)
-}
-
-func putInt(b []byte, v int) {
-	u := uint64(v)
-	for i := range 8 {
-		b[i] = byte(u >> (8 * i))
-	}
 }
 
 func packPos(p Position) uint64 {
@@ -265,6 +260,11 @@ func (r *Registry) Drain() (*Attachment, bool) {
 		files[i].ds = nil
 	}
 	r.files = files[:0]
+	for i, pp := range r.consumed {
+		putPending(pp)
+		r.consumed[i] = nil
+	}
+	r.consumed = r.consumed[:0]
 
 	if len(att.Files) == 0 {
 		return nil, false
@@ -288,6 +288,7 @@ func (r *Registry) collect(fr *fileResult) {
 			continue
 		}
 		ss.pending = nil
+		r.consumed = append(r.consumed, pp)
 		if pp.hasVersion && hasCur && pp.version < cur {
 			r.stats.Stale++
 			continue
@@ -317,7 +318,15 @@ func insertTop(top []candidate, c candidate, k int) []candidate {
 	if len(top) == k && compareCandidates(&c, &top[k-1]) >= 0 {
 		return top
 	}
-	i, _ := slices.BinarySearchFunc(top, &c, func(a candidate, b *candidate) int { return compareCandidates(&a, b) })
+	i, j := 0, len(top) // first index whose candidate sorts after c
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if compareCandidates(&top[h], &c) <= 0 {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
 	if len(top) < k {
 		top = append(top, candidate{})
 	}

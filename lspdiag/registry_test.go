@@ -1,0 +1,1009 @@
+package lspdiag
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+const (
+	gopls   = "plugin:go:gopls"
+	pyright = "plugin:py:pyright"
+	mainGo  = "file:///proj/main.go"
+)
+
+func ver(v int) *int { return &v }
+
+func diag(sev Severity, line int, msg string) Diagnostic {
+	return Diagnostic{
+		Range:    Range{Start: Position{Line: line, Character: 4}, End: Position{Line: line, Character: 9}},
+		Severity: sev,
+		Source:   "compiler",
+		Message:  msg,
+	}
+}
+
+func errs(n int, prefix string) []Diagnostic {
+	ds := make([]Diagnostic, n)
+	for i := range ds {
+		ds[i] = diag(SeverityError, i, fmt.Sprintf("%s %d", prefix, i))
+	}
+	return ds
+}
+
+func mustPublish(t *testing.T, r *Registry, server, uri string, version *int, ds ...Diagnostic) {
+	t.Helper()
+	if err := r.PublishParams(server, &PublishParams{URI: uri, Version: version, Diagnostics: ds}); err != nil {
+		t.Fatalf("PublishParams: %v", err)
+	}
+}
+
+func mustPublishRaw(t *testing.T, r *Registry, server, raw string) {
+	t.Helper()
+	if err := r.Publish(server, json.RawMessage(raw)); err != nil {
+		t.Fatalf("Publish(%s): %v", raw, err)
+	}
+}
+
+func drainCount(r *Registry) int {
+	a, ok := r.Drain()
+	if !ok {
+		return 0
+	}
+	return a.Count()
+}
+
+func messages(a *Attachment) []string {
+	var ms []string
+	if a == nil {
+		return nil
+	}
+	for _, f := range a.Files {
+		for _, d := range f.Diagnostics {
+			ms = append(ms, d.Message)
+		}
+	}
+	return ms
+}
+
+// logBuffer is a concurrency-safe sink for a slog text handler.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newLogged() (*Registry, *logBuffer) {
+	buf := &logBuffer{}
+	return NewRegistry(&RegistryOptions{Logger: slog.New(slog.NewTextHandler(buf, nil))}), buf
+}
+
+func TestPublishShapeRejected(t *testing.T) {
+	tests := []struct {
+		name, raw, path string
+	}{
+		{"not an object", `[]`, ""},
+		{"not JSON", `{"uri":`, ""},
+		{"null", `null`, ""},
+		{"uri missing", `{"diagnostics":[]}`, "uri"},
+		{"uri a number", `{"uri":3,"diagnostics":[]}`, "uri"},
+		{"diagnostics missing", `{"uri":"file:///a"}`, "diagnostics"},
+		{"diagnostics null", `{"uri":"file:///a","diagnostics":null}`, "diagnostics"},
+		{"diagnostics an object", `{"uri":"file:///a","diagnostics":{}}`, "diagnostics"},
+		{"item not an object", `{"uri":"file:///a","diagnostics":[1]}`, "diagnostics[0]"},
+		{"range missing", `{"uri":"file:///a","diagnostics":[{"message":"m"}]}`, "diagnostics[0].range"},
+		{"range a string", `{"uri":"file:///a","diagnostics":[{"range":"1:2","message":"m"}]}`, "diagnostics[0].range"},
+		{"start missing", `{"uri":"file:///a","diagnostics":[{"range":{"end":{"line":0,"character":0}},"message":"m"}]}`, "diagnostics[0].range.start"},
+		{"line fractional", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":1.5,"character":0},"end":{"line":0,"character":0}},"message":"m"}]}`, "diagnostics[0].range.start.line"},
+		{"character negative", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":1,"character":-1},"end":{"line":1,"character":0}},"message":"m"}]}`, "diagnostics[0].range.start.character"},
+		{"message missing", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]}`, "diagnostics[0].message"},
+		{"message a number", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":7}]}`, "diagnostics[0].message"},
+		{"second item bad", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"ok"},{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]}`, "diagnostics[1].message"},
+		{"severity unknown name", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":"Fatal"}]}`, "diagnostics[0].severity"},
+		{"severity out of range", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":5}]}`, "diagnostics[0].severity"},
+		{"code an object", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","code":{}}]}`, "diagnostics[0].code"},
+		{"source a number", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","source":1}]}`, "diagnostics[0].source"},
+		{"version a string", `{"uri":"file:///a","version":"3","diagnostics":[]}`, "version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRegistry(nil)
+			err := r.Publish(gopls, json.RawMessage(tt.raw))
+			if !errors.Is(err, ErrBadShape) {
+				t.Fatalf("Publish(%s) = %v, want ErrBadShape", tt.raw, err)
+			}
+			var se *ShapeError
+			if !errors.As(err, &se) || se.Path != tt.path {
+				t.Fatalf("error %v: path %q, want %q", err, se.Path, tt.path)
+			}
+			if !strings.Contains(err.Error(), gopls) {
+				t.Errorf("error %q does not name the server", err)
+			}
+			if s := r.Stats(); s.Rejected != 1 || s.Published != 0 {
+				t.Errorf("stats = %+v, want 1 rejected, 0 published", s)
+			}
+			if r.ConsecutiveFailures(gopls) != 1 {
+				t.Errorf("failures = %d, want 1", r.ConsecutiveFailures(gopls))
+			}
+			if _, ok := r.Drain(); ok {
+				t.Error("a rejected publish was delivered")
+			}
+		})
+	}
+}
+
+func TestPublishParamsShapeRejected(t *testing.T) {
+	tests := []struct {
+		name string
+		p    *PublishParams
+		path string
+	}{
+		{"nil", nil, ""},
+		{"empty uri", &PublishParams{Diagnostics: errs(1, "x")}, "uri"},
+		{"bad severity", &PublishParams{URI: mainGo, Diagnostics: []Diagnostic{diag(7, 0, "x")}}, "diagnostics[0].severity"},
+		{"negative line", &PublishParams{URI: mainGo, Diagnostics: []Diagnostic{diag(1, 0, "ok"), diag(1, -2, "x")}}, "diagnostics[1].range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRegistry(nil)
+			err := r.PublishParams(gopls, tt.p)
+			var se *ShapeError
+			if !errors.As(err, &se) || se.Path != tt.path || !errors.Is(err, ErrBadShape) {
+				t.Fatalf("PublishParams = %v, want a ShapeError at %q", err, tt.path)
+			}
+			if r.Stats().Rejected != 1 {
+				t.Errorf("rejected = %d, want 1", r.Stats().Rejected)
+			}
+		})
+	}
+}
+
+func TestDecodeWireForms(t *testing.T) {
+	raw := `{"uri":"file:///proj/a.ts","version":4,"diagnostics":[
+	 {"range":{"start":{"line":2,"character":4},"end":{"line":2,"character":9}},"message":"  Cannot find name 'x'.\n","severity":1,"code":2304,"source":"ts","tags":[1],
+	  "codeDescription":{"href":"https://example.com/2304"},
+	  "relatedInformation":[{"location":{"uri":"file:///proj/b.ts","range":{"start":{"line":1,"character":0},"end":{"line":1,"character":3}}},"message":"declared here"},{"bogus":true}]},
+	 {"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":{"kind":"markdown","value":"**md**"},"severity":"Warning","code":"E1","source":null},
+	 {"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"no severity","tags":"junk","relatedInformation":7,"codeDescription":3},
+	 {"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"info","severity":"information"},
+	 {"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"hint","severity":"Hint"},
+	 {"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"null severity","severity":null,"code":null,"extra":{"x":1}}
+	]}`
+	var p PublishParams
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		t.Fatal(err)
+	}
+	want := PublishParams{URI: "file:///proj/a.ts", Version: ver(4), Diagnostics: []Diagnostic{
+		{Range: Range{Start: Position{2, 4}, End: Position{2, 9}}, Message: "  Cannot find name 'x'.\n", Severity: SeverityError,
+			Code: "2304", Source: "ts", Tags: []int{TagUnnecessary}, CodeDescription: "https://example.com/2304",
+			RelatedInformation: []RelatedInformation{{Location: Location{URI: "file:///proj/b.ts",
+				Range: Range{Start: Position{1, 0}, End: Position{1, 3}}}, Message: "declared here"}}},
+		{Range: Range{End: Position{0, 1}}, Message: "**md**", Severity: SeverityWarning, Code: "E1"},
+		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "no severity"},
+		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "info", Severity: SeverityInformation},
+		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "hint", Severity: SeverityHint},
+		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "null severity"},
+	}}
+	if d := cmp.Diff(want, p); d != "" {
+		t.Errorf("decoded params (-want +got):\n%s", d)
+	}
+	// The same text through Publish: message trimmed, missing severity is
+	// an error.
+	r := NewRegistry(&RegistryOptions{MaxPerFile: 100, MaxTotal: 100})
+	mustPublishRaw(t, r, "plugin:ts:tsserver", raw)
+	a, ok := r.Drain()
+	if !ok {
+		t.Fatal("nothing drained")
+	}
+	got := map[string]Severity{}
+	for _, d := range a.Files[0].Diagnostics {
+		got[d.Message] = d.Severity
+	}
+	wantSev := map[string]Severity{"Cannot find name 'x'.": 1, "**md**": 2, "no severity": 1, "info": 3, "hint": 4, "null severity": 1}
+	if d := cmp.Diff(wantSev, got); d != "" {
+		t.Errorf("severities after normalization (-want +got):\n%s", d)
+	}
+}
+
+func TestSeverityJSON(t *testing.T) {
+	for in, want := range map[string]Severity{`1`: 1, `2`: 2, `3`: 3, `4`: 4, `0`: 0, `null`: 0,
+		`"Error"`: 1, `"error"`: 1, `"Warning"`: 2, `"Info"`: 3, `"Information"`: 3, `"Hint"`: 4, `"2"`: 2} {
+		var s Severity
+		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
+			t.Errorf("Unmarshal(%s) = %v, %v; want %v", in, s, err, want)
+		}
+	}
+	for _, in := range []string{`5`, `-1`, `1.5`, `"Fatal"`, `true`, `{}`, `[]`} {
+		var s Severity
+		if err := json.Unmarshal([]byte(in), &s); err == nil {
+			t.Errorf("Unmarshal(%s) = %v, want an error", in, s)
+		}
+	}
+	b, _ := json.Marshal(SeverityWarning)
+	if string(b) != "2" {
+		t.Errorf("Marshal(SeverityWarning) = %s, want 2", b)
+	}
+	names := []string{SeverityError.String(), SeverityWarning.String(), SeverityInformation.String(), SeverityHint.String(), Severity(9).String()}
+	if d := cmp.Diff([]string{"Error", "Warning", "Info", "Hint", "Severity(9)"}, names); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestVersionFilter(t *testing.T) {
+	t.Run("stale publish dropped", func(t *testing.T) {
+		r := NewRegistry(nil)
+		r.SetVersion(mainGo, 5)
+		mustPublish(t, r, gopls, mainGo, ver(4), diag(1, 0, "old"))
+		if s := r.Stats(); s.Stale != 1 || s.Published != 0 {
+			t.Errorf("stats = %+v, want 1 stale", s)
+		}
+		if _, ok := r.LastPublish(gopls, mainGo); ok {
+			t.Error("a stale publish was recorded as the last publish")
+		}
+		if a, ok := r.Drain(); ok {
+			t.Errorf("stale publish delivered: %v", messages(a))
+		}
+	})
+	t.Run("stale publish keeps the pending one", func(t *testing.T) {
+		r := NewRegistry(nil)
+		r.SetVersion(mainGo, 5)
+		mustPublish(t, r, gopls, mainGo, ver(5), diag(1, 0, "current"))
+		mustPublish(t, r, gopls, mainGo, ver(3), diag(1, 0, "late and old"))
+		a, _ := r.Drain()
+		if d := cmp.Diff([]string{"current"}, messages(a)); d != "" {
+			t.Error(d)
+		}
+	})
+	t.Run("pending publish goes stale", func(t *testing.T) {
+		r := NewRegistry(nil)
+		r.SetVersion(mainGo, 1)
+		mustPublish(t, r, gopls, mainGo, ver(1), diag(1, 0, "v1"))
+		r.SetVersion(mainGo, 2)
+		if a, ok := r.Drain(); ok {
+			t.Errorf("publish for version 1 delivered at version 2: %v", messages(a))
+		}
+		if r.Stats().Stale != 1 {
+			t.Errorf("stale = %d, want 1", r.Stats().Stale)
+		}
+	})
+	t.Run("no version is accepted", func(t *testing.T) {
+		r := NewRegistry(nil)
+		r.SetVersion(mainGo, 9)
+		mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "unversioned"))
+		if drainCount(r) != 1 {
+			t.Error("unversioned publish not delivered")
+		}
+	})
+	t.Run("current and newer accepted", func(t *testing.T) {
+		r := NewRegistry(nil)
+		r.SetVersion(mainGo, 2)
+		mustPublish(t, r, gopls, mainGo, ver(2), diag(1, 0, "v2"))
+		mustPublish(t, r, pyright, mainGo, ver(3), diag(1, 1, "v3"))
+		if n := drainCount(r); n != 2 {
+			t.Errorf("delivered %d, want 2", n)
+		}
+	})
+	t.Run("unknown document accepts any version", func(t *testing.T) {
+		r := NewRegistry(nil)
+		mustPublish(t, r, gopls, mainGo, ver(-3), diag(1, 0, "x"))
+		if drainCount(r) != 1 {
+			t.Error("not delivered")
+		}
+		if v, ok := r.Version(mainGo); ok {
+			t.Errorf("Version = %d, true; want none", v)
+		}
+	})
+}
+
+func TestNormalization(t *testing.T) {
+	r := NewRegistry(nil)
+	in := Diagnostic{
+		Range:   Range{Start: Position{3, 7}, End: Position{2, 1}}, // end before start
+		Message: "\t undefined: x \n", Source: " compiler ", Code: " UndeclaredName ",
+		Tags: []int{TagDeprecated}, CodeDescription: "https://pkg.go.dev/x",
+		RelatedInformation: []RelatedInformation{{Location: Location{URI: "file:///proj/x.go"}, Message: "here"}},
+	}
+	p := &PublishParams{URI: mainGo, Diagnostics: []Diagnostic{in}}
+	mustPublish(t, r, gopls, mainGo, nil, in)
+	// The registry keeps a copy: changing the caller's value is harmless.
+	p.Diagnostics[0].Tags[0] = 99
+	in.RelatedInformation[0].Message = "changed"
+	a, _ := r.Drain()
+	want := Diagnostic{
+		Range:    Range{Start: Position{3, 7}, End: Position{3, 7}},
+		Severity: SeverityError, Message: "undefined: x", Source: "compiler", Code: "UndeclaredName",
+		Tags: []int{TagDeprecated}, CodeDescription: "https://pkg.go.dev/x",
+		RelatedInformation: []RelatedInformation{{Location: Location{URI: "file:///proj/x.go"}, Message: "here"}},
+	}
+	if d := cmp.Diff([]Diagnostic{want}, a.Files[0].Diagnostics); d != "" {
+		t.Errorf("normalized (-want +got):\n%s", d)
+	}
+}
+
+func TestEmptyPublish(t *testing.T) {
+	r := NewRegistry(nil)
+	mustPublish(t, r, gopls, mainGo, ver(1), diag(1, 0, "x"))
+	mustPublishRaw(t, r, gopls, `{"uri":"file:///proj/main.go","version":2,"diagnostics":[]}`)
+	if a, ok := r.Drain(); ok {
+		t.Errorf("a clean publish left the older set pending: %v", messages(a))
+	}
+	info, ok := r.LastPublish(gopls, mainGo)
+	if !ok || info.Version != 2 || info.Count != 0 || info.Seq != 2 {
+		t.Errorf("LastPublish = %+v, %v; want version 2, count 0, seq 2", info, ok)
+	}
+	mustPublishRaw(t, r, gopls, `{"uri":"file:///proj/main.go","diagnostics":[]}`)
+	info, _ = r.LastPublish(gopls, mainGo)
+	if info.Version != -1 || info.Seq != 3 {
+		t.Errorf("LastPublish without version = %+v, want version -1, seq 3", info)
+	}
+	if _, ok := r.LastPublish(pyright, mainGo); ok {
+		t.Error("LastPublish of a server that never published")
+	}
+	if r.Stats().Pending != 0 {
+		t.Errorf("pending = %d", r.Stats().Pending)
+	}
+}
+
+func TestNewerPublishReplacesPending(t *testing.T) {
+	r := NewRegistry(nil)
+	mustPublish(t, r, gopls, mainGo, ver(1), diag(1, 0, "first a"), diag(1, 1, "first b"))
+	mustPublish(t, r, gopls, mainGo, ver(2), diag(2, 0, "second"))
+	mustPublish(t, r, pyright, mainGo, ver(2), diag(1, 5, "other server"))
+	a, _ := r.Drain()
+	if d := cmp.Diff([]string{"other server", "second"}, messages(a)); d != "" {
+		t.Error(d)
+	}
+	if d := cmp.Diff([]string{gopls, pyright}, a.Servers); d != "" {
+		t.Error(d)
+	}
+	if s := r.Stats(); s.Superseded != 2 || s.Pending != 0 {
+		t.Errorf("stats = %+v, want 2 superseded, 0 pending", s)
+	}
+}
+
+func TestPerPublishCap(t *testing.T) {
+	r := NewRegistry(nil)
+	ds := make([]Diagnostic, 100_000)
+	for i := range ds {
+		// Mostly hints; every 1000th an error, every 100th a warning.
+		sev := SeverityHint
+		switch {
+		case i%1000 == 0:
+			sev = SeverityError
+		case i%100 == 0:
+			sev = SeverityWarning
+		}
+		ds[i] = diag(sev, 100_000-i, fmt.Sprint("d", i))
+	}
+	mustPublish(t, r, gopls, mainGo, nil, ds...)
+	s := r.Stats()
+	if s.Pending != DefaultMaxPerPublish || s.Truncated != 100_000-DefaultMaxPerPublish {
+		t.Fatalf("pending %d truncated %d; want %d and %d", s.Pending, s.Truncated, DefaultMaxPerPublish, 100_000-DefaultMaxPerPublish)
+	}
+	if info, _ := r.LastPublish(gopls, mainGo); info.Count != 100_000 {
+		t.Errorf("LastPublish.Count = %d, want the count received", info.Count)
+	}
+	a, _ := r.Drain()
+	got := a.Files[0].Diagnostics
+	if len(got) != 10 {
+		t.Fatalf("delivered %d, want 10", len(got))
+	}
+	for i, d := range got {
+		// The 100 errors are kept, sorted by position: the ones published
+		// last have the smallest lines.
+		if d.Severity != SeverityError || d.Range.Start.Line != 100_000-(99-i)*1000 {
+			t.Errorf("diagnostic %d = %v line %d", i, d.Severity, d.Range.Start.Line)
+		}
+	}
+	// The cap keeps 100 errors, 900 warnings: those not shown are cut.
+	if a.Cut != 990 || a.Files[0].Cut != 990 {
+		t.Errorf("cut = %d/%d, want 990", a.Cut, a.Files[0].Cut)
+	}
+
+	r = NewRegistry(&RegistryOptions{MaxPerPublish: 3})
+	mustPublish(t, r, gopls, mainGo, nil, diag(4, 0, "h"), diag(2, 9, "w9"), diag(1, 5, "e"), diag(2, 1, "w1"), diag(3, 0, "i"))
+	a, _ = r.Drain()
+	if d := cmp.Diff([]string{"e", "w1", "w9"}, messages(a)); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestDeliverOnce(t *testing.T) {
+	r := NewRegistry(nil)
+	d := diag(1, 3, "undefined: x")
+	mustPublish(t, r, gopls, mainGo, ver(1), d)
+	if n := drainCount(r); n != 1 {
+		t.Fatalf("first turn delivered %d", n)
+	}
+	if _, ok := r.Drain(); ok {
+		t.Fatal("pending entries replayed on the next drain")
+	}
+	// The server publishes the same set again (another change elsewhere).
+	mustPublish(t, r, gopls, mainGo, ver(2), d, diag(1, 4, "new one"))
+	a, _ := r.Drain()
+	if d := cmp.Diff([]string{"new one"}, messages(a)); d != "" {
+		t.Errorf("second turn (-want +got):\n%s", d)
+	}
+	mustPublish(t, r, gopls, mainGo, ver(3), d)
+	if a, ok := r.Drain(); ok {
+		t.Errorf("third turn redelivered %v", messages(a))
+	}
+	if r.Stats().Deduplicated != 2 {
+		t.Errorf("deduplicated = %d, want 2", r.Stats().Deduplicated)
+	}
+}
+
+func TestDedupIdentity(t *testing.T) {
+	base := diag(1, 3, "undefined: x")
+	base.Code = "UndeclaredName"
+	variants := map[string]func(*Diagnostic){
+		"message":   func(d *Diagnostic) { d.Message = "undefined: y" },
+		"severity":  func(d *Diagnostic) { d.Severity = SeverityWarning },
+		"start":     func(d *Diagnostic) { d.Range.Start.Character++ },
+		"end":       func(d *Diagnostic) { d.Range.End.Line++ },
+		"source":    func(d *Diagnostic) { d.Source = "vet" },
+		"code":      func(d *Diagnostic) { d.Code = "Other" },
+		"separator": func(d *Diagnostic) { d.Message, d.Source = d.Message+"compiler", "" },
+	}
+	for name, change := range variants {
+		t.Run(name, func(t *testing.T) {
+			r := NewRegistry(nil)
+			mustPublish(t, r, gopls, mainGo, nil, base)
+			drainCount(r)
+			v := base
+			change(&v)
+			mustPublish(t, r, gopls, mainGo, nil, base, v)
+			if a, _ := r.Drain(); a.Count() != 1 || cmp.Diff(v, a.Files[0].Diagnostics[0]) != "" {
+				t.Errorf("a diagnostic differing in %s was not delivered", name)
+			}
+		})
+	}
+	t.Run("not identity", func(t *testing.T) {
+		r := NewRegistry(nil)
+		mustPublish(t, r, gopls, mainGo, nil, base)
+		drainCount(r)
+		v := base
+		v.Tags = []int{TagDeprecated}
+		v.CodeDescription = "https://x"
+		v.Message = "  " + v.Message + "\n" // equal once normalized
+		mustPublish(t, r, pyright, mainGo, nil, v)
+		if a, ok := r.Drain(); ok {
+			t.Errorf("tags, href or surrounding space made a new identity: %v", messages(a))
+		}
+	})
+	t.Run("within a batch across servers", func(t *testing.T) {
+		r := NewRegistry(nil)
+		mustPublish(t, r, pyright, mainGo, nil, base, base)
+		mustPublish(t, r, gopls, mainGo, nil, base)
+		a, _ := r.Drain()
+		if a.Count() != 1 || a.Cut != 0 {
+			t.Errorf("count %d cut %d, want 1 and 0", a.Count(), a.Cut)
+		}
+		// The first server by name supplies the copy delivered.
+		if d := cmp.Diff([]string{gopls}, a.Servers); d != "" {
+			t.Error(d)
+		}
+	})
+	t.Run("same diagnostic in two files", func(t *testing.T) {
+		r := NewRegistry(nil)
+		mustPublish(t, r, gopls, mainGo, nil, base)
+		mustPublish(t, r, gopls, "file:///proj/other.go", nil, base)
+		if n := drainCount(r); n != 2 {
+			t.Errorf("delivered %d, want 2", n)
+		}
+	})
+}
+
+func TestReset(t *testing.T) {
+	other := "file:///proj/other.go"
+	r := NewRegistry(nil)
+	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "a"))
+	mustPublish(t, r, gopls, other, nil, diag(1, 0, "b"))
+	drainCount(r)
+
+	r.Reset(mainGo)
+	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "a"))
+	mustPublish(t, r, gopls, other, nil, diag(1, 0, "b"))
+	a, _ := r.Drain()
+	if d := cmp.Diff([]string{"a"}, messages(a)); d != "" {
+		t.Errorf("after Reset(main.go) (-want +got):\n%s", d)
+	}
+
+	// Reset drops pending entries too.
+	mustPublish(t, r, gopls, mainGo, nil, diag(1, 1, "pending"))
+	r.Reset(mainGo)
+	if a, ok := r.Drain(); ok {
+		t.Errorf("Reset kept pending entries: %v", messages(a))
+	}
+
+	mustPublish(t, r, gopls, other, nil, diag(1, 2, "pending too"))
+	r.ResetAll()
+	if _, ok := r.Drain(); ok {
+		t.Error("ResetAll kept pending entries")
+	}
+	if s := r.Stats(); s.Pending != 0 || s.Documents != 0 {
+		t.Errorf("after ResetAll: %+v", s)
+	}
+	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "a"))
+	mustPublish(t, r, gopls, other, nil, diag(1, 0, "b"))
+	if n := drainCount(r); n != 2 {
+		t.Errorf("after ResetAll delivered %d, want 2", n)
+	}
+	// LastPublish and versions survive resets; Forget drops them.
+	r.SetVersion(mainGo, 3)
+	r.ResetAll()
+	if _, ok := r.LastPublish(gopls, mainGo); !ok {
+		t.Error("ResetAll forgot LastPublish")
+	}
+	r.Forget(mainGo)
+	if _, ok := r.LastPublish(gopls, mainGo); ok {
+		t.Error("Forget kept LastPublish")
+	}
+	if _, ok := r.Version(mainGo); ok {
+		t.Error("Forget kept the version")
+	}
+}
+
+func TestPerFileLimit(t *testing.T) {
+	r := NewRegistry(nil)
+	mustPublish(t, r, gopls, mainGo, nil, errs(11, "e")...)
+	a, _ := r.Drain()
+	if a.Count() != 10 || a.Cut != 1 || a.Files[0].Cut != 1 {
+		t.Fatalf("count %d cut %d/%d; want 10 and 1", a.Count(), a.Cut, a.Files[0].Cut)
+	}
+	// The cut one was never delivered: a republish shows it.
+	mustPublish(t, r, gopls, mainGo, nil, errs(11, "e")...)
+	a, _ = r.Drain()
+	if d := cmp.Diff([]string{"e 10"}, messages(a)); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestTotalLimit(t *testing.T) {
+	t.Run("5 files x 10 errors", func(t *testing.T) {
+		r := NewRegistry(nil)
+		for f := range 5 {
+			mustPublish(t, r, gopls, fmt.Sprintf("file:///proj/f%d.go", f), nil, errs(10, fmt.Sprint("f", f))...)
+		}
+		a, _ := r.Drain()
+		if a.Count() != 30 || a.Cut != 20 || len(a.Files) != 3 {
+			t.Fatalf("count %d cut %d files %d; want 30, 20, 3", a.Count(), a.Cut, len(a.Files))
+		}
+		for i, f := range a.Files {
+			if f.URI != fmt.Sprintf("file:///proj/f%d.go", i) || len(f.Diagnostics) != 10 {
+				t.Errorf("file %d = %s with %d", i, f.URI, len(f.Diagnostics))
+			}
+		}
+	})
+	t.Run("severity first across files", func(t *testing.T) {
+		r := NewRegistry(nil)
+		var hints, warnings []Diagnostic
+		for i := range 10 {
+			hints = append(hints, diag(SeverityHint, i, fmt.Sprint("hint ", i)))
+			warnings = append(warnings, diag(SeverityWarning, i, fmt.Sprint("warning ", i)))
+		}
+		mustPublish(t, r, gopls, "file:///proj/a.go", nil, hints...)
+		mustPublish(t, r, gopls, "file:///proj/b.go", nil, warnings...)
+		mustPublish(t, r, gopls, "file:///proj/c.go", nil, errs(10, "c")...)
+		mustPublish(t, r, gopls, "file:///proj/d.go", nil, append(errs(5, "d"), warnings[:5]...)...)
+		a, _ := r.Drain()
+		// 15 errors (c: 10, d: 5), then 15 warnings in file order (b: 10,
+		// d: 5), no hints.
+		got := map[string][2]int{}
+		for _, f := range a.Files {
+			var n [2]int
+			for _, d := range f.Diagnostics {
+				n[d.Severity-1]++
+			}
+			got[f.URI] = n
+		}
+		want := map[string][2]int{"file:///proj/b.go": {0, 10}, "file:///proj/c.go": {10, 0}, "file:///proj/d.go": {5, 5}}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("errors/warnings per file (-want +got):\n%s", d)
+		}
+		if a.Cut != 10 {
+			t.Errorf("cut = %d, want the 10 hints", a.Cut)
+		}
+		// Within a file: severity, then position.
+		ds := a.Files[2].Diagnostics
+		for i := 1; i < len(ds); i++ {
+			if compareDiagnostics(&ds[i-1], &ds[i]) > 0 {
+				t.Errorf("d.go out of order at %d: %v", i, messages(a))
+			}
+		}
+	})
+	t.Run("configured", func(t *testing.T) {
+		r := NewRegistry(&RegistryOptions{MaxPerFile: 2, MaxTotal: 3})
+		mustPublish(t, r, gopls, "file:///proj/a.go", nil, errs(3, "a")...)
+		mustPublish(t, r, gopls, "file:///proj/b.go", nil, errs(3, "b")...)
+		a, _ := r.Drain()
+		if d := cmp.Diff([]string{"a 0", "a 1", "b 0"}, messages(a)); d != "" || a.Cut != 3 {
+			t.Errorf("cut %d; messages (-want +got):\n%s", a.Cut, d)
+		}
+		if a.Files[0].Cut != 1 || a.Files[1].Cut != 2 {
+			t.Errorf("file cuts %d, %d; want 1, 2", a.Files[0].Cut, a.Files[1].Cut)
+		}
+	})
+}
+
+func TestDeliveredLRU(t *testing.T) {
+	r := NewRegistry(nil)
+	uri := func(i int) string { return fmt.Sprintf("file:///proj/f%03d.go", i) }
+	same := diag(1, 0, "same")
+	for i := range 501 {
+		mustPublish(t, r, gopls, uri(i), nil, same)
+		if n := drainCount(r); n != 1 {
+			t.Fatalf("document %d delivered %d", i, n)
+		}
+	}
+	if s := r.Stats(); s.Documents != 500 || s.Evictions != 1 {
+		t.Errorf("documents %d evictions %d; want 500 and 1", s.Documents, s.Evictions)
+	}
+	// The 501st document evicted the first one's delivered set.
+	mustPublish(t, r, gopls, uri(0), nil, same)
+	mustPublish(t, r, gopls, uri(1), nil, same)
+	mustPublish(t, r, gopls, uri(500), nil, same)
+	a, _ := r.Drain()
+	if len(a.Files) != 1 || a.Files[0].URI != uri(0) {
+		t.Errorf("delivered %v, want only %s", a.Files, uri(0))
+	}
+
+	r = NewRegistry(&RegistryOptions{MaxDocuments: 2})
+	for i := range 3 {
+		mustPublish(t, r, gopls, uri(i), nil, same)
+		drainCount(r)
+	}
+	// Delivering to f001 again (a new diagnostic) makes it recent: f002
+	// stays, f001 stays, f000 was evicted.
+	mustPublish(t, r, gopls, uri(1), nil, same, diag(1, 1, "new"))
+	drainCount(r)
+	mustPublish(t, r, gopls, uri(3), nil, same)
+	drainCount(r) // evicts f002, the least recently delivered
+	// One batch, so that delivering does not change what is checked.
+	for i := range 4 {
+		mustPublish(t, r, gopls, uri(i), nil, same)
+	}
+	a, _ = r.Drain()
+	var got []string
+	for _, f := range a.Files {
+		got = append(got, f.URI)
+	}
+	if d := cmp.Diff([]string{uri(0), uri(2)}, got); d != "" {
+		t.Errorf("redelivered documents (-want +got):\n%s", d)
+	}
+}
+
+func TestDeliveredPerDocumentBound(t *testing.T) {
+	r := NewRegistry(&RegistryOptions{MaxDeliveredPerDocument: 3})
+	for i := range 4 {
+		mustPublish(t, r, gopls, mainGo, nil, diag(1, i, fmt.Sprint("d", i)))
+		drainCount(r)
+	}
+	// d0 was forgotten (oldest), d1..d3 are remembered.
+	var all []Diagnostic
+	for i := range 4 {
+		all = append(all, diag(1, i, fmt.Sprint("d", i)))
+	}
+	mustPublish(t, r, gopls, mainGo, nil, all...)
+	a, _ := r.Drain()
+	if d := cmp.Diff([]string{"d0"}, messages(a)); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestIdentityFailureStillDelivers(t *testing.T) {
+	r, logs := newLogged()
+	bad := diag(1, 0, "bad \xff byte")
+	mustPublish(t, r, gopls, mainGo, nil, bad, bad, diag(1, 1, "good"))
+	a, ok := r.Drain()
+	if !ok {
+		t.Fatal("a batch with a failed identity was lost")
+	}
+	// Without an identity there is no dedup: both copies are delivered.
+	if d := cmp.Diff([]string{"bad \xff byte", "bad \xff byte", "good"}, messages(a)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if s := r.Stats(); s.IdentityFailures != 2 || s.Delivered != 3 {
+		t.Errorf("stats = %+v", s)
+	}
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "without deduplication") || !strings.Contains(out, "count=2") {
+		t.Errorf("log = %q, want a warning about 2 diagnostics", out)
+	}
+	// The good one is remembered, the bad one is not (it cannot be).
+	mustPublish(t, r, gopls, mainGo, nil, bad, diag(1, 1, "good"))
+	a, _ = r.Drain()
+	if d := cmp.Diff([]string{"bad \xff byte"}, messages(a)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestFailureCounter(t *testing.T) {
+	r, logs := newLogged()
+	boom := errors.New("handler exploded")
+	r.ReportFailure(gopls, boom)
+	if err := r.Publish(gopls, json.RawMessage(`{"uri":1}`)); err == nil {
+		t.Fatal("bad shape accepted")
+	}
+	if strings.Contains(logs.String(), "WARN") {
+		t.Fatalf("warned after two failures: %s", logs)
+	}
+	r.ReportFailure(gopls, boom)
+	out := logs.String()
+	if !strings.Contains(out, "keeps failing") || !strings.Contains(out, "consecutive=3") || !strings.Contains(out, gopls) || !strings.Contains(out, "handler exploded") {
+		t.Fatalf("third failure log = %q", out)
+	}
+	r.ReportFailure(gopls, boom)
+	if !strings.Contains(logs.String(), "consecutive=4") {
+		t.Error("no warning on the fourth failure")
+	}
+	// Other servers count separately.
+	r.ReportFailure(pyright, boom)
+	if r.ConsecutiveFailures(pyright) != 1 {
+		t.Errorf("pyright failures = %d", r.ConsecutiveFailures(pyright))
+	}
+	r.ReportSuccess(gopls)
+	if r.ConsecutiveFailures(gopls) != 0 {
+		t.Error("ReportSuccess did not reset the counter")
+	}
+	r.ReportFailure(gopls, boom)
+	r.ReportFailure(gopls, boom)
+	mustPublish(t, r, gopls, mainGo, nil) // an accepted publish is a success
+	r.ReportFailure(gopls, boom)
+	r.ReportFailure(gopls, boom)
+	if n := strings.Count(logs.String(), "keeps failing"); n != 2 {
+		t.Errorf("%d warnings, want 2 (third and fourth of the first run)", n)
+	}
+	// It never disables the server.
+	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "still heard"))
+	if drainCount(r) != 1 {
+		t.Error("a failing server's publish was not delivered")
+	}
+}
+
+func TestSilentWithoutLogger(t *testing.T) {
+	r := NewRegistry(nil)
+	for range 5 {
+		r.ReportFailure(gopls, errors.New("x"))
+	}
+	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "\xff"))
+	if drainCount(r) != 1 {
+		t.Error("not delivered")
+	}
+}
+
+func TestFilters(t *testing.T) {
+	unnecessary := diag(SeverityHint, 1, "x declared and not used")
+	unnecessary.Tags = []int{TagUnnecessary}
+	all := []Diagnostic{diag(1, 0, "e"), diag(2, 0, "w"), diag(3, 0, "i"), diag(4, 0, "h"), unnecessary}
+	tests := []struct {
+		opts *RegistryOptions
+		want []string
+	}{
+		{nil, []string{"e", "w", "i", "h", "x declared and not used"}},
+		{&RegistryOptions{MinSeverity: SeverityWarning}, []string{"e", "w"}},
+		{&RegistryOptions{MinSeverity: SeverityError}, []string{"e"}},
+		{&RegistryOptions{DropUnnecessary: true}, []string{"e", "w", "i", "h"}},
+		{&RegistryOptions{MinSeverity: 42}, []string{"e", "w", "i", "h", "x declared and not used"}},
+	}
+	for _, tt := range tests {
+		r := NewRegistry(tt.opts)
+		mustPublish(t, r, gopls, mainGo, nil, all...)
+		a, _ := r.Drain()
+		if d := cmp.Diff(tt.want, messages(a)); d != "" {
+			t.Errorf("%+v (-want +got):\n%s", tt.opts, d)
+		}
+		if got := r.Stats().Filtered; got != uint64(len(all)-len(tt.want)) {
+			t.Errorf("%+v: filtered = %d", tt.opts, got)
+		}
+	}
+}
+
+func TestAttachmentJSON(t *testing.T) {
+	r := NewRegistry(nil)
+	d := diag(1, 2, "undefined: x")
+	d.Code = "UndeclaredName"
+	d.CodeDescription = "https://pkg.go.dev/UndeclaredName"
+	mustPublish(t, r, gopls, mainGo, ver(1), d)
+	mustPublish(t, r, gopls, "untitled:Untitled-1", nil, diag(2, 0, "w"))
+	a, _ := r.Drain()
+	a.Notes = []string{"diagnostics for main.go may be stale"}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"servers":["plugin:go:gopls"],"files":[` +
+		`{"uri":"file:///proj/main.go","path":"/proj/main.go","diagnostics":[{"range":{"start":{"line":2,"character":4},"end":{"line":2,"character":9}},"severity":1,"code":"UndeclaredName","codeDescription":"https://pkg.go.dev/UndeclaredName","source":"compiler","message":"undefined: x"}],"cut":0},` +
+		`{"uri":"untitled:Untitled-1","diagnostics":[{"range":{"start":{"line":0,"character":4},"end":{"line":0,"character":9}},"severity":2,"source":"compiler","message":"w"}],"cut":0}],` +
+		`"cut":0,"notes":["diagnostics for main.go may be stale"]}`
+	if string(b) != want {
+		t.Errorf("JSON\n got %s\nwant %s", b, want)
+	}
+	// It decodes back to the same attachment.
+	var back Attachment
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(a, &back); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+	s, _ := json.Marshal(r.Stats())
+	for _, key := range []string{`"published":2`, `"delivered":2`, `"identityFailures":0`, `"documents":2`} {
+		if !strings.Contains(string(s), key) {
+			t.Errorf("stats JSON %s lacks %s", s, key)
+		}
+	}
+}
+
+func TestPathFromURI(t *testing.T) {
+	tests := map[string]string{
+		"file:///home/dev/proj/main.go":      "/home/dev/proj/main.go",
+		"file:///home/dev/my%20proj/a%23.go": "/home/dev/my proj/a#.go",
+		"file://localhost/etc/hosts":         "/etc/hosts",
+		"file:///C:/Users/dev/main.go":       "C:/Users/dev/main.go",
+		"file:///c%3A/Users/dev/main.go":     "c:/Users/dev/main.go",
+		"file://server/share/x.go":           "//server/share/x.go",
+		"untitled:Untitled-1":                "",
+		"https://example.com/x.go":           "",
+		"file:":                              "",
+		"file:relative/x.go":                 "",
+		"file:///bad%zzescape":               "",
+	}
+	for in, want := range tests {
+		if got := pathFromURI(in); got != want {
+			t.Errorf("pathFromURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	r := NewRegistry(nil)
+	const writers, rounds = 4, 200
+	var writing sync.WaitGroup
+	for w := range writers {
+		writing.Add(1)
+		go func() {
+			defer writing.Done()
+			server := fmt.Sprint("plugin:p:s", w)
+			uri := fmt.Sprintf("file:///proj/w%d.go", w)
+			for i := range rounds {
+				r.SetVersion(uri, i)
+				if err := r.PublishParams(server, &PublishParams{URI: uri, Version: ver(i),
+					Diagnostics: []Diagnostic{diag(1, i, fmt.Sprint("w", w, " r", i))}}); err != nil {
+					t.Error(err)
+				}
+				r.LastPublish(server, uri)
+			}
+		}()
+	}
+	delivered := map[string]int{}
+	record := func(a *Attachment) {
+		for _, m := range messages(a) {
+			delivered[m]++
+		}
+		_ = a.Render(nil)
+	}
+	done := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if a, ok := r.Drain(); ok {
+				record(a)
+			}
+			_ = r.Stats()
+		}
+	}()
+	writing.Wait()
+	close(done)
+	<-drained
+	if a, ok := r.Drain(); ok {
+		record(a)
+	}
+	for m, n := range delivered {
+		if n != 1 {
+			t.Errorf("%q delivered %d times", m, n)
+		}
+	}
+	// Each writer's final publish is the last set of its document and is
+	// for the current version: it was delivered.
+	for w := range writers {
+		if delivered[fmt.Sprint("w", w, " r", rounds-1)] != 1 {
+			t.Errorf("writer %d's last diagnostic was not delivered", w)
+		}
+	}
+	if s := r.Stats(); s.Pending != 0 || s.Published != writers*rounds {
+		t.Errorf("stats after the last drain: %+v", s)
+	}
+}
+
+// TestAgreesWithNaive drives the Registry and the naive model with the same
+// random workloads and requires identical attachments.
+func TestAgreesWithNaive(t *testing.T) {
+	var total Stats
+	for seed := range int64(40) {
+		opts := &RegistryOptions{MaxPerPublish: 6, MaxPerFile: 3, MaxTotal: 7, MaxDocuments: 3, MaxDeliveredPerDocument: 5}
+		if seed%4 == 1 {
+			opts = nil
+		}
+		if seed%4 == 2 {
+			opts.MinSeverity = SeverityInformation
+			opts.DropUnnecessary = true
+		}
+		fast, naive := NewRegistry(opts), newNaive(opts)
+		w := newWorkload(seed, 6, 3)
+		for turn := range 60 {
+			for range w.rng.IntN(6) {
+				switch op := w.rng.IntN(20); {
+				case op == 0:
+					uri := w.uri()
+					fast.Reset(uri)
+					naive.Reset(uri)
+				case op == 1 && turn%7 == 0:
+					fast.ResetAll()
+					naive.ResetAll()
+				case op < 5:
+					uri, v := w.uri(), w.rng.IntN(5)
+					fast.SetVersion(uri, v)
+					naive.SetVersion(uri, v)
+				default:
+					server, p := w.publish()
+					if err := fast.PublishParams(server, p); err != nil {
+						t.Fatal(err)
+					}
+					naive.PublishParams(server, p)
+				}
+			}
+			fa, fok := fast.Drain()
+			na, nok := naive.Drain()
+			if fok != nok {
+				t.Fatalf("seed %d turn %d: fast ok=%v naive ok=%v\nfast %+v\nnaive %+v", seed, turn, fok, nok, fa, na)
+			}
+			if d := cmp.Diff(na, fa, cmpopts.EquateEmpty()); d != "" {
+				t.Fatalf("seed %d turn %d: attachments differ (-naive +fast):\n%s", seed, turn, d)
+			}
+		}
+		s := fast.Stats()
+		total.Delivered += s.Delivered
+		total.Deduplicated += s.Deduplicated
+		total.Cut += s.Cut
+		total.Stale += s.Stale
+		total.Truncated += s.Truncated
+		total.Filtered += s.Filtered
+		total.IdentityFailures += s.IdentityFailures
+		total.Evictions += s.Evictions
+		total.Superseded += s.Superseded
+	}
+	// The workloads reach every rule, or agreement would prove little.
+	for name, n := range map[string]uint64{"delivered": total.Delivered, "deduplicated": total.Deduplicated,
+		"cut": total.Cut, "stale": total.Stale, "truncated": total.Truncated, "filtered": total.Filtered,
+		"identity failures": total.IdentityFailures, "evictions": total.Evictions, "superseded": total.Superseded} {
+		if n < 10 {
+			t.Errorf("the workloads exercised %s only %d times", name, n)
+		}
+	}
+	t.Logf("totals: %+v", total)
+}
