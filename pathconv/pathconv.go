@@ -1,6 +1,3 @@
-// Package pathconv converts file paths between the IDE's view and the
-// agent's view. They differ only when the agent runs inside WSL and the IDE
-// on Windows: the IDE says C:\Users\me\p, the agent sees /mnt/c/Users/me/p.
 package pathconv
 
 // Converter converts paths between the IDE and the agent.
