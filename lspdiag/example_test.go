@@ -1,0 +1,125 @@
+package lspdiag_test
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/idebridge/idebridge/lspdiag"
+)
+
+// A turn of an agent: servers publish, the registry hands out what is new
+// once, and the block goes into the model's next request.
+func Example() {
+	reg := lspdiag.NewRegistry(nil)
+	reg.SetVersion("file:///home/dev/proj/main.go", 2)
+
+	// What gopls sent (params of textDocument/publishDiagnostics).
+	_ = reg.Publish("plugin:go:gopls", json.RawMessage(`{
+		"uri": "file:///home/dev/proj/main.go", "version": 2,
+		"diagnostics": [
+			{"range": {"start": {"line": 9, "character": 1}, "end": {"line": 9, "character": 2}},
+			 "severity": 2, "source": "unusedvariable", "message": "declared and not used: y"},
+			{"range": {"start": {"line": 2, "character": 4}, "end": {"line": 2, "character": 5}},
+			 "severity": 1, "code": "UndeclaredName", "source": "compiler", "message": "undefined: x"}
+		]}`))
+	// A late publish for an older version is dropped.
+	_ = reg.Publish("plugin:go:gopls", json.RawMessage(`{
+		"uri": "file:///home/dev/proj/main.go", "version": 1,
+		"diagnostics": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+			"message": "stale"}]}`))
+
+	if att, ok := reg.Drain(); ok {
+		fmt.Println(att.Render(&lspdiag.RenderOptions{ProjectDir: "/home/dev/proj"}))
+	}
+	// Nothing is handed out twice.
+	_, ok := reg.Drain()
+	fmt.Println("again:", ok)
+	// Output:
+	// <new-diagnostics>
+	// The following new diagnostic issues were detected:
+	//
+	// main.go:
+	//   ✘ [Line 3:5] undefined: x [UndeclaredName] (compiler)
+	//   ⚠ [Line 10:2] declared and not used: y (unusedvariable)
+	// </new-diagnostics>
+	// again: false
+}
+
+// The attachment as JSON, for callers in other languages.
+func ExampleAttachment_json() {
+	reg := lspdiag.NewRegistry(nil)
+	_ = reg.PublishParams("plugin:py:pyright", &lspdiag.PublishParams{
+		URI: "file:///home/dev/proj/app.py",
+		Diagnostics: []lspdiag.Diagnostic{{
+			Range:    lspdiag.Range{Start: lspdiag.Position{Line: 4}, End: lspdiag.Position{Line: 4, Character: 3}},
+			Severity: lspdiag.SeverityError,
+			Source:   "Pyright",
+			Code:     "reportUndefinedVariable",
+			Message:  `"foo" is not defined`,
+		}},
+	})
+	att, _ := reg.Drain()
+	b, _ := json.MarshalIndent(att, "", "  ")
+	fmt.Println(string(b))
+	// Output:
+	// {
+	//   "servers": [
+	//     "plugin:py:pyright"
+	//   ],
+	//   "files": [
+	//     {
+	//       "uri": "file:///home/dev/proj/app.py",
+	//       "path": "/home/dev/proj/app.py",
+	//       "diagnostics": [
+	//         {
+	//           "range": {
+	//             "start": {
+	//               "line": 4,
+	//               "character": 0
+	//             },
+	//             "end": {
+	//               "line": 4,
+	//               "character": 3
+	//             }
+	//           },
+	//           "severity": 1,
+	//           "code": "reportUndefinedVariable",
+	//           "source": "Pyright",
+	//           "message": "\"foo\" is not defined"
+	//         }
+	//       ],
+	//       "cut": 0
+	//     }
+	//   ],
+	//   "cut": 0
+	// }
+}
+
+// Bounding what the model sees: 11 errors in one file give 10 and a count.
+func ExampleRegistry_Drain() {
+	reg := lspdiag.NewRegistry(nil)
+	var ds []lspdiag.Diagnostic
+	for i := range 11 {
+		ds = append(ds, lspdiag.Diagnostic{
+			Range:   lspdiag.Range{Start: lspdiag.Position{Line: i}, End: lspdiag.Position{Line: i, Character: 1}},
+			Message: fmt.Sprintf("error %d", i+1),
+		})
+	}
+	_ = reg.PublishParams("plugin:go:gopls", &lspdiag.PublishParams{URI: "file:///p/big.go", Diagnostics: ds})
+	att, _ := reg.Drain()
+	fmt.Println(att.Count(), "shown,", att.Cut, "cut")
+	fmt.Println(att.Render(&lspdiag.RenderOptions{ProjectDir: "/p", MaxChars: 250}))
+	// Output:
+	// 10 shown, 1 cut
+	// <new-diagnostics>
+	// The following new diagnostic issues were detected:
+	//
+	// big.go:
+	//   ✘ [Line 1:1] error 1
+	//   ✘ [Line 2:1] error 2
+	//   ✘ [Line 3:1] error 3
+	//   ✘ [Line 4:1] error 4
+	//   ✘ [Line 5:1] error 5
+	// … 6 more not shown
+	// </new-diagnostics>
+}
