@@ -1,0 +1,33 @@
+// Package ideserver is the IDE side of the IDE integration: a small MCP
+// server that does what an editor extension does for coding agents. It picks
+// a free loopback port, announces itself with a lockfile
+// (~/.claude/ide/<port>.lock, mode 0600, removed on Close), requires the
+// lockfile's auth token, refuses requests whose Host or Origin is not
+// loopback, speaks the MCP handshake over WebSocket (or legacy SSE), and
+// serves tools.
+//
+// Editor authors embed it and register their own tools; tests and headless
+// setups (`idebridge ide serve`) use the default tool set, which serves a
+// plain directory: openFile, getWorkspaceFolders, getOpenEditors,
+// checkDocumentDirty, saveDocument, close_tab, closeAllDiffTabs, and
+// openDiff decided by a DiffPolicy (AcceptDiffs, RejectDiffs, or a
+// DiffPolicyFunc that asks someone). Answers match deployed IDEs byte for
+// byte where the wire allows (FILE_SAVED, DIFF_REJECTED, TAB_CLOSED,
+// CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes).
+//
+// The call most people need:
+//
+//	srv, err := ideserver.New(&ideserver.Options{
+//		WorkspaceFolders: []string{dir},
+//		DiffPolicy:       ideserver.AcceptDiffs,
+//	})
+//	if err != nil { ... }
+//	if err := srv.Start(ctx); err != nil { ... }
+//	defer srv.Close()
+//	// Agents now find srv.LockfilePath() and connect to srv.URL().
+//
+// A Server is safe for concurrent use. Tool handlers run one goroutine per
+// call and must return when their context ends; Close answers pending
+// openDiff calls DIFF_REJECTED, cancels the rest, waits for them, closes
+// every connection and removes the lockfile.
+package ideserver

@@ -1,0 +1,67 @@
+package ideserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
+
+var nullID = json.RawMessage("null")
+
+// encodeResult encodes a response. The envelope is written by hand: the id
+// is raw JSON already validated by jsonrpc.Decode, and the result comes
+// from json.Marshal, so only the result pays for reflection.
+func encodeResult(id json.RawMessage, result any) ([]byte, error) {
+	res, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("encoding result: %w", err)
+	}
+	if len(id) == 0 {
+		id = nullID
+	}
+	b := make([]byte, 0, len(res)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, res...)
+	b = append(b, '}')
+	return b, nil
+}
+
+// encodeError encodes an error response; a nil id is sent as null (for
+// messages that could not be parsed).
+func encodeError(id json.RawMessage, e *Error) []byte {
+	if len(id) == 0 {
+		id = nullID
+	}
+	b, err := json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: e})
+	if err != nil {
+		// Only Data can fail to encode (invalid raw JSON); drop it.
+		b, _ = json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: &Error{Code: e.Code, Message: e.Message}})
+	}
+	return b
+}
+
+// encodeNotification encodes a notification; params nil means none.
+func encodeNotification(method string, params any) ([]byte, error) {
+	if method == "" {
+		return nil, fmt.Errorf("ideserver: notification without a method")
+	}
+	m := jsonrpc.Message{JSONRPC: jsonrpc.Version, Method: method}
+	if params != nil {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s notification: %w", method, err)
+		}
+		if !bytes.Equal(p, nullID) {
+			m.Params = p
+		}
+	}
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s notification: %w", method, err)
+	}
+	return b, nil
+}

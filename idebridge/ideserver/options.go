@@ -1,0 +1,229 @@
+package ideserver
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/idebridge/idebridge/lockfile"
+)
+
+// Defaults used when the matching Options field is zero.
+const (
+	DefaultIDEName         = "idebridge"
+	DefaultHost            = "127.0.0.1"
+	DefaultProtocolVersion = "2024-11-05"
+	DefaultServerName      = "idebridge-ideserver"
+	DefaultServerVersion   = "0.1.0"
+	DefaultPingInterval    = 30 * time.Second
+	DefaultWriteTimeout    = 10 * time.Second
+	DefaultMaxMessageSize  = 64 << 20
+)
+
+// AuthHeader is the request header that carries the lockfile's auth token.
+const AuthHeader = "X-Claude-Code-Ide-Authorization"
+
+// Options configure a Server. A nil *Options, and every zero field, means
+// the documented default.
+type Options struct {
+	// WorkspaceFolders are the folders the IDE has open; they go into the
+	// lockfile and are served by getWorkspaceFolders. Relative paths are
+	// made absolute; each must be an existing directory. Default: the
+	// current working directory.
+	WorkspaceFolders []string
+	// IDEName is the lockfile's ideName. Default "idebridge".
+	IDEName string
+	// Transport is lockfile.TransportWS ("ws", the default: WebSocket on
+	// "/") or lockfile.TransportSSE ("sse": the legacy GET /sse and POST
+	// /messages endpoints).
+	Transport string
+	// Host is the address to listen on. Only loopback addresses are
+	// accepted ("localhost" means 127.0.0.1); anything else makes New fail
+	// with ErrNotLoopback. Default 127.0.0.1.
+	Host string
+	// Port to listen on; 0 picks a free port.
+	Port int
+	// AuthToken clients must send in the X-Claude-Code-Ide-Authorization
+	// header. Default: 32 random bytes from crypto/rand, hex encoded.
+	AuthToken string
+	// LockfileDir is where <port>.lock is written. Default
+	// $CLAUDE_CONFIG_DIR/ide, or ~/.claude/ide (see DefaultLockfileDir).
+	LockfileDir string
+	// NoLockfile turns off writing a lockfile (embedding, tests).
+	NoLockfile bool
+	// Getenv reads the environment for the default lockfile directory.
+	// Default os.Getenv.
+	Getenv func(string) string
+
+	// ProtocolVersion answered to initialize, whatever the client asked
+	// for. Default "2024-11-05", what every deployed IDE answers.
+	ProtocolVersion string
+	// ServerName and ServerVersion are the initialize result's serverInfo.
+	ServerName, ServerVersion string
+
+	// Logger receives one debug record per message received (method, id,
+	// client) and warnings about misbehaving clients. Nil is silent.
+	Logger *slog.Logger
+
+	// PingInterval is how often WebSocket pings go to each client; a client
+	// that has sent nothing (not even a pong) for two intervals is dropped.
+	// For SSE it is the keep-alive comment interval. Default 30 s; negative
+	// turns keep-alive off.
+	PingInterval time.Duration
+	// WriteTimeout bounds every write to a client; a client that does not
+	// take a message within it is dropped. Default 10 s.
+	WriteTimeout time.Duration
+	// MaxMessageSize is the largest message accepted from a client, in
+	// bytes; a larger one closes the WebSocket (1009) or fails the SSE POST
+	// (413). Default 64 MiB.
+	MaxMessageSize int64
+
+	// DiffPolicy decides openDiff calls. Default RejectDiffs: a headless
+	// server never accepts an edit nobody approved.
+	DiffPolicy DiffPolicy
+	// DisabledTools names default tools not to register (for example
+	// "openDiff" to register your own, though RegisterTool also replaces).
+	DisabledTools []string
+	// ToolsPageSize, when positive, splits tools/list into pages of that
+	// many tools linked by nextCursor, so clients' pagination can be
+	// exercised. Default: one page.
+	ToolsPageSize int
+	// RefusePing answers the MCP ping request with -32601 Method not found,
+	// as the Neovim plugin does; by default ping is answered with {}.
+	RefusePing bool
+
+	// OnEvent, if set, is called for every client lifecycle event. It runs
+	// on the client's connection goroutine, outside the server's locks, and
+	// must not block for long.
+	OnEvent func(Event)
+}
+
+// config is Options with every default applied.
+type config struct {
+	Options
+	folders []string
+}
+
+func resolveOptions(o *Options) (*config, error) {
+	c := &config{}
+	if o != nil {
+		c.Options = *o
+	}
+	if c.IDEName == "" {
+		c.IDEName = DefaultIDEName
+	}
+	switch c.Transport {
+	case "":
+		c.Transport = lockfile.TransportWS
+	case lockfile.TransportWS, lockfile.TransportSSE:
+	default:
+		return nil, fmt.Errorf("ideserver: unknown transport %q (want %q or %q)", c.Transport, lockfile.TransportWS, lockfile.TransportSSE)
+	}
+	host, err := loopbackListenHost(c.Host)
+	if err != nil {
+		return nil, err
+	}
+	c.Host = host
+	if c.Port < 0 || c.Port > 65535 {
+		return nil, fmt.Errorf("ideserver: invalid port %d", c.Port)
+	}
+	if c.ProtocolVersion == "" {
+		c.ProtocolVersion = DefaultProtocolVersion
+	}
+	if c.ServerName == "" {
+		c.ServerName = DefaultServerName
+	}
+	if c.ServerVersion == "" {
+		c.ServerVersion = DefaultServerVersion
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.DiffPolicy == nil {
+		c.DiffPolicy = RejectDiffs
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.ToolsPageSize < 0 {
+		return nil, fmt.Errorf("ideserver: negative ToolsPageSize %d", c.ToolsPageSize)
+	}
+	folders := c.WorkspaceFolders
+	if len(folders) == 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("ideserver: default workspace folder: %w", err)
+		}
+		folders = []string{wd}
+	}
+	for _, f := range folders {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, fmt.Errorf("ideserver: workspace folder %s: %w", f, err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("ideserver: workspace folder: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("ideserver: workspace folder %s is not a directory", abs)
+		}
+		c.folders = append(c.folders, abs)
+	}
+	if !c.NoLockfile && c.LockfileDir == "" {
+		dir, err := DefaultLockfileDir(c.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		c.LockfileDir = dir
+	}
+	return c, nil
+}
+
+// DefaultLockfileDir returns where IDEs write lockfiles: $CLAUDE_CONFIG_DIR/ide
+// when that variable is set and non-empty, else ~/.claude/ide. getenv reads
+// the environment (nil means os.Getenv); the home directory comes from
+// $HOME, then os.UserHomeDir.
+func DefaultLockfileDir(getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return filepath.Join(d, "ide"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("ideserver: default lockfile directory: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".claude", "ide"), nil
+}
+
+// loopbackListenHost validates Options.Host and returns the IP literal to
+// listen on.
+func loopbackListenHost(h string) (string, error) {
+	switch strings.ToLower(h) {
+	case "":
+		return DefaultHost, nil
+	case "localhost":
+		return DefaultHost, nil
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	if ip == nil || !ip.IsLoopback() {
+		return "", fmt.Errorf("%w: %q", ErrNotLoopback, h)
+	}
+	return ip.String(), nil
+}

@@ -1,0 +1,404 @@
+package ideserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
+
+// ClientInfo describes one connected client.
+type ClientInfo struct {
+	// ID is unique within the server ("c1", "c2", ...).
+	ID string
+	// Transport is "ws" or "sse".
+	Transport string
+	// RemoteAddr is the client's address.
+	RemoteAddr string
+	// Name and Version come from initialize's clientInfo.
+	Name, Version string
+	// ProtocolVersion is the version the client asked for in initialize.
+	ProtocolVersion string
+	// PID is the agent's process id from ide_connected (0 until then).
+	PID int
+	// ConnectedAt is when the connection was accepted.
+	ConnectedAt time.Time
+}
+
+// EventKind says what happened to a client.
+type EventKind int
+
+// Client lifecycle events, in the order they happen to one client.
+const (
+	// EventConnected: the transport is up (WebSocket upgraded, SSE stream
+	// open); the client has not spoken yet.
+	EventConnected EventKind = iota + 1
+	// EventInitialized: initialize was answered; the client now receives
+	// Notify broadcasts.
+	EventInitialized
+	// EventIDEConnected: ide_connected arrived; ClientInfo.PID is set.
+	EventIDEConnected
+	// EventDisconnected: the connection ended; Event.Err says why.
+	EventDisconnected
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventConnected:
+		return "connected"
+	case EventInitialized:
+		return "initialized"
+	case EventIDEConnected:
+		return "ide_connected"
+	case EventDisconnected:
+		return "disconnected"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one client lifecycle event, delivered to Options.OnEvent.
+type Event struct {
+	Kind   EventKind
+	Client ClientInfo
+	// Err is why the client disconnected (EventDisconnected only; nil for
+	// a clean close).
+	Err error
+}
+
+// maxInflight bounds concurrent tool calls per client; more are refused
+// with an error rather than blocking the read loop (which would stall
+// keep-alive and cancellation).
+const maxInflight = 256
+
+// WebSocket close codes used by the transports.
+const (
+	closeNormal      = 1000
+	closeGoingAway   = 1001
+	closeUnsupported = 1003
+)
+
+// conn is one client's transport. Implementations serialise writes.
+type conn interface {
+	// writeMessage sends one whole JSON-RPC message.
+	writeMessage(data []byte) error
+	// close ends the connection (idempotent) and unblocks its reader.
+	close(code int, reason string)
+}
+
+type inflightCall struct {
+	cancel context.CancelCauseFunc
+}
+
+// session is one client: it decodes messages and dispatches them.
+type session struct {
+	srv    *Server
+	conn   conn
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	seq    int
+
+	mu          sync.Mutex
+	info        ClientInfo
+	initialized bool
+	inflight    map[string]*inflightCall
+}
+
+func (ss *session) clientInfo() ClientInfo {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.info
+}
+
+func (ss *session) isInitialized() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.initialized
+}
+
+// send writes one message; a failed write drops the client.
+func (ss *session) send(data []byte) {
+	if err := ss.conn.writeMessage(data); err != nil {
+		ss.srv.log.Debug("write failed; dropping client", "client", ss.info.ID, "err", err)
+		ss.conn.close(closeGoingAway, "write failed")
+	}
+}
+
+func (ss *session) reply(id json.RawMessage, result any) {
+	b, err := encodeResult(id, result)
+	if err != nil {
+		ss.replyError(id, &Error{Code: CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
+		return
+	}
+	ss.send(b)
+}
+
+func (ss *session) replyError(id json.RawMessage, e *Error) {
+	ss.send(encodeError(id, e))
+}
+
+// handle processes one message received from the client. It never blocks on
+// a tool: tools/call runs in its own goroutine.
+func (ss *session) handle(data []byte) {
+	msg, err := jsonrpc.Decode(data)
+	if err != nil {
+		e := &Error{Code: CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
+		if !json.Valid(data) {
+			e.Code, e.Message = CodeParseError, "Parse error"
+		}
+		ss.srv.log.Warn("invalid message from client", "client", ss.info.ID, "err", err)
+		ss.replyError(nil, e)
+		return
+	}
+	if log := ss.srv.log; log.Enabled(ss.ctx, slog.LevelDebug) {
+		ss.mu.Lock()
+		name := ss.info.Name
+		ss.mu.Unlock()
+		attrs := []any{"method", msg.Method, "client", name, "session", ss.info.ID}
+		if len(msg.ID) > 0 {
+			attrs = append(attrs, "id", json.RawMessage(msg.ID))
+		}
+		log.Debug("received", attrs...)
+	}
+	switch {
+	case msg.IsRequest():
+		ss.request(msg)
+	case msg.IsNotification():
+		ss.notification(msg)
+	default:
+		// A response: the server sends no requests, so there is nothing
+		// waiting for it.
+	}
+}
+
+func (ss *session) request(msg *jsonrpc.Message) {
+	switch msg.Method {
+	case "initialize":
+		ss.initialize(msg)
+	case "ping":
+		if ss.srv.cfg.RefusePing {
+			ss.replyError(msg.ID, methodNotFound("ping"))
+			return
+		}
+		ss.reply(msg.ID, struct{}{})
+	case "tools/list":
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		if !ss.params(msg, &p) {
+			return
+		}
+		res, err := ss.srv.tools.page(p.Cursor, ss.srv.cfg.ToolsPageSize)
+		if err != nil {
+			ss.replyError(msg.ID, toRPCError(err))
+			return
+		}
+		ss.reply(msg.ID, res)
+	case "tools/call":
+		ss.callTool(msg)
+	default:
+		ss.replyError(msg.ID, methodNotFound(msg.Method))
+	}
+}
+
+func methodNotFound(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + method)}
+}
+
+// params decodes msg's params into v (absent params leave v zero), or
+// answers -32602 and returns false.
+func (ss *session) params(msg *jsonrpc.Message, v any) bool {
+	if len(msg.Params) == 0 || string(msg.Params) == "null" {
+		return true
+	}
+	if err := json.Unmarshal(msg.Params, v); err != nil {
+		ss.replyError(msg.ID, &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+		return false
+	}
+	return true
+}
+
+type initializeResult struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ServerInfo      struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+}
+
+var serverCapabilities = json.RawMessage(`{"logging":{},"tools":{"listChanged":true}}`)
+
+func (ss *session) initialize(msg *jsonrpc.Message) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ClientInfo      struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+	}
+	if !ss.params(msg, &p) {
+		return
+	}
+	ss.mu.Lock()
+	ss.info.Name, ss.info.Version = p.ClientInfo.Name, p.ClientInfo.Version
+	ss.info.ProtocolVersion = p.ProtocolVersion
+	ss.mu.Unlock()
+	// Whatever the client asked for, answer our own version: the client
+	// decides whether it speaks it (deployed IDEs all answer 2024-11-05).
+	var res initializeResult
+	res.ProtocolVersion = ss.srv.cfg.ProtocolVersion
+	res.Capabilities = serverCapabilities
+	res.ServerInfo.Name = ss.srv.cfg.ServerName
+	res.ServerInfo.Version = ss.srv.cfg.ServerVersion
+	ss.reply(msg.ID, &res)
+	ss.mu.Lock()
+	ss.initialized = true
+	ss.mu.Unlock()
+	ss.srv.emit(EventInitialized, ss, nil)
+}
+
+func (ss *session) notification(msg *jsonrpc.Message) {
+	switch msg.Method {
+	case "ide_connected":
+		var p struct {
+			PID int `json:"pid"`
+		}
+		if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) != nil {
+			ss.srv.log.Warn("ide_connected with invalid params", "client", ss.info.ID)
+			return
+		}
+		ss.mu.Lock()
+		ss.info.PID = p.PID
+		ss.mu.Unlock()
+		ss.srv.emit(EventIDEConnected, ss, nil)
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &p) != nil || len(p.RequestID) == 0 {
+			return
+		}
+		ss.mu.Lock()
+		call := ss.inflight[string(p.RequestID)]
+		ss.mu.Unlock()
+		if call != nil {
+			call.cancel(ErrRequestCancelled)
+		}
+	default:
+		// notifications/initialized and anything unknown: nothing to do.
+	}
+}
+
+func (ss *session) callTool(msg *jsonrpc.Message) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if !ss.params(msg, &p) {
+		return
+	}
+	t, ok := ss.srv.tools.get(p.Name)
+	if !ok {
+		// The Neovim plugin's answer, message and all.
+		ss.replyError(msg.ID, &Error{Code: CodeMethodNotFound, Message: "Tool not found: " + p.Name})
+		return
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	key := string(msg.ID)
+	ctx, cancel := context.WithCancelCause(ss.ctx)
+	call := &inflightCall{cancel: cancel}
+	ss.mu.Lock()
+	busy := len(ss.inflight) >= maxInflight
+	if !busy {
+		ss.inflight[key] = call
+	}
+	ss.mu.Unlock()
+	if busy {
+		cancel(nil)
+		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
+		return
+	}
+	if !ss.srv.beginHandler() {
+		ss.forget(key, call)
+		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
+		return
+	}
+	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
+	go ss.runTool(ctx, key, call, msg.ID, t, tc)
+}
+
+func (ss *session) forget(key string, call *inflightCall) {
+	ss.mu.Lock()
+	if ss.inflight[key] == call {
+		delete(ss.inflight, key)
+	}
+	ss.mu.Unlock()
+	call.cancel(nil)
+}
+
+func (ss *session) runTool(ctx context.Context, key string, call *inflightCall, id json.RawMessage, t *Tool, tc *ToolCall) {
+	defer ss.srv.handlers.Done()
+	defer ss.forget(key, call)
+	res, err := invokeTool(ctx, t.Handler, tc)
+	if cause := context.Cause(ctx); errors.Is(cause, ErrRequestCancelled) || errors.Is(cause, ErrClientGone) {
+		return // nobody is waiting for this answer
+	}
+	if err != nil {
+		var pe *panicError
+		if errors.As(err, &pe) {
+			ss.srv.log.Error("tool handler panicked", "tool", tc.Name, "panic", pe.value, "stack", string(pe.stack))
+		}
+		ss.replyError(id, toRPCError(err))
+		return
+	}
+	if res == nil {
+		res = &ToolResult{}
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	ss.reply(id, res)
+}
+
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("tool handler panicked: %v", p.value) }
+
+func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *ToolResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, &panicError{value: v, stack: debug.Stack()}
+		}
+	}()
+	return h(ctx, tc)
+}
+
+// toRPCError turns a handler error into the JSON-RPC error sent; see
+// ToolHandler.
+func toRPCError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return &Error{Code: CodeInternalError, Message: "Internal error", Data: mustJSON(pe.Error())}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeRequestCancelled, Message: err.Error()}
+	}
+	return &Error{Code: CodeServerError, Message: err.Error()}
+}

@@ -1,0 +1,273 @@
+package ideserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// A ToolHandler runs one tools/call. It must return once ctx is done; ctx
+// ends when the client cancels the call (cause ErrRequestCancelled: no answer
+// is sent), the client disconnects (ErrClientGone) or the server shuts down
+// (ErrServerClosed).
+//
+// Errors and results, matching deployed IDEs:
+//   - a returned error becomes a JSON-RPC error response: an *Error (or an
+//     error wrapping one) is sent as is, as the Neovim plugin does for
+//     "File not open" (-32001); any other error is sent as -32000 with the
+//     error's text (-32800 when it wraps context.Canceled);
+//   - a tool failure the model should read goes in a result with IsError
+//     set (see ErrorResult);
+//   - a nil result with a nil error is an empty content list.
+//
+// A panic in a handler is recovered and answered -32603.
+type ToolHandler func(ctx context.Context, call *ToolCall) (*ToolResult, error)
+
+// Tool is one tool the server offers through tools/list and tools/call.
+type Tool struct {
+	// Name is the tool name clients call. Required.
+	Name string
+	// Description is shown to clients.
+	Description string
+	// InputSchema is the JSON Schema of the arguments object; nil means
+	// {"type":"object"}.
+	InputSchema json.RawMessage
+	// Handler runs the tool. Required.
+	Handler ToolHandler
+	// Hidden tools are callable but left out of tools/list, as deployed
+	// IDEs do with close_tab.
+	Hidden bool
+}
+
+// ToolCall is one tools/call request.
+type ToolCall struct {
+	// Name is the tool's name.
+	Name string
+	// Arguments is the raw arguments object ({} when the client sent none).
+	Arguments json.RawMessage
+	// Client is the calling client.
+	Client ClientInfo
+}
+
+// Bind decodes the arguments into v. A decoding failure wraps an *Error with
+// code -32602, so returning it from a handler answers "invalid params".
+func (c *ToolCall) Bind(v any) error {
+	if err := json.Unmarshal(c.Arguments, v); err != nil {
+		return fmt.Errorf("decoding %s arguments: %w", c.Name, &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+	}
+	return nil
+}
+
+// Content is one content block of a tool result.
+type Content struct {
+	// Type is "text" for text blocks ("image" and others pass through).
+	Type string `json:"type"`
+	// Text is the block's text.
+	Text string `json:"text,omitempty"`
+	// Data is base64 data for binary blocks such as images.
+	Data string `json:"data,omitempty"`
+	// MimeType is the type of Data.
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// ToolResult is the result of tools/call.
+type ToolResult struct {
+	// Content is the result's blocks, in order.
+	Content []Content `json:"content"`
+	// IsError marks a tool failure reported as a result.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// TextResult returns a result with one text block per argument.
+func TextResult(texts ...string) *ToolResult {
+	r := &ToolResult{Content: make([]Content, len(texts))}
+	for i, t := range texts {
+		r.Content[i] = Content{Type: "text", Text: t}
+	}
+	return r
+}
+
+// ErrorResult returns a result with IsError set and msg as its only text.
+func ErrorResult(msg string) *ToolResult {
+	r := TextResult(msg)
+	r.IsError = true
+	return r
+}
+
+// JSONResult returns a result whose only text block is v encoded as JSON the
+// way deployed IDEs write it: slashes escaped ("\/home\/dev"), HTML
+// characters not escaped.
+func JSONResult(v any) (*ToolResult, error) {
+	b, err := jsonText(v)
+	if err != nil {
+		return nil, err
+	}
+	return TextResult(string(b)), nil
+}
+
+func jsonText(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding tool result: %w", err)
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	// A '/' can only occur inside JSON strings, where "\/" is a valid escape.
+	return bytes.ReplaceAll(b, []byte("/"), []byte(`\/`)), nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+var defaultSchema = json.RawMessage(`{"type":"object"}`)
+
+// registry holds tools in registration order.
+type registry struct {
+	mu    sync.RWMutex
+	order []string
+	tools map[string]*Tool
+}
+
+func newRegistry() *registry { return &registry{tools: map[string]*Tool{}} }
+
+func validateTool(t Tool) error {
+	if t.Name == "" {
+		return errors.New("ideserver: registering a tool: empty name")
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("ideserver: registering tool %s: nil handler", t.Name)
+	}
+	if t.InputSchema != nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.InputSchema, &obj); err != nil {
+			return fmt.Errorf("ideserver: registering tool %s: input schema is not a JSON object: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// put adds or replaces t; a replaced tool keeps its place in the order.
+func (r *registry) put(t Tool) {
+	if t.InputSchema == nil {
+		t.InputSchema = defaultSchema
+	} else {
+		var buf bytes.Buffer
+		if json.Compact(&buf, t.InputSchema) == nil {
+			t.InputSchema = buf.Bytes()
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[t.Name]; !ok {
+		r.order = append(r.order, t.Name)
+	}
+	r.tools[t.Name] = &t
+}
+
+func (r *registry) remove(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[name]; !ok {
+		return false
+	}
+	delete(r.tools, name)
+	for i, n := range r.order {
+		if n == name {
+			r.order = append(r.order[:i:i], r.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+func (r *registry) get(name string) (*Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+func (r *registry) list() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, len(r.order))
+	for i, n := range r.order {
+		out[i] = *r.tools[n]
+	}
+	return out
+}
+
+// wireTool is a tool as tools/list sends it.
+type wireTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+type listResult struct {
+	Tools      []wireTool `json:"tools"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+// page returns the tools/list result for cursor, pageSize tools at a time
+// (all when pageSize is 0). The cursor is an opaque encoding of an offset.
+func (r *registry) page(cursor string, pageSize int) (*listResult, error) {
+	start := 0
+	if cursor != "" {
+		n, ok := decodeCursor(cursor)
+		if !ok {
+			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid cursor", Data: mustJSON(cursor)}
+		}
+		start = n
+	}
+	tools := slices.DeleteFunc(r.list(), func(t Tool) bool { return t.Hidden })
+	if start > len(tools) {
+		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid cursor", Data: mustJSON(cursor)}
+	}
+	end := len(tools)
+	if pageSize > 0 && start+pageSize < end {
+		end = start + pageSize
+	}
+	res := &listResult{Tools: make([]wireTool, 0, end-start)}
+	for _, t := range tools[start:end] {
+		res.Tools = append(res.Tools, wireTool{t.Name, t.Description, t.InputSchema})
+	}
+	if end < len(tools) {
+		res.NextCursor = encodeCursor(end)
+	}
+	return res, nil
+}
+
+const cursorPrefix = "offset:"
+
+func encodeCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(n)))
+}
+
+func decodeCursor(s string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return 0, false
+	}
+	digits, ok := bytes.CutPrefix(b, []byte(cursorPrefix))
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(digits))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}

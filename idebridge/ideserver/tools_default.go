@@ -1,0 +1,430 @@
+package ideserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Names of the default tools, as deployed IDEs spell them.
+const (
+	ToolOpenFile            = "openFile"
+	ToolOpenDiff            = "openDiff"
+	ToolCloseTab            = "close_tab"
+	ToolCloseAllDiffTabs    = "closeAllDiffTabs"
+	ToolGetWorkspaceFolders = "getWorkspaceFolders"
+	ToolGetOpenEditors      = "getOpenEditors"
+	ToolCheckDocumentDirty  = "checkDocumentDirty"
+	ToolSaveDocument        = "saveDocument"
+)
+
+// DefaultTools lists the default tool set in tools/list order (close_tab is
+// callable but not listed, like in deployed IDEs). getDiagnostics
+// is not among them: register it (backed by language servers) with
+// RegisterTool.
+var DefaultTools = []string{
+	ToolOpenFile, ToolOpenDiff, ToolCloseTab, ToolCloseAllDiffTabs,
+	ToolGetWorkspaceFolders, ToolGetOpenEditors, ToolCheckDocumentDirty, ToolSaveDocument,
+}
+
+const schemaHead = `"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false`
+
+func schema(props string, required ...string) json.RawMessage {
+	s := "{" + schemaHead
+	if props != "" {
+		s += `,"properties":{` + props + `}`
+	}
+	if len(required) > 0 {
+		q := make([]string, len(required))
+		for i, r := range required {
+			q[i] = strconv.Quote(r)
+		}
+		s += `,"required":[` + strings.Join(q, ",") + `]`
+	}
+	return json.RawMessage(s + "}")
+}
+
+const filePathProp = `"filePath":{"type":"string","description":"Path of the file"}`
+
+func (s *Server) registerDefaults() {
+	tools := map[string]Tool{
+		ToolOpenFile: {
+			Description: "Open a file in the editor, optionally selecting text in it",
+			InputSchema: schema(filePathProp+
+				`,"preview":{"type":"boolean","default":false,"description":"Open in preview mode"}`+
+				`,"startText":{"type":"string","description":"Text where the selection starts"}`+
+				`,"endText":{"type":"string","description":"Text where the selection ends"}`+
+				`,"selectToEndOfLine":{"type":"boolean","default":false,"description":"Extend the selection to the end of endText's line"}`+
+				`,"makeFrontmost":{"type":"boolean","default":true,"description":"Make the file the active editor"}`+
+				`,"startLine":{"type":"integer","description":"Line where the selection starts"}`+
+				`,"endLine":{"type":"integer","description":"Line where the selection ends"}`, "filePath"),
+			Handler: s.toolOpenFile,
+		},
+		ToolOpenDiff: {
+			Description: "Show a proposed change to a file and wait until the user accepts or rejects it",
+			InputSchema: schema(`"old_file_path":{"type":"string","description":"Path of the file as it is"}`+
+				`,"new_file_path":{"type":"string","description":"Path of the file after the change"}`+
+				`,"new_file_contents":{"type":"string","description":"Proposed contents"}`+
+				`,"tab_name":{"type":"string","description":"Unique name of the diff tab"}`,
+				"old_file_path", "new_file_path", "new_file_contents", "tab_name"),
+			Handler: s.toolOpenDiff,
+		},
+		ToolCloseTab: {
+			Description: "Close a tab by name",
+			InputSchema: schema(`"tab_name":{"type":"string","description":"Name of the tab to close"}`, "tab_name"),
+			Handler:     s.toolCloseTab,
+			// Deployed IDEs answer close_tab without listing it.
+			Hidden: true,
+		},
+		ToolCloseAllDiffTabs: {
+			Description: "Close every diff tab",
+			InputSchema: schema(""),
+			Handler:     s.toolCloseAllDiffTabs,
+		},
+		ToolGetWorkspaceFolders: {
+			Description: "List the workspace folders open in the editor",
+			InputSchema: schema(""),
+			Handler:     s.toolGetWorkspaceFolders,
+		},
+		ToolGetOpenEditors: {
+			Description: "List the files open in the editor",
+			InputSchema: schema(""),
+			Handler:     s.toolGetOpenEditors,
+		},
+		ToolCheckDocumentDirty: {
+			Description: "Report whether a document has unsaved changes",
+			InputSchema: schema(filePathProp, "filePath"),
+			Handler:     s.toolCheckDocumentDirty,
+		},
+		ToolSaveDocument: {
+			Description: "Save a document's unsaved changes",
+			InputSchema: schema(filePathProp, "filePath"),
+			Handler:     s.toolSaveDocument,
+		},
+	}
+	for _, name := range DefaultTools {
+		if slices.Contains(s.cfg.DisabledTools, name) {
+			continue
+		}
+		t := tools[name]
+		t.Name = name
+		s.tools.put(t)
+	}
+}
+
+func invalidParams(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf(format, args...))}
+}
+
+// resolvePath turns a tool's path argument (absolute, file:// URI, or
+// relative to the first workspace folder) into a clean absolute path.
+func (s *Server) resolvePath(p string) (string, error) {
+	if p == "" {
+		return "", invalidParams("filePath is required")
+	}
+	if strings.HasPrefix(p, "file://") {
+		u, err := url.Parse(p)
+		if err != nil {
+			return "", invalidParams("bad file URI %q: %v", p, err)
+		}
+		p = u.Path
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.cfg.folders[0], p)
+	}
+	return filepath.Clean(p), nil
+}
+
+func fileURI(p string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
+
+type openFileResult struct {
+	Success    bool   `json:"success"`
+	FilePath   string `json:"filePath"`
+	LanguageID string `json:"languageId"`
+	LineCount  int    `json:"lineCount"`
+}
+
+func (s *Server) toolOpenFile(_ context.Context, call *ToolCall) (*ToolResult, error) {
+	var a struct {
+		FilePath string `json:"filePath"`
+	}
+	if err := call.Bind(&a); err != nil {
+		return nil, err
+	}
+	p, err := s.resolvePath(a.FilePath)
+	if err != nil {
+		return nil, err
+	}
+	n, err := countLines(p)
+	if err != nil {
+		return nil, &Error{Code: CodeServerError, Message: "File not found", Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", p, unwrapPathError(err)))}
+	}
+	s.ed.openFile(p)
+	return JSONResult(openFileResult{Success: true, FilePath: p, LanguageID: languageID(p), LineCount: n})
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// countLines counts lines as an editor buffer does: "a\nb\n" and "a\nb" have
+// two, an empty file has one.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if st.IsDir() {
+		return 0, fmt.Errorf("%s is a directory", path)
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	n, last := 0, byte('\n')
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' || n == 0 {
+		n++
+	}
+	return n, nil
+}
+
+func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*ToolResult, error) {
+	var a struct {
+		OldPath  string  `json:"old_file_path"`
+		NewPath  string  `json:"new_file_path"`
+		Contents *string `json:"new_file_contents"`
+		TabName  string  `json:"tab_name"`
+	}
+	if err := call.Bind(&a); err != nil {
+		return nil, err
+	}
+	switch {
+	case a.OldPath == "":
+		return nil, invalidParams("old_file_path is required")
+	case a.NewPath == "":
+		return nil, invalidParams("new_file_path is required")
+	case a.Contents == nil:
+		return nil, invalidParams("new_file_contents is required")
+	case a.TabName == "":
+		return nil, invalidParams("tab_name is required")
+	}
+	req := &DiffRequest{OldPath: a.OldPath, NewPath: a.NewPath, NewContents: *a.Contents, TabName: a.TabName, Client: call.Client}
+	if p, err := s.resolvePath(a.OldPath); err == nil {
+		if b, err := readBounded(p, s.cfg.MaxMessageSize); err == nil {
+			req.OldContents, req.OldExists = string(b), true
+		}
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	tab := s.ed.openTab(a.TabName, cancel)
+	defer s.ed.resolve(tab)
+	dec, err := s.cfg.DiffPolicy.Decide(dctx, req)
+	if dctx.Err() != nil {
+		// Closed by close_tab/closeAllDiffTabs or shutdown: rejected. (A
+		// cancelled or vanished client gets no answer at all.)
+		return TextResult("DIFF_REJECTED", a.TabName), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("openDiff %s: %w", a.TabName, err)
+	}
+	switch dec.Action {
+	case DiffSave:
+		return TextResult("FILE_SAVED", dec.Text), nil
+	case DiffCloseTab:
+		return TextResult("TAB_CLOSED"), nil
+	default:
+		return TextResult("DIFF_REJECTED", a.TabName), nil
+	}
+}
+
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+func (s *Server) toolCloseTab(_ context.Context, call *ToolCall) (*ToolResult, error) {
+	var a struct {
+		TabName string `json:"tab_name"`
+	}
+	if err := call.Bind(&a); err != nil {
+		return nil, err
+	}
+	// Closing a tab that is not open is not an error for deployed IDEs.
+	s.ed.closeTab(a.TabName)
+	return TextResult("TAB_CLOSED"), nil
+}
+
+func (s *Server) toolCloseAllDiffTabs(context.Context, *ToolCall) (*ToolResult, error) {
+	n := s.ed.closeAll(ErrDiffClosed)
+	return TextResult("CLOSED_" + strconv.Itoa(n) + "_DIFF_TABS"), nil
+}
+
+type workspaceFolder struct {
+	Name string `json:"name"`
+	URI  string `json:"uri"`
+	Path string `json:"path"`
+}
+
+func (s *Server) toolGetWorkspaceFolders(context.Context, *ToolCall) (*ToolResult, error) {
+	res := struct {
+		Success  bool              `json:"success"`
+		Folders  []workspaceFolder `json:"folders"`
+		RootPath string            `json:"rootPath"`
+	}{Success: true, RootPath: s.cfg.folders[0]}
+	for _, f := range s.cfg.folders {
+		res.Folders = append(res.Folders, workspaceFolder{Name: filepath.Base(f), URI: fileURI(f), Path: f})
+	}
+	return JSONResult(res)
+}
+
+type editorTab struct {
+	URI        string `json:"uri"`
+	FilePath   string `json:"filePath"`
+	Label      string `json:"label"`
+	LanguageID string `json:"languageId"`
+	IsActive   bool   `json:"isActive"`
+	IsDirty    bool   `json:"isDirty"`
+}
+
+func (s *Server) toolGetOpenEditors(context.Context, *ToolCall) (*ToolResult, error) {
+	open := s.ed.openFiles()
+	res := struct {
+		Tabs []editorTab `json:"tabs"`
+	}{Tabs: make([]editorTab, 0, len(open))}
+	for i, p := range open {
+		res.Tabs = append(res.Tabs, editorTab{
+			URI: fileURI(p), FilePath: p, Label: filepath.Base(p), LanguageID: languageID(p),
+			IsActive: i == len(open)-1,
+		})
+	}
+	return JSONResult(res)
+}
+
+// documentState answers checkDocumentDirty and saveDocument: a plain
+// directory has no unsaved buffers, so a document is "open" when it was
+// opened or exists on disk, and is never dirty.
+func (s *Server) documentState(call *ToolCall) (string, bool, error) {
+	var a struct {
+		FilePath string `json:"filePath"`
+	}
+	if err := call.Bind(&a); err != nil {
+		return "", false, err
+	}
+	p, err := s.resolvePath(a.FilePath)
+	if err != nil {
+		return "", false, err
+	}
+	if s.ed.isOpen(p) {
+		return p, true, nil
+	}
+	st, err := os.Stat(p)
+	return p, err == nil && !st.IsDir(), nil
+}
+
+type notOpenResult struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+func (s *Server) toolCheckDocumentDirty(_ context.Context, call *ToolCall) (*ToolResult, error) {
+	p, ok, err := s.documentState(call)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return JSONResult(notOpenResult{Message: "Document not open: " + p})
+	}
+	return JSONResult(struct {
+		Success    bool   `json:"success"`
+		FilePath   string `json:"filePath"`
+		IsDirty    bool   `json:"isDirty"`
+		IsUntitled bool   `json:"isUntitled"`
+	}{Success: true, FilePath: p})
+}
+
+func (s *Server) toolSaveDocument(_ context.Context, call *ToolCall) (*ToolResult, error) {
+	p, ok, err := s.documentState(call)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return JSONResult(notOpenResult{Message: "Document not open: " + p})
+	}
+	return JSONResult(struct {
+		Success  bool   `json:"success"`
+		FilePath string `json:"filePath"`
+		Saved    bool   `json:"saved"`
+	}{Success: true, FilePath: p, Saved: true})
+}
+
+// languageIDs maps file extensions to LSP language identifiers.
+var languageIDs = map[string]string{
+	".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
+	".cs": "csharp", ".css": "css", ".dart": "dart", ".ex": "elixir", ".exs": "elixir",
+	".go": "go", ".html": "html", ".htm": "html", ".java": "java", ".js": "javascript",
+	".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact", ".json": "json",
+	".kt": "kotlin", ".lua": "lua", ".md": "markdown", ".php": "php", ".py": "python",
+	".rb": "ruby", ".rs": "rust", ".scala": "scala", ".sh": "shellscript", ".bash": "shellscript",
+	".sql": "sql", ".swift": "swift", ".toml": "toml", ".ts": "typescript", ".tsx": "typescriptreact",
+	".txt": "plaintext", ".xml": "xml", ".yaml": "yaml", ".yml": "yaml", ".zig": "zig",
+}
+
+func languageID(path string) string {
+	base := filepath.Base(path)
+	switch base {
+	case "Makefile", "makefile", "GNUmakefile":
+		return "makefile"
+	case "Dockerfile":
+		return "dockerfile"
+	case "go.mod":
+		return "go.mod"
+	}
+	if id, ok := languageIDs[strings.ToLower(filepath.Ext(base))]; ok {
+		return id
+	}
+	return "plaintext"
+}

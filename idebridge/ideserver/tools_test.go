@@ -1,0 +1,253 @@
+package ideserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jsonTextOf checks that a result is one text block holding JSON with every
+// slash escaped, as deployed IDEs write it, and decodes it.
+func jsonTextOf(t *testing.T, r *toolResult) map[string]any {
+	t.Helper()
+	if len(r.Content) != 1 || r.Content[0].Type != "text" {
+		t.Fatalf("want one text block, got %+v", r.Content)
+	}
+	text := r.Content[0].Text
+	if strings.Contains(strings.ReplaceAll(text, `\/`, ""), "/") {
+		t.Errorf("JSON text has an unescaped slash: %s", text)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("JSON text %q: %v", text, err)
+	}
+	return v
+}
+
+func TestOpenFileAndEditors(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "main.go"), "package main\n\nfunc main() {}\n")
+	writeFile(t, filepath.Join(ws, "sub", "notes.md"), "no newline at end")
+	writeFile(t, filepath.Join(ws, "empty.txt"), "")
+	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{ws}})
+	c := dial(t, srv)
+	c.handshake(1)
+
+	// The arguments the Neovim transcript sends.
+	got := jsonTextOf(t, c.callTool("openFile", map[string]any{
+		"endText": "", "filePath": filepath.Join(ws, "main.go"), "makeFrontmost": false,
+		"preview": false, "selectToEndOfLine": false, "startText": "",
+	}))
+	want := map[string]any{"success": true, "filePath": filepath.Join(ws, "main.go"), "languageId": "go", "lineCount": 3.0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("openFile main.go (-want +got):\n%s", diff)
+	}
+	// Relative paths resolve against the first workspace folder; file URIs
+	// are accepted.
+	got = jsonTextOf(t, c.callTool("openFile", map[string]any{"filePath": "sub/notes.md"}))
+	if got["filePath"] != filepath.Join(ws, "sub", "notes.md") || got["lineCount"] != 1.0 || got["languageId"] != "markdown" {
+		t.Errorf("openFile relative: %v", got)
+	}
+	got = jsonTextOf(t, c.callTool("openFile", map[string]any{"filePath": "file://" + filepath.Join(ws, "empty.txt")}))
+	if got["lineCount"] != 1.0 || got["languageId"] != "plaintext" {
+		t.Errorf("openFile empty: %v", got)
+	}
+	m := c.call("tools/call", map[string]any{"name": "openFile", "arguments": map[string]any{"filePath": "missing.go"}})
+	if m.Error == nil || m.Error.Code != jsonrpc.CodeServerError {
+		t.Errorf("openFile missing: %s", mustMarshal(m))
+	}
+	m = c.call("tools/call", map[string]any{"name": "openFile", "arguments": map[string]any{}})
+	if m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("openFile without path: %s", mustMarshal(m))
+	}
+	m = c.call("tools/call", map[string]any{"name": "openFile", "arguments": map[string]any{"filePath": 7}})
+	if m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("openFile with a number: %s", mustMarshal(m))
+	}
+
+	// main.go again: it moves to the end and is the active editor.
+	c.callTool("openFile", map[string]any{"filePath": "main.go"})
+	var editors struct {
+		Tabs []struct {
+			URI, FilePath, Label, LanguageID string
+			IsActive, IsDirty                bool
+		}
+	}
+	r := c.callTool("getOpenEditors", nil)
+	jsonTextOf(t, r)
+	if err := json.Unmarshal([]byte(r.Content[0].Text), &editors); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, tab := range editors.Tabs {
+		labels = append(labels, tab.Label)
+		if tab.IsActive != (tab.Label == "main.go") || tab.IsDirty || tab.URI != "file://"+tab.FilePath {
+			t.Errorf("tab %+v", tab)
+		}
+	}
+	if want := []string{"notes.md", "empty.txt", "main.go"}; !slices.Equal(labels, want) {
+		t.Errorf("open editors %v, want %v", labels, want)
+	}
+}
+
+func TestWorkspaceFoldersAndDocuments(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(a, "x.py"), "print(1)\n")
+	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{a, b}})
+	c := dial(t, srv)
+	c.handshake(1)
+	got := jsonTextOf(t, c.callTool("getWorkspaceFolders", map[string]any{}))
+	want := map[string]any{
+		"success":  true,
+		"rootPath": a,
+		"folders": []any{
+			map[string]any{"name": filepath.Base(a), "uri": "file://" + a, "path": a},
+			map[string]any{"name": filepath.Base(b), "uri": "file://" + b, "path": b},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("getWorkspaceFolders (-want +got):\n%s", diff)
+	}
+	if !slices.Equal(srv.WorkspaceFolders(), []string{a, b}) {
+		t.Errorf("WorkspaceFolders() = %v", srv.WorkspaceFolders())
+	}
+
+	x := filepath.Join(a, "x.py")
+	got = jsonTextOf(t, c.callTool("checkDocumentDirty", map[string]any{"filePath": x}))
+	if diff := cmp.Diff(map[string]any{"success": true, "filePath": x, "isDirty": false, "isUntitled": false}, got); diff != "" {
+		t.Errorf("checkDocumentDirty (-want +got):\n%s", diff)
+	}
+	got = jsonTextOf(t, c.callTool("saveDocument", map[string]any{"filePath": x}))
+	if diff := cmp.Diff(map[string]any{"success": true, "filePath": x, "saved": true}, got); diff != "" {
+		t.Errorf("saveDocument (-want +got):\n%s", diff)
+	}
+	missing := filepath.Join(a, "nope.py")
+	for _, tool := range []string{"checkDocumentDirty", "saveDocument"} {
+		got = jsonTextOf(t, c.callTool(tool, map[string]any{"filePath": missing}))
+		if diff := cmp.Diff(map[string]any{"success": false, "message": "Document not open: " + missing}, got); diff != "" {
+			t.Errorf("%s on a missing file (-want +got):\n%s", tool, diff)
+		}
+	}
+}
+
+func TestRegisterToolAndErrors(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	c.handshake(1)
+	for _, bad := range []ideserver.Tool{
+		{Name: "", Handler: echoHandler},
+		{Name: "x"},
+		{Name: "x", Handler: echoHandler, InputSchema: json.RawMessage(`[1]`)},
+	} {
+		if err := srv.RegisterTool(bad); err == nil {
+			t.Errorf("RegisterTool(%+v) succeeded", bad)
+		}
+	}
+	wrapped := fmt.Errorf("looking: %w", &ideserver.Error{Code: jsonrpc.CodeFileNotOpen, Message: "File not open", Data: json.RawMessage(`"File must be open"`)})
+	handlers := map[string]ideserver.ToolHandler{
+		"rpcError": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) { return nil, wrapped },
+		"plain": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			return nil, errors.New("disk on fire")
+		},
+		"isError": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			return ideserver.ErrorResult("bad input"), nil
+		},
+		"nil":    func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) { return nil, nil },
+		"panics": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) { panic("boom") },
+		"cancelled": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			return nil, context.Canceled
+		},
+		"getDiagnostics": func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			return ideserver.JSONResult([]any{})
+		},
+	}
+	for name, h := range handlers {
+		if err := srv.RegisterTool(ideserver.Tool{Name: name, Handler: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Registering after clients initialized announces the change.
+	for range handlers {
+		if m := c.next(); m.Method != "notifications/tools/list_changed" {
+			t.Fatalf("got %s, want tools/list_changed", mustMarshal(m))
+		}
+	}
+	call := func(name string) string {
+		m := c.call("tools/call", map[string]any{"name": name})
+		if m.Error != nil {
+			return mustMarshal(m.Error)
+		}
+		return string(m.Result)
+	}
+	for name, want := range map[string]string{
+		"rpcError":       `{"code":-32001,"message":"File not open","data":"File must be open"}`,
+		"plain":          `{"code":-32000,"message":"disk on fire"}`,
+		"isError":        `{"content":[{"type":"text","text":"bad input"}],"isError":true}`,
+		"nil":            `{"content":[]}`,
+		"panics":         `{"code":-32603,"message":"Internal error","data":"tool handler panicked: boom"}`,
+		"cancelled":      `{"code":-32800,"message":"context canceled"}`,
+		"getDiagnostics": `{"content":[{"type":"text","text":"[]"}]}`,
+	} {
+		if got := call(name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	// Replacing keeps the place in the list; unregistering removes.
+	if err := srv.RegisterTool(ideserver.Tool{Name: "openFile", Description: "mine", Handler: echoHandler}); err != nil {
+		t.Fatal(err)
+	}
+	tools := srv.Tools()
+	if tools[0].Name != "openFile" || tools[0].Description != "mine" {
+		t.Errorf("replaced openFile: %+v", tools[0])
+	}
+	if !srv.UnregisterTool("plain") || srv.UnregisterTool("plain") {
+		t.Error("UnregisterTool did not report existence")
+	}
+	if got := call("plain"); got != `{"code":-32601,"message":"Tool not found: plain"}` {
+		t.Errorf("unregistered tool: %s", got)
+	}
+}
+
+func TestDisabledTools(t *testing.T) {
+	srv := startServer(t, &ideserver.Options{DisabledTools: []string{"openDiff", "saveDocument"}})
+	var names []string
+	for _, tl := range srv.Tools() {
+		names = append(names, tl.Name)
+	}
+	want := slices.DeleteFunc(slices.Clone(ideserver.DefaultTools), func(n string) bool { return n == "openDiff" || n == "saveDocument" })
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+}
+
+func TestCloseTabHiddenButCallable(t *testing.T) {
+	srv := startServer(t, nil)
+	c := dial(t, srv)
+	c.handshake(1)
+	if got := c.callTool("close_tab", map[string]any{"tab_name": "nope"}).texts(); !slices.Equal(got, []string{"TAB_CLOSED"}) {
+		t.Errorf("close_tab: %v", got)
+	}
+	if got := c.callTool("closeAllDiffTabs", map[string]any{}).texts(); !slices.Equal(got, []string{"CLOSED_0_DIFF_TABS"}) {
+		t.Errorf("closeAllDiffTabs: %v", got)
+	}
+}
