@@ -1,0 +1,96 @@
+package main
+
+/*
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"unsafe"
+)
+
+// Aliases of the C types used by the exports, so that files without cgo
+// (and tests, which cannot use cgo) can name them.
+type (
+	C_int    = C.int
+	C_char   = C.char
+	C_uint64 = C.uint64_t
+	C_int64  = C.int64_t
+	C_size   = C.size_t
+)
+
+// goString copies a required C string argument.
+func goString(p *C.char, what string) (string, error) {
+	if p == nil {
+		return "", argErr("%s is NULL", what)
+	}
+	return C.GoString(p), nil
+}
+
+// goOptString copies an optional C string argument; NULL gives ok false.
+func goOptString(p *C.char) (s string, ok bool) {
+	if p == nil {
+		return "", false
+	}
+	return C.GoString(p), true
+}
+
+// goJSON copies a JSON argument; NULL gives nil (the caller's default).
+// The bytes are a copy: callees may keep them.
+func goJSON(p *C.char, what string) ([]byte, error) {
+	if p == nil {
+		return nil, nil
+	}
+	b := C.GoBytes(unsafe.Pointer(p), C.int(C.strlen(p)))
+	if !json.Valid(b) {
+		return nil, argErr("%s is not valid JSON", what)
+	}
+	return b, nil
+}
+
+// goBytes copies a (pointer, length) buffer argument. NULL is allowed only
+// with length 0.
+func goBytes(p *C.char, n C.size_t, what string) ([]byte, error) {
+	if p == nil {
+		if n != 0 {
+			return nil, argErr("%s is NULL with length %d", what, uint64(n))
+		}
+		return []byte{}, nil
+	}
+	if uint64(n) > 1<<31-1 {
+		return nil, argErr("%s length %d is too large", what, uint64(n))
+	}
+	return C.GoBytes(unsafe.Pointer(p), C.int(n)), nil
+}
+
+// checkOut returns an error when a required out parameter is NULL.
+func checkOut[T any](p *T, what string) error {
+	if p == nil {
+		return argErr("%s is NULL", what)
+	}
+	return nil
+}
+
+// setOut stores a copy of s, allocated with malloc, in *out.
+func setOut(out **C.char, s string) {
+	*out = C.CString(s)
+}
+
+// setOutBytes stores a NUL-terminated malloc'd copy of b in *out.
+func setOutBytes(out **C.char, b []byte) {
+	p := C.malloc(C.size_t(len(b) + 1))
+	buf := unsafe.Slice((*byte)(p), len(b)+1)
+	copy(buf, b)
+	buf[len(b)] = 0
+	*out = (*C.char)(p)
+}
+
+// cString returns a malloc'd copy of s (for tests, which cannot use cgo).
+func cString(s string) *C.char { return C.CString(s) }
+
+// cGoString copies a C string (for tests).
+func cGoString(p *C.char) string { return C.GoString(p) }

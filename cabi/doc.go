@@ -1,0 +1,32 @@
+// Command cabi is libidebridge: idebridge as a C shared library, for agents
+// written in any language with a C FFI.
+//
+// Build it with
+//
+//	go build -buildmode=c-shared -o build/libidebridge.so ./cabi
+//
+// (or `make lib`) and include cabi/include/idebridge.h. Python and Node.js
+// bindings generated from the same description live in bindings/python and
+// bindings/node.
+//
+// The rules of the ABI:
+//
+//   - Objects (registries, IDE clients, LSP managers) cross as opaque,
+//     nonzero uint64_t handles from a locked table; no Go pointer ever
+//     crosses. A zero, stale, random or wrong-kind handle gives
+//     IDB_ERR_HANDLE, never a crash.
+//   - Structured data crosses as UTF-8 JSON text in the shapes the command
+//     line prints with --json. Strings returned by the library are freed
+//     only with idb_free.
+//   - Every export (but idb_free and idb_last_error) returns an int status,
+//     0 on success. A failing call stores its message for the calling
+//     thread; idb_last_error returns a copy. Panics are recovered into
+//     IDB_ERR_PANIC. Nothing in the library exits the process.
+//   - Blocking calls take a timeout in milliseconds: 0 means the
+//     function's documented default, negative means no timeout.
+//
+// The exports are described once, in package cabi/abispec; cabi/gen writes
+// the header and the bindings from that description:
+//
+//go:generate go run ./gen
+package main

@@ -1,0 +1,231 @@
+/*
+ * The C test of libidebridge: exercises every export through the generated
+ * header, from one thread and from 8 threads at once, with zero, stale and
+ * random handles, and frees every string the library returns.
+ *
+ * Build and run (make abi-test does this):
+ *
+ *   gcc -pthread -Icabi/include cabi/test/abi_test.c -Lbuild -lidebridge \
+ *       -Wl,-rpath,$PWD/build -o build/abi_test && build/abi_test
+ *
+ * `abi_test bench` prints per-call overhead figures instead.
+ *
+ * Environment: IDB_TEST_IDE_SERVE, when set, is a command that starts a
+ * headless IDE and prints its JSON status line (see ide_test below).
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "idebridge.h"
+
+static int passed, failed;
+static pthread_mutex_t count_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail_at(const char *file, int line, const char *fmt, ...) {
+	va_list ap;
+	pthread_mutex_lock(&count_mu);
+	fprintf(stderr, "FAIL %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	failed++;
+	pthread_mutex_unlock(&count_mu);
+}
+
+static void pass(void) {
+	pthread_mutex_lock(&count_mu);
+	passed++;
+	pthread_mutex_unlock(&count_mu);
+}
+
+#define CHECK(cond, ...)                                             \
+	do {                                                         \
+		if (cond)                                            \
+			pass();                                      \
+		else                                                 \
+			fail_at(__FILE__, __LINE__, __VA_ARGS__);    \
+	} while (0)
+
+/* last_error returns this thread's last error in buf (empty when none). */
+static const char *last_error(char *buf, size_t n) {
+	char *msg = idb_last_error();
+	snprintf(buf, n, "%s", msg ? msg : "");
+	idb_free(msg);
+	return buf;
+}
+
+static void check_status(const char *file, int line, const char *expr, int st, int want,
+			 const char *want_msg) {
+	char buf[4096];
+	if (st != want) {
+		fail_at(file, line, "%s = %d, want %d (%s)", expr, st, want, last_error(buf, sizeof buf));
+		return;
+	}
+	if (want != IDB_OK && want_msg != NULL && !strstr(last_error(buf, sizeof buf), want_msg)) {
+		fail_at(file, line, "%s: message \"%s\" lacks \"%s\"", expr, buf, want_msg);
+		return;
+	}
+	pass();
+}
+
+/* CHECK_STATUS checks a status and, for a failure, that this thread's last
+ * error contains want_msg. */
+#define CHECK_STATUS(call, want, want_msg) check_status(__FILE__, __LINE__, #call, (call), (want), (want_msg))
+#define CHECK_OK(call) CHECK_STATUS(call, IDB_OK, NULL)
+
+static uint64_t live_handles(void) {
+	uint64_t n = UINT64_MAX;
+	if (idb_handle_count(&n) != IDB_OK)
+		return UINT64_MAX;
+	return n;
+}
+
+/* ---- core ---- */
+
+static void test_version(void) {
+	char *v = NULL;
+	CHECK_OK(idb_version(&v));
+	CHECK(v != NULL && strlen(v) > 0, "version is empty");
+	idb_free(v);
+	CHECK_STATUS(idb_version(NULL), IDB_ERR_ARGUMENT, "out is NULL");
+	idb_free(NULL); /* no-op */
+	pass();
+}
+
+static void test_parse_lockfile(void) {
+	const char *data = "{\"workspaceFolders\":[\"\\/home\\/me\\/p\"],\"pid\":42,\"ideName\":\"VS Code\",\"transport\":\"ws\"}";
+	char *out = NULL;
+	CHECK_OK(idb_parse_lockfile("12345.lock", data, strlen(data), &out));
+	CHECK(out && strstr(out, "\"port\":12345") && strstr(out, "\"workspaceFolders\":[\"/home/me/p\"]") &&
+		      strstr(out, "\"transport\":\"ws\"") && strstr(out, "\"pid\":42"),
+	      "parsed lockfile %s", out ? out : "(null)");
+	idb_free(out);
+
+	/* Legacy text; data need not be NUL-terminated. */
+	char legacy[] = {'/', 'a', '\n', '/', 'b', 'X'};
+	out = NULL;
+	CHECK_OK(idb_parse_lockfile("9.lock", legacy, 5, &out));
+	CHECK(out && strstr(out, "\"workspaceFolders\":[\"/a\",\"/b\"]") && strstr(out, "\"legacy\":true"),
+	      "legacy %s", out ? out : "(null)");
+	idb_free(out);
+
+	/* Binary content with a NUL byte is neither format. */
+	char binary[] = {'/', 'a', 0, 1, 2};
+	out = NULL;
+	CHECK_STATUS(idb_parse_lockfile("9.lock", binary, sizeof binary, &out), IDB_ERROR, "binary");
+	CHECK(out == NULL, "out set on failure");
+	CHECK_STATUS(idb_parse_lockfile("x.lock", "{}", 2, &out), IDB_ERROR, "not a lockfile name");
+	CHECK_STATUS(idb_parse_lockfile(NULL, "{}", 2, &out), IDB_ERR_ARGUMENT, "name is NULL");
+	CHECK_STATUS(idb_parse_lockfile("1.lock", NULL, 2, &out), IDB_ERR_ARGUMENT, "data is NULL");
+	CHECK_STATUS(idb_parse_lockfile("1.lock", "{}", 2, NULL), IDB_ERR_ARGUMENT, "out is NULL");
+}
+
+/* ---- last error per thread ---- */
+
+struct err_thread {
+	int id;
+	pthread_barrier_t *barrier;
+};
+
+static void *err_thread_main(void *arg) {
+	struct err_thread *et = arg;
+	char name[64], want[64], buf[4096];
+	/* A fresh thread has no error yet. */
+	char *none = idb_last_error();
+	CHECK(none == NULL, "thread %d starts with error %s", et->id, none ? none : "");
+	idb_free(none);
+	for (int round = 0; round < 100; round++) {
+		snprintf(name, sizeof name, "thread-%d-%d.lock", et->id, round);
+		char *out = NULL;
+		int st = idb_parse_lockfile(name, "{}", 2, &out);
+		CHECK(st == IDB_ERROR, "thread %d: status %d", et->id, st);
+		if (round == 0)
+			pthread_barrier_wait(et->barrier); /* all threads have failed once */
+		/* A successful call in between leaves the error alone. */
+		char *v = NULL;
+		CHECK_OK(idb_version(&v));
+		idb_free(v);
+		snprintf(want, sizeof want, "thread-%d-%d.lock", et->id, round);
+		last_error(buf, sizeof buf);
+		CHECK(strstr(buf, want) != NULL, "thread %d reads \"%s\", want its own %s", et->id, buf, want);
+	}
+	return NULL;
+}
+
+static void test_last_error_threads(void) {
+	enum { N = 8 };
+	pthread_t th[N];
+	struct err_thread et[N];
+	pthread_barrier_t barrier;
+	pthread_barrier_init(&barrier, NULL, N);
+	for (int i = 0; i < N; i++) {
+		et[i] = (struct err_thread){i, &barrier};
+		pthread_create(&th[i], NULL, err_thread_main, &et[i]);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&barrier);
+}
+
+/* ---- benchmarks ---- */
+
+static double now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* bench runs fn iters times per sample and prints the median ns/call over
+ * 9 samples. */
+static void bench(const char *name, void (*fn)(void), int iters) {
+	enum { SAMPLES = 9 };
+	double s[SAMPLES];
+	for (int i = 0; i < iters / 10; i++)
+		fn(); /* warm up */
+	for (int k = 0; k < SAMPLES; k++) {
+		double t0 = now_ns();
+		for (int i = 0; i < iters; i++)
+			fn();
+		s[k] = (now_ns() - t0) / iters;
+	}
+	qsort(s, SAMPLES, sizeof s[0], cmp_double);
+	printf("%-40s %10.1f ns/call (median of %d x %d)\n", name, s[SAMPLES / 2], SAMPLES, iters);
+}
+
+static void bench_handle_count(void) {
+	uint64_t n;
+	idb_handle_count(&n);
+}
+
+static void bench_version(void) {
+	char *v;
+	idb_version(&v);
+	idb_free(v);
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1 && strcmp(argv[1], "bench") == 0) {
+		bench("idb_handle_count (trivial)", bench_handle_count, 1000000);
+		bench("idb_version + idb_free", bench_version, 1000000);
+		return 0;
+	}
+	test_version();
+	test_parse_lockfile();
+	test_last_error_threads();
+
+	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());
+	printf("abi_test: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
