@@ -10,7 +10,7 @@ FUZZTIME      ?= 10s
 
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean
+.PHONY: all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test
 
 all: build
 
@@ -60,6 +60,21 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## lib: libidebridge, the c-shared library (its header is cabi/include/idebridge.h)
+lib:
+	@mkdir -p build
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -o build/libidebridge.so ./cabi
+	@rm -f build/libidebridge.h
+
+## abi-test: the C test program, the Python unittest suite and the Node node:test suite against build/libidebridge.so
+abi-test: lib
+	gcc -Wall -Wextra -Werror -O2 -pthread -Icabi/include cabi/test/abi_test.c \
+		-Lbuild -lidebridge -Wl,-rpath,$(CURDIR)/build -o build/abi_test
+	build/abi_test
+	cd bindings/python && IDEBRIDGE_LIB=$(CURDIR)/build/libidebridge.so python3 -m unittest discover -s tests -t . -v
+	cd bindings/node && if [ ! -d node_modules ]; then npm ci --no-audit --no-fund; fi
+	cd bindings/node && IDEBRIDGE_LIB=$(CURDIR)/build/libidebridge.so node --test
 
 clean:
 	rm -rf build
