@@ -1,0 +1,381 @@
+package idebridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
+
+// mux is the JSON-RPC multiplexer over one transport: request ids, pending
+// calls, notifications, and requests from the IDE. One goroutine reads;
+// any goroutine may call. Each incoming message is decoded once; results
+// stay raw JSON for the caller.
+type mux struct {
+	t       transport
+	log     *slog.Logger
+	maxSize int64
+	act     *activity
+
+	nextID atomic.Int64
+
+	mu      sync.Mutex
+	pending map[int64]*pendingCall
+	err     error // why the connection ended; nil while it is up
+	done    chan struct{}
+
+	// onNotification is called on the read loop for every notification;
+	// it must not block.
+	onNotification func(method string, params json.RawMessage)
+	// onEnd is called once, on the read loop, after the last message.
+	onEnd func()
+
+	bg       sync.WaitGroup // goroutines other than the read loop
+	readDone chan struct{}
+}
+
+type pendingCall struct {
+	ch chan callResult // capacity 1: the read loop never blocks on it
+}
+
+type callResult struct {
+	msg *jsonrpc.Message
+	err error
+}
+
+var pendingPool = sync.Pool{New: func() any { return &pendingCall{ch: make(chan callResult, 1)} }}
+
+func newMux(t transport, log *slog.Logger, maxSize int64, act *activity) *mux {
+	m := &mux{
+		t:        t,
+		log:      log,
+		maxSize:  maxSize,
+		act:      act,
+		pending:  make(map[int64]*pendingCall),
+		done:     make(chan struct{}),
+		readDone: make(chan struct{}),
+	}
+	m.nextID.Store(-1) // the first request (initialize) gets id 0, as the reference agent sends
+	return m
+}
+
+// start runs the read loop and, when interval > 0, the keep-alive.
+func (m *mux) start(pingInterval time.Duration) {
+	go m.readLoop()
+	if pingInterval > 0 {
+		m.bg.Add(1)
+		go m.keepAlive(pingInterval)
+	}
+}
+
+// paramsFunc appends a request's params JSON to the buffer.
+type paramsFunc func(m *msgBuf) error
+
+// call sends a request and waits for its response, which it returns whole
+// (the caller looks at Result or Error). The wait ends with ctx, after
+// timeout (when positive), or when the connection ends. A call abandoned by
+// ctx or timeout sends notifications/cancelled in the background and its
+// late reply is dropped.
+func (m *mux) call(ctx context.Context, method string, params paramsFunc, timeout time.Duration) (*jsonrpc.Message, error) {
+	if err := m.failure(); err != nil {
+		return nil, err
+	}
+	id := m.nextID.Add(1)
+	b := getMsgBuf()
+	b.b = jsonrpc.AppendRequestHead(b.b, id, method)
+	if params != nil {
+		b.b = append(b.b, `,"params":`...)
+		if err := params(b); err != nil {
+			putMsgBuf(b)
+			return nil, fmt.Errorf("encoding %s params: %w", method, err)
+		}
+	}
+	b.b = append(b.b, '}')
+	if size := int64(len(b.payload())); size > m.maxSize {
+		putMsgBuf(b)
+		return nil, &MessageTooLargeError{Size: size, Limit: m.maxSize}
+	}
+
+	pc := pendingPool.Get().(*pendingCall)
+	m.mu.Lock()
+	if m.err != nil {
+		err := m.err
+		m.mu.Unlock()
+		pendingPool.Put(pc)
+		putMsgBuf(b)
+		return nil, err
+	}
+	m.pending[id] = pc
+	m.mu.Unlock()
+
+	if err := m.t.send(ctx, b); err != nil {
+		if r, ok := m.abandon(id, pc); ok {
+			return r.msg, r.err // the connection failed meanwhile
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if ferr := m.failure(); ferr != nil {
+			return nil, ferr
+		}
+		return nil, fmt.Errorf("sending %s: %w", method, err)
+	}
+
+	var timeoutC <-chan time.Time
+	if timeout > 0 {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
+			timer := time.NewTimer(timeout)
+			defer timer.Stop()
+			timeoutC = timer.C
+		}
+	}
+	select {
+	case r := <-pc.ch:
+		pendingPool.Put(pc)
+		return r.msg, r.err
+	case <-ctx.Done():
+		if r, ok := m.abandon(id, pc); ok {
+			return r.msg, r.err
+		}
+		m.cancelInBackground(id, context.Cause(ctx).Error())
+		return nil, ctx.Err()
+	case <-timeoutC:
+		if r, ok := m.abandon(id, pc); ok {
+			return r.msg, r.err
+		}
+		m.cancelInBackground(id, "timed out")
+		return nil, fmt.Errorf("no reply within %v: %w", timeout, context.DeadlineExceeded)
+	}
+}
+
+// abandon forgets a pending call. When the read loop (or a failure) had
+// already taken it, its result is on the way: abandon waits for it and
+// returns it with ok true, so that a reply that did arrive is not lost.
+func (m *mux) abandon(id int64, pc *pendingCall) (callResult, bool) {
+	m.mu.Lock()
+	_, waiting := m.pending[id]
+	if waiting {
+		delete(m.pending, id)
+	}
+	m.mu.Unlock()
+	if waiting {
+		pendingPool.Put(pc)
+		return callResult{}, false
+	}
+	r := <-pc.ch
+	pendingPool.Put(pc)
+	return r, true
+}
+
+// cancelInBackground tells the IDE a request is no longer wanted, without
+// making the caller wait for the write.
+func (m *mux) cancelInBackground(id int64, reason string) {
+	m.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := m.notify(ctx, "notifications/cancelled", func(b *msgBuf) error {
+			b.b = append(b.b, `{"requestId":`...)
+			b.b = strconv.AppendInt(b.b, id, 10)
+			b.b = append(b.b, `,"reason":`...)
+			b.b = jsonrpc.AppendString(b.b, reason)
+			b.b = append(b.b, '}')
+			return nil
+		})
+		if err != nil {
+			m.log.Debug("could not send notifications/cancelled", "id", id, "err", err)
+		}
+	})
+}
+
+// goBackground runs f on a goroutine that Close waits for; it does nothing
+// once the connection has ended.
+func (m *mux) goBackground(f func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return
+	}
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		f()
+	}()
+}
+
+// notify sends a notification.
+func (m *mux) notify(ctx context.Context, method string, params paramsFunc) error {
+	if err := m.failure(); err != nil {
+		return err
+	}
+	b := getMsgBuf()
+	b.b = jsonrpc.AppendNotificationHead(b.b, method)
+	if params != nil {
+		b.b = append(b.b, `,"params":`...)
+		if err := params(b); err != nil {
+			putMsgBuf(b)
+			return fmt.Errorf("encoding %s params: %w", method, err)
+		}
+	}
+	b.b = append(b.b, '}')
+	if size := int64(len(b.payload())); size > m.maxSize {
+		putMsgBuf(b)
+		return &MessageTooLargeError{Size: size, Limit: m.maxSize}
+	}
+	if err := m.t.send(ctx, b); err != nil {
+		if ferr := m.failure(); ferr != nil {
+			return ferr
+		}
+		return fmt.Errorf("sending %s: %w", method, err)
+	}
+	return nil
+}
+
+// failure returns why the connection ended, or nil while it is up.
+func (m *mux) failure() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// fail ends the connection with err (once): every pending call fails with
+// it at once, and the transport is closed.
+func (m *mux) fail(err error) {
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.err = err
+	pending := m.pending
+	m.pending = nil
+	close(m.done)
+	m.mu.Unlock()
+	for _, pc := range pending {
+		pc.ch <- callResult{err: err}
+	}
+	if cerr := m.t.close(); cerr != nil {
+		m.log.Debug("closing transport", "err", cerr)
+	}
+}
+
+// close ends the connection as the client's own decision and waits for
+// every goroutine of the mux.
+func (m *mux) close() {
+	m.fail(ErrClosed)
+	<-m.readDone
+	m.bg.Wait()
+}
+
+func (m *mux) readLoop() {
+	defer close(m.readDone)
+	defer func() {
+		if m.onEnd != nil {
+			m.onEnd()
+		}
+	}()
+	for {
+		data, err := m.t.recv()
+		if err != nil {
+			if !errors.Is(err, ErrClosed) {
+				err = connLost(err)
+			}
+			m.fail(err)
+			return
+		}
+		msg, err := jsonrpc.Decode(data)
+		if err != nil {
+			m.log.Debug("dropping malformed message from the IDE", "err", err, "size", len(data))
+			continue
+		}
+		switch {
+		case msg.IsResponse():
+			m.deliver(msg)
+		case msg.IsRequest():
+			m.answer(msg)
+		default:
+			if m.onNotification != nil {
+				m.onNotification(msg.Method, msg.Params)
+			}
+		}
+	}
+}
+
+// deliver hands a response to its pending call; a response to an unknown
+// or abandoned id is dropped.
+func (m *mux) deliver(msg *jsonrpc.Message) {
+	id, ok := jsonrpc.ParseIntID(msg.ID)
+	var pc *pendingCall
+	m.mu.Lock()
+	if ok {
+		pc = m.pending[id]
+		if pc != nil {
+			delete(m.pending, id)
+		}
+	}
+	m.mu.Unlock()
+	if pc == nil {
+		m.log.Debug("dropping response to an unknown or abandoned request", "id", string(msg.ID))
+		return
+	}
+	pc.ch <- callResult{msg: msg}
+}
+
+// answer replies to a request from the IDE: ping with {}, anything else
+// with -32601. The reply is written off the read loop, so that a large
+// outgoing message never stalls reading.
+func (m *mux) answer(req *jsonrpc.Message) {
+	m.log.Debug("request from the IDE", "method", req.Method, "id", string(req.ID))
+	m.goBackground(func() {
+		b := getMsgBuf()
+		if req.Method == "ping" {
+			b.b = jsonrpc.AppendResult(b.b, req.ID, []byte("{}"))
+		} else {
+			b.b = jsonrpc.AppendError(b.b, req.ID, jsonrpc.CodeMethodNotFound, "Method not found: "+req.Method)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wsWriteTimeout)
+		defer cancel()
+		if err := m.t.send(ctx, b); err != nil {
+			m.log.Debug("could not answer the IDE's request", "method", req.Method, "err", err)
+		}
+	})
+}
+
+// keepAlive probes the connection every interval and declares it lost when
+// nothing at all (not even a pong) arrived for two intervals: a half-open
+// connection, whose pending calls would otherwise wait forever.
+func (m *mux) keepAlive(interval time.Duration) {
+	defer m.bg.Done()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-tick.C:
+		}
+		if idle := m.act.idle(); idle > 2*interval {
+			m.fail(connLost(fmt.Errorf("nothing received from the IDE for %v despite keep-alive pings (half-open connection)", idle.Round(time.Millisecond))))
+			return
+		}
+		err := m.t.ping()
+		if errors.Is(err, errNoTransportPing) {
+			// An MCP ping; any answer, even -32601, is a sign of life.
+			ctx, cancel := context.WithTimeout(context.Background(), interval)
+			_, err = m.call(ctx, "ping", nil, 0)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = nil // the idle check above decides
+			}
+		}
+		if err != nil && m.failure() == nil {
+			m.log.Debug("keep-alive ping failed", "err", err)
+		}
+	}
+}

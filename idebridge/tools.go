@@ -1,0 +1,775 @@
+package idebridge
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/pathconv"
+)
+
+// Tool names as deployed IDEs spell them (PROTOCOL.md section 6).
+const (
+	ToolOpenDiff            = "openDiff"
+	ToolCloseTab            = "close_tab"
+	ToolCloseAllDiffTabs    = "closeAllDiffTabs"
+	ToolOpenFile            = "openFile"
+	ToolGetDiagnostics      = "getDiagnostics"
+	ToolGetOpenEditors      = "getOpenEditors"
+	ToolGetWorkspaceFolders = "getWorkspaceFolders"
+	ToolGetCurrentSelection = "getCurrentSelection"
+	ToolGetLatestSelection  = "getLatestSelection"
+	ToolCheckDocumentDirty  = "checkDocumentDirty"
+	ToolSaveDocument        = "saveDocument"
+	ToolExecuteCode         = "executeCode"
+)
+
+const toolOpenDiff = ToolOpenDiff
+
+// argWriter appends a JSON object of arguments.
+type argWriter struct{ b *msgBuf }
+
+func (w argWriter) str(first bool, key, val string) {
+	if !first {
+		w.b.b = append(w.b.b, ',')
+	}
+	w.b.b = jsonrpc.AppendString(w.b.b, key)
+	w.b.b = append(w.b.b, ':')
+	w.b.b = jsonrpc.AppendString(w.b.b, val)
+}
+
+func (w argWriter) boolean(key string, val bool) {
+	w.b.b = append(w.b.b, ',')
+	w.b.b = jsonrpc.AppendString(w.b.b, key)
+	w.b.b = strconv.AppendBool(append(w.b.b, ':'), val)
+}
+
+// callWith calls a tool whose arguments are appended by args.
+func (c *Client) callWith(ctx context.Context, name string, args func(w argWriter)) (*ToolResult, error) {
+	timeout := c.cfg.CallTimeout
+	if name == toolOpenDiff {
+		timeout = 0
+	}
+	msg, err := c.m.call(ctx, "tools/call", func(b *msgBuf) error {
+		b.b = append(b.b, `{"name":`...)
+		b.b = jsonrpc.AppendString(b.b, name)
+		b.b = append(b.b, `,"arguments":{`...)
+		if args != nil {
+			args(argWriter{b})
+		}
+		b.b = append(b.b, "}}"...)
+		return nil
+	}, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("calling IDE tool %s: %w", name, err)
+	}
+	return decodeToolResult(name, msg)
+}
+
+// OpenDiffArgs are openDiff's arguments.
+type OpenDiffArgs struct {
+	// OldPath is the file being changed (old_file_path), on the agent's
+	// side; it is converted for the IDE.
+	OldPath string
+	// NewPath is new_file_path; empty means OldPath (an edit in place).
+	NewPath string
+	// NewContents is the proposed text (new_file_contents).
+	NewContents string
+	// TabName is tab_name, opaque and unique per diff; empty means one is
+	// made up in the reference agent's style ("✻ [idebridge] main.go
+	// (3f9a1c) ⧉"). Use the same name with CloseTab afterwards.
+	TabName string
+}
+
+// DiffOutcomeKind is what the user did with a proposed diff.
+type DiffOutcomeKind int
+
+const (
+	// DiffOther: the IDE answered something else; nothing was accepted.
+	DiffOther DiffOutcomeKind = iota
+	// DiffSaved (FILE_SAVED): the user accepted, possibly after editing;
+	// write DiffOutcome.FinalText.
+	DiffSaved
+	// DiffTabClosed (TAB_CLOSED): the user closed the diff tab; the
+	// reference agent applies the proposed text (DiffOutcome.FinalText).
+	DiffTabClosed
+	// DiffRejected (DIFF_REJECTED): keep the old file.
+	DiffRejected
+)
+
+func (k DiffOutcomeKind) String() string {
+	switch k {
+	case DiffSaved:
+		return "saved"
+	case DiffTabClosed:
+		return "tab_closed"
+	case DiffRejected:
+		return "rejected"
+	}
+	return "other"
+}
+
+// DiffOutcome is the answer to openDiff.
+type DiffOutcome struct {
+	Kind DiffOutcomeKind
+	// FinalText is the text to write when Accepted: the IDE's final text
+	// for DiffSaved (the user may have edited the proposal), the proposal
+	// for DiffTabClosed. The IDE never writes the file itself.
+	FinalText string
+	// TabName is the tab the diff was shown in (for CloseTab).
+	TabName string
+	// Result is the tool result as received.
+	Result *ToolResult
+}
+
+// Accepted reports whether the file should be written with FinalText.
+func (o *DiffOutcome) Accepted() bool { return o.Kind == DiffSaved || o.Kind == DiffTabClosed }
+
+// OpenDiff shows a proposed edit in the IDE's diff viewer and waits until
+// the user acts; there is no default deadline (ctx still ends it, and the
+// call fails at once if the connection is lost). Call CloseTab with the
+// outcome's TabName afterwards, as the reference agent does.
+func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, error) {
+	if a.NewPath == "" {
+		a.NewPath = a.OldPath
+	}
+	if a.TabName == "" {
+		a.TabName = makeTabName(c.cfg.ClientName, a.NewPath)
+	}
+	conv := converter{c.paths}
+	oldPath, newPath := conv.toIDE(a.OldPath), conv.toIDE(a.NewPath)
+	r, err := c.callWith(ctx, ToolOpenDiff, func(w argWriter) {
+		w.str(true, "old_file_path", oldPath)
+		w.str(false, "new_file_path", newPath)
+		w.str(false, "new_file_contents", a.NewContents)
+		w.str(false, "tab_name", a.TabName)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &DiffOutcome{TabName: a.TabName, Result: r}
+	var texts []string
+	for _, b := range r.Content {
+		if b.Type == "text" {
+			texts = append(texts, b.Text)
+		}
+	}
+	if len(texts) == 0 {
+		return out, nil
+	}
+	switch strings.TrimSpace(texts[0]) {
+	case "FILE_SAVED":
+		out.Kind = DiffSaved
+		out.FinalText = a.NewContents
+		if len(texts) > 1 {
+			out.FinalText = texts[1]
+		}
+	case "TAB_CLOSED":
+		out.Kind = DiffTabClosed
+		out.FinalText = a.NewContents
+	case "DIFF_REJECTED":
+		out.Kind = DiffRejected
+	}
+	return out, nil
+}
+
+// makeTabName makes a unique tab name in the reference agent's style.
+func makeTabName(client, path string) string {
+	var id [3]byte
+	_, _ = rand.Read(id[:])
+	return fmt.Sprintf("✻ [%s] %s (%s) ⧉", client, filepath.Base(path), hex.EncodeToString(id[:]))
+}
+
+// CloseTab closes a tab by name (close_tab), typically a diff's tab after
+// its outcome is known. Deployed IDEs answer TAB_CLOSED; after an accepted
+// diff Neovim may answer with an error object instead, which comes back as
+// a *ToolError that a caller whose outcome is already known can ignore.
+func (c *Client) CloseTab(ctx context.Context, tabName string) error {
+	_, err := c.callWith(ctx, ToolCloseTab, func(w argWriter) { w.str(true, "tab_name", tabName) })
+	return err
+}
+
+var closedTabsRE = regexp.MustCompile(`^CLOSED_(\d+)_DIFF_TABS$`)
+
+// CloseAllDiffTabs closes every diff tab (the reference agent calls it at
+// the start of each user turn and on cancel). It returns how many were
+// closed, or -1 when the IDE did not say.
+func (c *Client) CloseAllDiffTabs(ctx context.Context) (int, error) {
+	r, err := c.callWith(ctx, ToolCloseAllDiffTabs, nil)
+	if err != nil {
+		return 0, err
+	}
+	if m := closedTabsRE.FindStringSubmatch(strings.TrimSpace(r.Text())); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n, nil
+		}
+	}
+	return -1, nil
+}
+
+// OpenFileArgs are openFile's arguments.
+type OpenFileArgs struct {
+	// FilePath is the file to open, on the agent's side.
+	FilePath string
+	// Preview opens the file in preview mode.
+	Preview bool
+	// StartText and EndText select from the first match of StartText to
+	// the end of the following match of EndText; empty means no selection.
+	StartText, EndText string
+	// SelectToEndOfLine extends the selection to the end of EndText's line.
+	SelectToEndOfLine bool
+	// Background opens the file without making it the active editor
+	// (makeFrontmost false); by default it is brought to the front.
+	Background bool
+}
+
+// OpenFileResult is openFile's answer.
+type OpenFileResult struct {
+	// FilePath, LanguageID and LineCount are set when the IDE answered
+	// JSON (VS Code family, Neovim).
+	FilePath   string `json:"filePath"`
+	LanguageID string `json:"languageId"`
+	LineCount  int    `json:"lineCount"`
+	// Text is the answer's text as received.
+	Text string `json:"-"`
+}
+
+// OpenFile opens a file in the IDE, optionally selecting text.
+func (c *Client) OpenFile(ctx context.Context, a OpenFileArgs) (*OpenFileResult, error) {
+	conv := converter{c.paths}
+	path := conv.toIDE(a.FilePath)
+	r, err := c.callWith(ctx, ToolOpenFile, func(w argWriter) {
+		w.str(true, "filePath", path)
+		w.boolean("preview", a.Preview)
+		if a.StartText != "" {
+			w.str(false, "startText", a.StartText)
+		}
+		if a.EndText != "" {
+			w.str(false, "endText", a.EndText)
+		}
+		w.boolean("selectToEndOfLine", a.SelectToEndOfLine)
+		w.boolean("makeFrontmost", !a.Background)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &OpenFileResult{Text: r.Text()}
+	if ok, err := decodeJSONText(ToolOpenFile, r, out); err != nil {
+		return nil, err
+	} else if ok {
+		out.FilePath = conv.toLocal(out.FilePath)
+	}
+	return out, nil
+}
+
+// Severity is a diagnostic's severity, numbered as in LSP.
+type Severity int
+
+// Severities. IDEs send names ("Error", "Warning", "Info", "Information",
+// "Hint", in any case) or LSP numbers; both decode to these.
+const (
+	SeverityUnknown     Severity = 0
+	SeverityError       Severity = 1
+	SeverityWarning     Severity = 2
+	SeverityInformation Severity = 3
+	SeverityHint        Severity = 4
+)
+
+func (s Severity) String() string {
+	switch s {
+	case SeverityError:
+		return "Error"
+	case SeverityWarning:
+		return "Warning"
+	case SeverityInformation:
+		return "Information"
+	case SeverityHint:
+		return "Hint"
+	}
+	return "Unknown"
+}
+
+// UnmarshalJSON accepts a number or a name; anything unrecognised is
+// SeverityUnknown rather than an error, so one odd diagnostic does not
+// hide the others.
+func (s *Severity) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = SeverityUnknown
+	switch v := v.(type) {
+	case float64:
+		*s = Severity(int(v))
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "error", "1":
+			*s = SeverityError
+		case "warning", "warn", "2":
+			*s = SeverityWarning
+		case "info", "information", "informational", "3":
+			*s = SeverityInformation
+		case "hint", "4":
+			*s = SeverityHint
+		}
+	}
+	return nil
+}
+
+// Diagnostic is one diagnostic reported by the IDE.
+type Diagnostic struct {
+	Message  string   `json:"message"`
+	Severity Severity `json:"severity"`
+	Source   string   `json:"source,omitempty"`
+	// Code is the diagnostic's code as text (IDEs send strings, numbers,
+	// or {value, target} objects).
+	Code  string `json:"code,omitempty"`
+	Range Range  `json:"range"`
+}
+
+// FileDiagnostics are the diagnostics of one file.
+type FileDiagnostics struct {
+	// URI is the file's URI, converted to the agent's side.
+	URI string `json:"uri"`
+	// Path is the file's path on the agent's side, when URI is a file URI.
+	Path        string       `json:"path,omitempty"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// GetDiagnostics returns the IDE's diagnostics for one file (uri: a file://
+// URI or an absolute path on the agent's side) or, when uri is empty, for
+// every open file. Neovim answers -32001 for a file it has not opened.
+func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]FileDiagnostics, error) {
+	conv := converter{c.paths}
+	if uri != "" && !strings.Contains(uri, "://") {
+		uri = pathToFileURI(uri)
+	}
+	ideURI := conv.uriToIDE(uri)
+	r, err := c.callWith(ctx, ToolGetDiagnostics, func(w argWriter) {
+		if ideURI != "" {
+			w.str(true, "uri", ideURI)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	files, err := parseDiagnostics(r)
+	if err != nil {
+		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", ToolGetDiagnostics, err)
+	}
+	for i := range files {
+		f := &files[i]
+		f.URI = conv.uriToLocal(f.URI)
+		if p, ok := fileURIPath(f.URI); ok {
+			f.Path = p
+		} else if f.Path != "" {
+			f.Path = conv.toLocal(f.Path)
+		}
+	}
+	return files, nil
+}
+
+// wireDiagnostic covers both shapes deployed IDEs send: LSP-like entries
+// inside {uri, diagnostics}, and older Neovim's one object per content
+// block with filePath and one-based line and character.
+type wireDiagnostic struct {
+	Message   string     `json:"message"`
+	Severity  Severity   `json:"severity"`
+	Source    string     `json:"source"`
+	Code      flexString `json:"code"`
+	Range     *Range     `json:"range"`
+	FilePath  string     `json:"filePath"`
+	Line      int        `json:"line"`
+	Character int        `json:"character"`
+}
+
+type wireFileDiagnostics struct {
+	URI         string            `json:"uri"`
+	FilePath    string            `json:"filePath"`
+	Diagnostics *[]wireDiagnostic `json:"diagnostics"`
+	wireDiagnostic
+}
+
+func (d *wireDiagnostic) toDiagnostic() Diagnostic {
+	out := Diagnostic{Message: d.Message, Severity: d.Severity, Source: d.Source, Code: string(d.Code)}
+	if d.Range != nil {
+		out.Range = *d.Range
+	} else if d.Line > 0 {
+		p := Position{Line: d.Line - 1, Character: max(d.Character-1, 0)}
+		out.Range = Range{Start: p, End: p}
+	}
+	return out
+}
+
+// parseDiagnostics reads every text block of a getDiagnostics result,
+// grouping diagnostics by file in the order first seen.
+func parseDiagnostics(r *ToolResult) ([]FileDiagnostics, error) {
+	files := []FileDiagnostics{}
+	index := map[string]int{}
+	add := func(uri, path string, ds []Diagnostic) {
+		key := uri
+		if key == "" {
+			key = path
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(files)
+			index[key] = i
+			files = append(files, FileDiagnostics{URI: uri, Path: path, Diagnostics: []Diagnostic{}})
+		}
+		files[i].Diagnostics = append(files[i].Diagnostics, ds...)
+	}
+	addEntry := func(e *wireFileDiagnostics) {
+		if e.Diagnostics != nil {
+			ds := make([]Diagnostic, 0, len(*e.Diagnostics))
+			for i := range *e.Diagnostics {
+				ds = append(ds, (*e.Diagnostics)[i].toDiagnostic())
+			}
+			add(e.URI, e.FilePath, ds)
+			return
+		}
+		// A single diagnostic (older Neovim).
+		uri := e.URI
+		if uri == "" && e.FilePath != "" {
+			uri = pathToFileURI(e.FilePath)
+		}
+		add(uri, e.FilePath, []Diagnostic{e.wireDiagnostic.toDiagnostic()})
+	}
+	for _, b := range r.Content {
+		if b.Type != "text" {
+			continue
+		}
+		text := bytes.TrimSpace([]byte(b.Text))
+		if len(text) == 0 {
+			continue
+		}
+		switch text[0] {
+		case '[':
+			var entries []wireFileDiagnostics
+			if err := json.Unmarshal(text, &entries); err != nil {
+				return nil, err
+			}
+			for i := range entries {
+				addEntry(&entries[i])
+			}
+		case '{':
+			var e wireFileDiagnostics
+			if err := json.Unmarshal(text, &e); err != nil {
+				return nil, err
+			}
+			addEntry(&e)
+		default:
+			return nil, fmt.Errorf("unexpected text %q", truncateText(b.Text, 80))
+		}
+	}
+	return files, nil
+}
+
+// flexString decodes a JSON string, number, or {"value": ...} object as text.
+type flexString string
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		*f = ""
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*f = flexString(s)
+	case b[0] == '{':
+		var o struct {
+			Value flexString `json:"value"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		*f = o.Value
+	default:
+		*f = flexString(b)
+	}
+	return nil
+}
+
+// OpenEditor is one editor tab open in the IDE.
+type OpenEditor struct {
+	// URI is the document's URI, converted to the agent's side.
+	URI string `json:"uri"`
+	// Path is the document's path on the agent's side, when known.
+	Path       string `json:"path,omitempty"`
+	Label      string `json:"label,omitempty"`
+	LanguageID string `json:"languageId,omitempty"`
+	IsActive   bool   `json:"isActive"`
+	IsDirty    bool   `json:"isDirty"`
+}
+
+// GetOpenEditors returns the IDE's open editor tabs.
+func (c *Client) GetOpenEditors(ctx context.Context) ([]OpenEditor, error) {
+	r, err := c.callWith(ctx, ToolGetOpenEditors, nil)
+	if err != nil {
+		return nil, err
+	}
+	type wireEditor struct {
+		OpenEditor
+		FilePath string `json:"filePath"`
+		FileName string `json:"fileName"`
+	}
+	var wrapped struct {
+		Tabs []wireEditor `json:"tabs"`
+	}
+	text := bytes.TrimSpace([]byte(r.Text()))
+	var tabs []wireEditor
+	if len(text) > 0 && text[0] == '[' {
+		err = json.Unmarshal(text, &tabs)
+	} else {
+		err = json.Unmarshal(text, &wrapped)
+		tabs = wrapped.Tabs
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", ToolGetOpenEditors, err)
+	}
+	conv := converter{c.paths}
+	out := make([]OpenEditor, 0, len(tabs))
+	for _, t := range tabs {
+		e := t.OpenEditor
+		e.URI = conv.uriToLocal(e.URI)
+		if p, ok := fileURIPath(e.URI); ok {
+			e.Path = p
+		} else if t.FilePath != "" {
+			e.Path = conv.toLocal(t.FilePath)
+		} else if t.FileName != "" {
+			e.Path = conv.toLocal(t.FileName)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// WorkspaceFolder is one folder open in the IDE.
+type WorkspaceFolder struct {
+	Name string `json:"name"`
+	// URI and Path are converted to the agent's side.
+	URI  string `json:"uri"`
+	Path string `json:"path"`
+}
+
+// WorkspaceFolders is getWorkspaceFolders' answer.
+type WorkspaceFolders struct {
+	Folders []WorkspaceFolder `json:"folders"`
+	// RootPath is the first folder's path, on the agent's side.
+	RootPath string `json:"rootPath"`
+}
+
+// GetWorkspaceFolders returns the folders open in the IDE.
+func (c *Client) GetWorkspaceFolders(ctx context.Context) (*WorkspaceFolders, error) {
+	r, err := c.callWith(ctx, ToolGetWorkspaceFolders, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out WorkspaceFolders
+	if _, err := decodeJSONText(ToolGetWorkspaceFolders, r, &out); err != nil {
+		return nil, err
+	}
+	conv := converter{c.paths}
+	for i := range out.Folders {
+		f := &out.Folders[i]
+		f.URI = conv.uriToLocal(f.URI)
+		f.Path = conv.toLocal(f.Path)
+		if f.Path == "" {
+			f.Path, _ = fileURIPath(f.URI)
+		}
+	}
+	out.RootPath = conv.toLocal(out.RootPath)
+	return &out, nil
+}
+
+// GetCurrentSelection returns the selection in the active editor. An IDE
+// with no active editor answers success false, returned as a *ToolError.
+func (c *Client) GetCurrentSelection(ctx context.Context) (*Selection, error) {
+	return c.selection(ctx, ToolGetCurrentSelection)
+}
+
+// GetLatestSelection returns the most recent selection, even in an editor
+// that is no longer active.
+func (c *Client) GetLatestSelection(ctx context.Context) (*Selection, error) {
+	return c.selection(ctx, ToolGetLatestSelection)
+}
+
+func (c *Client) selection(ctx context.Context, tool string) (*Selection, error) {
+	r, err := c.callWith(ctx, tool, nil)
+	if err != nil {
+		return nil, err
+	}
+	var s Selection
+	if _, err := decodeJSONText(tool, r, &s); err != nil {
+		return nil, err
+	}
+	conv := converter{c.paths}
+	s.FilePath = conv.toLocal(s.FilePath)
+	s.FileURL = conv.uriToLocal(s.FileURL)
+	return &s, nil
+}
+
+// DocumentStatus is the answer of checkDocumentDirty and saveDocument.
+type DocumentStatus struct {
+	// FilePath is on the agent's side.
+	FilePath   string `json:"filePath"`
+	IsDirty    bool   `json:"isDirty"`
+	IsUntitled bool   `json:"isUntitled"`
+	// Saved is saveDocument's answer.
+	Saved   bool   `json:"saved"`
+	Message string `json:"message,omitempty"`
+}
+
+// CheckDocumentDirty reports whether a document has unsaved changes. A
+// document the IDE has not open is answered with success false, returned
+// as a *ToolError.
+func (c *Client) CheckDocumentDirty(ctx context.Context, path string) (*DocumentStatus, error) {
+	return c.document(ctx, ToolCheckDocumentDirty, path)
+}
+
+// SaveDocument saves a document's unsaved changes.
+func (c *Client) SaveDocument(ctx context.Context, path string) (*DocumentStatus, error) {
+	return c.document(ctx, ToolSaveDocument, path)
+}
+
+func (c *Client) document(ctx context.Context, tool, path string) (*DocumentStatus, error) {
+	conv := converter{c.paths}
+	idePath := conv.toIDE(path)
+	r, err := c.callWith(ctx, tool, func(w argWriter) { w.str(true, "filePath", idePath) })
+	if err != nil {
+		return nil, err
+	}
+	var s DocumentStatus
+	if _, err := decodeJSONText(tool, r, &s); err != nil {
+		return nil, err
+	}
+	s.FilePath = conv.toLocal(s.FilePath)
+	if s.FilePath == "" {
+		s.FilePath = path
+	}
+	return &s, nil
+}
+
+// ExecuteCode runs code in the IDE's kernel (Jupyter in VS Code) and returns
+// the result's content blocks.
+func (c *Client) ExecuteCode(ctx context.Context, code string) (*ToolResult, error) {
+	return c.callWith(ctx, ToolExecuteCode, func(w argWriter) { w.str(true, "code", code) })
+}
+
+// decodeJSONText decodes the result's text as JSON into v. A JSON object
+// with "success": false is returned as a *ToolError carrying its message.
+// Text that is not JSON is left alone (ok false) when v can live without
+// it, which is only openFile's case.
+func decodeJSONText(tool string, r *ToolResult, v any) (ok bool, err error) {
+	text := bytes.TrimSpace([]byte(r.Text()))
+	if len(text) == 0 || (text[0] != '{' && text[0] != '[') {
+		if tool == ToolOpenFile {
+			return false, nil
+		}
+		return false, fmt.Errorf("decoding result of IDE tool %s: not JSON: %q", tool, truncateText(string(text), 80))
+	}
+	var status struct {
+		Success *bool  `json:"success"`
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	if text[0] == '{' && json.Unmarshal(text, &status) == nil && status.Success != nil && !*status.Success {
+		msg := status.Message
+		if msg == "" {
+			msg = status.Error
+		}
+		return false, &ToolError{Tool: tool, Message: msg, Result: r}
+	}
+	if err := json.Unmarshal(text, v); err != nil {
+		return false, fmt.Errorf("decoding result of IDE tool %s: %w", tool, err)
+	}
+	return true, nil
+}
+
+func truncateText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// converter applies a pathconv.Converter to paths and file URIs, and does
+// nothing at all (URIs stay byte for byte) for the identity.
+type converter struct{ c pathconv.Converter }
+
+func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity }
+
+func (v converter) toLocal(p string) string {
+	if p == "" || v.identity() {
+		return p
+	}
+	return v.c.ToLocal(p)
+}
+
+func (v converter) toIDE(p string) string {
+	if p == "" || v.identity() {
+		return p
+	}
+	return v.c.ToIDE(p)
+}
+
+func (v converter) uriToLocal(u string) string {
+	if u == "" || v.identity() {
+		return u
+	}
+	p, ok := fileURIPath(u)
+	if !ok {
+		return u
+	}
+	return pathToFileURI(v.c.ToLocal(p))
+}
+
+func (v converter) uriToIDE(u string) string {
+	if u == "" || v.identity() {
+		return u
+	}
+	p, ok := fileURIPath(u)
+	if !ok {
+		return u
+	}
+	return pathToFileURI(v.c.ToIDE(p))
+}
+
+// fileURIPath returns the path of a file URI; a Windows drive path comes
+// back as C:\dir\file.
+func fileURIPath(u string) (string, bool) {
+	if len(u) < 7 || !strings.EqualFold(u[:7], "file://") {
+		return "", false
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "", false
+	}
+	p := pu.Path
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && isLetter(p[1]) {
+		return strings.ReplaceAll(p[1:], "/", `\`), true
+	}
+	return p, true
+}
+
+// pathToFileURI makes a file URI of a path: /home/x or C:\dir\x.
+func pathToFileURI(p string) string {
+	if len(p) >= 2 && p[1] == ':' && isLetter(p[0]) {
+		p = "/" + strings.ReplaceAll(p, `\`, "/")
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
