@@ -3,8 +3,10 @@ package ideserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -350,4 +352,18 @@ func decodeServerMessage(data []byte) (*jsonrpc.Message, error) {
 		return nil, fmt.Errorf("result with a null id")
 	}
 	return &m, nil
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func isCloseCode(err error, code int) bool {
+	var ce *websocket.CloseError
+	return errors.As(err, &ce) && ce.Code == code
 }

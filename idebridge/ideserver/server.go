@@ -278,10 +278,12 @@ func (s *Server) Clients() []ClientInfo {
 // them.
 func (s *Server) Close() error { return s.shutdown(context.Background(), false) }
 
-// Shutdown is the graceful Close: pending openDiff calls are answered
-// DIFF_REJECTED at once, but other tool calls may finish until ctx ends;
-// then it proceeds as Close. It returns ctx's error if ctx ended before the
-// handlers did.
+// Shutdown is the graceful Close: new tool calls are refused and pending
+// openDiff calls are answered DIFF_REJECTED at once, but other running
+// tool calls may finish with a live context until ctx ends. Then it
+// proceeds as Close: the remaining handlers are cancelled and awaited, and
+// their answers sent, before connections close. It returns ctx's error if
+// ctx ended before the handlers did.
 func (s *Server) Shutdown(ctx context.Context) error { return s.shutdown(ctx, true) }
 
 func (s *Server) shutdown(ctx context.Context, graceful bool) error {
@@ -321,9 +323,7 @@ func (s *Server) shutdown(ctx context.Context, graceful bool) error {
 		errs = append(errs, ctx.Err())
 	}
 	s.cancel(ErrServerClosed)
-	if !waitGroup(ctx, &s.handlers) && !graceful {
-		errs = append(errs, ctx.Err())
-	}
+	s.handlers.Wait()
 	for _, ss := range sessions {
 		ss.conn.close(closeGoingAway, "server shutting down")
 	}

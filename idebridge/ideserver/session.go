@@ -104,10 +104,12 @@ type session struct {
 	cancel context.CancelCauseFunc
 	seq    int
 
-	mu          sync.Mutex
-	info        ClientInfo
+	mu       sync.Mutex
+	info     ClientInfo
+	inflight map[string]*inflightCall
+
+	initMu      sync.Mutex
 	initialized bool
-	inflight    map[string]*inflightCall
 }
 
 func (ss *session) clientInfo() ClientInfo {
@@ -117,8 +119,8 @@ func (ss *session) clientInfo() ClientInfo {
 }
 
 func (ss *session) isInitialized() bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	ss.initMu.Lock()
+	defer ss.initMu.Unlock()
 	return ss.initialized
 }
 
@@ -257,10 +259,12 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 	res.Capabilities = serverCapabilities
 	res.ServerInfo.Name = ss.srv.cfg.ServerName
 	res.ServerInfo.Version = ss.srv.cfg.ServerVersion
+	// The answer goes out before any broadcast, and a client that has read
+	// it gets every broadcast made after: Notify waits on initMu.
+	ss.initMu.Lock()
 	ss.reply(msg.ID, &res)
-	ss.mu.Lock()
 	ss.initialized = true
-	ss.mu.Unlock()
+	ss.initMu.Unlock()
 	ss.srv.emit(EventInitialized, ss, nil)
 }
 

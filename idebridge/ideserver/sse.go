@@ -57,16 +57,20 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if err := sc.writeEvent("endpoint", []byte(messagesPath+"?session="+sc.id)); err != nil {
-		return
-	}
 	ss, err := s.addSession(lockfile.TransportSSE, r.RemoteAddr, sc)
 	if err != nil {
 		return
 	}
 	sc.session = ss
+	// Known before the client can learn the endpoint and POST to it.
 	s.sseSessions.Store(sc.id, sc)
 	defer s.sseSessions.Delete(sc.id)
+	var why error
+	if err := sc.writeEvent("endpoint", []byte(messagesPath+"?session="+sc.id)); err != nil {
+		sc.close(closeNormal, "")
+		s.removeSession(ss, err)
+		return
+	}
 
 	var tick <-chan time.Time
 	if iv := s.cfg.PingInterval; iv > 0 {
@@ -74,7 +78,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		defer t.Stop()
 		tick = t.C
 	}
-	var why error
 loop:
 	for {
 		select {
