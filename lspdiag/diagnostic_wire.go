@@ -80,7 +80,9 @@ type wireParams struct {
 	Diagnostics json.RawMessage `json:"diagnostics"`
 }
 
-func decodePublishParams(b []byte) (PublishParams, error) {
+// decodePublishParamsSlow decodes level by level through json.RawMessage:
+// slower than decodePublishParams, but it knows where a problem is.
+func decodePublishParamsSlow(b []byte) (PublishParams, error) {
 	b = bytes.TrimSpace(b)
 	if k := jsonKind(b); k != "object" {
 		return PublishParams{}, shapeErr("", "params are "+article(k)+", not an object")
@@ -112,7 +114,7 @@ func decodePublishParams(b []byte) (PublishParams, error) {
 	}
 	p.Diagnostics = make([]Diagnostic, len(items))
 	for i, it := range items {
-		d, err := decodeDiagnostic(it)
+		d, err := decodeDiagnosticSlow(it)
 		if err != nil {
 			return PublishParams{}, prefixShape("diagnostics["+strconv.Itoa(i)+"]", err)
 		}
@@ -132,7 +134,7 @@ type wireDiagnostic struct {
 	RelatedInformation json.RawMessage `json:"relatedInformation"`
 }
 
-func decodeDiagnostic(b []byte) (Diagnostic, error) {
+func decodeDiagnosticSlow(b []byte) (Diagnostic, error) {
 	b = bytes.TrimSpace(b)
 	if k := jsonKind(b); k != "object" {
 		return Diagnostic{}, shapeErr("", kindProblem(k, "an object"))

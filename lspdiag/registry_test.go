@@ -123,6 +123,9 @@ func TestPublishShapeRejected(t *testing.T) {
 		{"code an object", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","code":{}}]}`, "diagnostics[0].code"},
 		{"source a number", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","source":1}]}`, "diagnostics[0].source"},
 		{"version a string", `{"uri":"file:///a","version":"3","diagnostics":[]}`, "version"},
+		{"trailing garbage", `{"uri":"file:///a","diagnostics":[]} x`, ""},
+		// The typed pass stops at the first message; the last one is fine.
+		{"conflicting keys", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":7,"message":"m"}]}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
