@@ -1,9 +1,12 @@
 package fuzz
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -242,4 +245,294 @@ func (m *regModel) check(t *testing.T, att *lspdiag.Attachment, ok bool) {
 	if s := att.Render(nil); utf8.RuneCountInString(s) > lspdiag.DefaultMaxChars || s == "" {
 		t.Fatalf("rendering of %d characters (budget %d)", utf8.RuneCountInString(s), lspdiag.DefaultMaxChars)
 	}
+}
+
+// FuzzPublishDecode checks the decoding of publishDiagnostics params, and
+// of the same bytes as a single diagnostic, against a model written here
+// on encoding/json's generic values: both accept the same inputs and give
+// the same values. Publish accepts exactly those inputs, and its errors
+// are shape errors. Inputs that repeat a key in an object, or spell a
+// field name in another letter case (encoding/json matches those
+// case-blind), are outside the model's domain and only checked not to
+// panic.
+func FuzzPublishDecode(f *testing.F) {
+	f.Add([]byte(`{"uri":"file:///p/a.go","version":3,"diagnostics":[{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"m","severity":"Warning","code":12,"source":"s"}]}`))
+	f.Add([]byte(`{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":{"kind":"plaintext","value":"v"},"tags":[1,null],"codeDescription":{"href":"h"},"relatedInformation":[{"location":{"uri":"u","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}},"message":"r"},1]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p lspdiag.PublishParams
+		perr := json.Unmarshal(b, &p)
+		var d lspdiag.Diagnostic
+		derr := json.Unmarshal(b, &d)
+		reg := lspdiag.NewRegistry(nil)
+		rerr := reg.Publish("plugin:x:y", b)
+		if rerr != nil && !errors.Is(rerr, lspdiag.ErrBadShape) {
+			t.Fatalf("Publish error %v is not a shape error", rerr)
+		}
+		if (rerr == nil) != (perr == nil && p.URI != "") {
+			t.Fatalf("Publish = %v but json.Unmarshal = %v (uri %q)", rerr, perr, p.URI)
+		}
+		if !inModelDomain(b) {
+			return
+		}
+		var v any
+		ok := json.Valid(b)
+		if ok {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			ok = dec.Decode(&v) == nil
+		}
+		mp, mpOK := modelParams(v)
+		if (perr == nil) != (ok && mpOK) {
+			t.Fatalf("params: decoder error %v, model accepts %v", perr, ok && mpOK)
+		}
+		if perr == nil {
+			if diff := cmp.Diff(mp, p, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("params (-model +decoder):\n%s", diff)
+			}
+		}
+		md, mdOK := modelDiag(v)
+		if (derr == nil) != (ok && mdOK) {
+			t.Fatalf("diagnostic: decoder error %v, model accepts %v", derr, ok && mdOK)
+		}
+		if derr == nil {
+			if diff := cmp.Diff(md, d, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("diagnostic (-model +decoder):\n%s", diff)
+			}
+		}
+	})
+}
+
+var modelFields = []string{"uri", "version", "diagnostics", "range", "start", "end", "line", "character",
+	"severity", "code", "codeDescription", "href", "source", "message", "value", "tags", "relatedInformation", "location"}
+
+// inModelDomain reports whether no object in b repeats a key or spells a
+// field name in another case. Invalid JSON is in the domain.
+func inModelDomain(b []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		obj       bool
+		keys      map[string]bool
+		expectKey bool
+	}
+	var stack []*frame
+	valueDone := func() {
+		if len(stack) > 0 && stack[len(stack)-1].obj {
+			stack[len(stack)-1].expectKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF || err != nil {
+			return true
+		}
+		top := (*frame)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			switch tok {
+			case '{':
+				if top != nil && top.obj {
+					top.expectKey = false
+				}
+				stack = append(stack, &frame{obj: true, keys: map[string]bool{}, expectKey: true})
+			case '[':
+				if top != nil && top.obj {
+					top.expectKey = false
+				}
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			if top != nil && top.obj && top.expectKey {
+				if top.keys[tok] {
+					return false
+				}
+				for _, name := range modelFields {
+					if tok != name && strings.EqualFold(tok, name) {
+						return false
+					}
+				}
+				top.keys[tok] = true
+				top.expectKey = false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+func modelInt(x any) (int, bool) {
+	n, ok := x.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil || int64(int(v)) != v {
+		return 0, false
+	}
+	return int(v), true
+}
+
+func modelParams(v any) (lspdiag.PublishParams, bool) {
+	var p lspdiag.PublishParams
+	m, ok := v.(map[string]any)
+	if !ok {
+		return p, false
+	}
+	if p.URI, ok = m["uri"].(string); !ok {
+		return p, false
+	}
+	if x := m["version"]; x != nil {
+		n, ok := modelInt(x)
+		if !ok {
+			return p, false
+		}
+		p.Version = &n
+	}
+	items, ok := m["diagnostics"].([]any)
+	if !ok {
+		return p, false
+	}
+	p.Diagnostics = []lspdiag.Diagnostic{}
+	for _, it := range items {
+		d, ok := modelDiag(it)
+		if !ok {
+			return p, false
+		}
+		p.Diagnostics = append(p.Diagnostics, d)
+	}
+	return p, true
+}
+
+func modelPos(v any) (lspdiag.Position, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return lspdiag.Position{}, false
+	}
+	l, ok1 := modelInt(m["line"])
+	c, ok2 := modelInt(m["character"])
+	return lspdiag.Position{Line: l, Character: c}, ok1 && ok2 && l >= 0 && c >= 0
+}
+
+func modelRange(v any) (lspdiag.Range, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return lspdiag.Range{}, false
+	}
+	s, ok1 := modelPos(m["start"])
+	e, ok2 := modelPos(m["end"])
+	return lspdiag.Range{Start: s, End: e}, ok1 && ok2
+}
+
+func modelMessage(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case map[string]any:
+		s, ok := v["value"].(string)
+		return s, ok
+	}
+	return "", false
+}
+
+func modelDiag(v any) (lspdiag.Diagnostic, bool) {
+	var d lspdiag.Diagnostic
+	m, ok := v.(map[string]any)
+	if !ok {
+		return d, false
+	}
+	if d.Range, ok = modelRange(m["range"]); !ok {
+		return d, false
+	}
+	if d.Message, ok = modelMessage(m["message"]); !ok {
+		return d, false
+	}
+	switch s := m["severity"].(type) {
+	case nil:
+	case json.Number:
+		n, ok := modelInt(s)
+		if !ok || n < 0 || n > 4 {
+			return d, false
+		}
+		d.Severity = lspdiag.Severity(n)
+	case string:
+		found := false
+		for sev, names := range map[lspdiag.Severity][]string{1: {"error", "1"}, 2: {"warning", "2"}, 3: {"info", "information", "3"}, 4: {"hint", "4"}} {
+			for _, name := range names {
+				if strings.EqualFold(s, name) {
+					d.Severity, found = sev, true
+				}
+			}
+		}
+		if !found {
+			return d, false
+		}
+	default:
+		return d, false
+	}
+	switch c := m["code"].(type) {
+	case nil:
+	case string:
+		d.Code = c
+	case json.Number:
+		d.Code = string(c)
+	default:
+		return d, false
+	}
+	switch s := m["source"].(type) {
+	case nil:
+	case string:
+		d.Source = s
+	default:
+		return d, false
+	}
+	switch cd := m["codeDescription"].(type) {
+	case string:
+		d.CodeDescription = cd
+	case map[string]any:
+		d.CodeDescription, _ = cd["href"].(string)
+	}
+	if tags, ok := m["tags"].([]any); ok {
+		var ints []int
+		for _, x := range tags {
+			if x == nil {
+				ints = append(ints, 0)
+				continue
+			}
+			n, ok := modelInt(x)
+			if !ok {
+				ints = nil
+				break
+			}
+			ints = append(ints, n)
+		}
+		d.Tags = ints
+	}
+	if rel, ok := m["relatedInformation"].([]any); ok {
+		for _, x := range rel {
+			item, ok := x.(map[string]any)
+			if !ok {
+				continue
+			}
+			loc, ok := item["location"].(map[string]any)
+			if !ok {
+				continue
+			}
+			var ri lspdiag.RelatedInformation
+			var ok1, ok2, ok3 bool
+			ri.Location.URI, ok1 = loc["uri"].(string)
+			ri.Location.Range, ok2 = modelRange(loc["range"])
+			ri.Message, ok3 = modelMessage(item["message"])
+			if ok1 && ok2 && ok3 {
+				d.RelatedInformation = append(d.RelatedInformation, ri)
+			}
+		}
+	}
+	return d, true
 }
