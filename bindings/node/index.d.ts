@@ -57,6 +57,104 @@ export interface Lockfile {
   path?: string;
 }
 
+/** A zero-based LSP position. */
+export interface Position {
+  line: number;
+  character: number;
+}
+
+/** An LSP range, end exclusive. */
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** One diagnostic as the registry delivers it (Go: lspdiag.Diagnostic): LSP's shape, with code always a string. */
+export interface Diagnostic {
+  range: Range;
+  /** 1 error, 2 warning, 3 information, 4 hint. */
+  severity: number;
+  code?: string;
+  codeDescription?: string;
+  source?: string;
+  message: string;
+  tags?: number[];
+  relatedInformation?: { location: { uri: string; range: Range }; message: string }[];
+}
+
+/** The params of textDocument/publishDiagnostics as a language server sends them. */
+export interface PublishDiagnosticsParams {
+  uri: string;
+  version?: number | null;
+  diagnostics: Array<Omit<Diagnostic, "severity" | "code"> & { severity?: number | string; code?: string | number }>;
+}
+
+/** The new diagnostics of one document in an attachment (Go: lspdiag.FileDiagnostics). */
+export interface FileDiagnostics {
+  uri: string;
+  path?: string;
+  diagnostics: Diagnostic[];
+  /** New diagnostics of this file left out by the limits. */
+  cut: number;
+}
+
+/** What a drain hands out (Go: lspdiag.Attachment); the same JSON as idebridge diag --json. */
+export interface Attachment {
+  servers: string[];
+  files: FileDiagnostics[];
+  /** All new diagnostics left out by the limits. */
+  cut: number;
+  notes?: string[];
+}
+
+/** Options of pathToLocal. */
+export interface PathToLocalOptions {
+  /** the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only). */
+  distro?: string;
+  /** where the Windows drives are mounted (default "/mnt"). */
+  mountRoot?: string;
+  /** the host of the UNC paths written for files inside the distribution (default "wsl$"). */
+  uncHost?: string;
+}
+
+/** Options of pathToIde. */
+export interface PathToIdeOptions {
+  /** the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only). */
+  distro?: string;
+  /** where the Windows drives are mounted (default "/mnt"). */
+  mountRoot?: string;
+  /** the host of the UNC paths written for files inside the distribution (default "wsl$"). */
+  uncHost?: string;
+}
+
+/** Options of Registry.Init. */
+export interface RegistryInitOptions {
+  /** the most diagnostics of one file in an attachment (default 10). */
+  maxPerFile?: number;
+  /** the most diagnostics in an attachment (default 30). */
+  maxTotal?: number;
+  /** the most diagnostics one publish keeps pending, most severe first (default 1000). */
+  maxPerPublish?: number;
+  /** how many documents' delivered diagnostics are remembered (default 500). */
+  maxDocuments?: number;
+  /** how many delivered diagnostics are remembered per document (default 2000). */
+  maxDeliveredPerDocument?: number;
+  /** the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything). */
+  minSeverity?: string | number;
+  /** drop diagnostics tagged Unnecessary (faded-out unused code). */
+  dropUnnecessary?: boolean;
+}
+
+/** Options of renderAttachment. */
+export interface RenderAttachmentOptions {
+  /** paths of files inside this directory are shown relative to it. */
+  projectDir?: string;
+  /** the element wrapping the block (default "new-diagnostics"). */
+  tag?: string;
+  /** the cap on the whole block in characters (default 4000; negative for none). */
+  maxChars?: number;
+}
+
 /**
  * Returns the library version, e.g. "0.1.0".
  *
@@ -92,3 +190,118 @@ export declare function handleCount(): number;
  * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
  */
 export declare function parseLockfile(name: string, data: string | Uint8Array): Lockfile;
+
+/**
+ * Converts a path as an IDE running on Windows wrote it to the path an agent
+ * inside WSL sees: C:\Users\me\p becomes /mnt/c/Users/me/p, and
+ * \\wsl$\<distro>\home\me becomes /home/me. A path it cannot convert is
+ * returned unchanged. Pure computation: it runs no wslpath.
+ *
+ * @param path the IDE's path.
+ * @param [options] options.
+ * @returns the agent's path.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+export declare function pathToLocal(path: string, options?: PathToLocalOptions): string;
+
+/**
+ * Converts an agent's path inside WSL to the path an IDE running on Windows
+ * expects: /mnt/c/x becomes C:\x and any other absolute path becomes
+ * \\wsl$\<distro>\.... A path it cannot convert is returned unchanged. Pure
+ * computation: it runs no wslpath.
+ *
+ * @param path the agent's path.
+ * @param [options] options.
+ * @returns the IDE's path.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+export declare function pathToIde(path: string, options?: PathToIdeOptions): string;
+
+/**
+ * Renders a drained attachment as the model-facing text block
+ * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
+ * default.
+ *
+ * @param attachmentJson an attachment as returned by a drain (a
+ *   JSON-serialisable value, or a string holding JSON).
+ * @param [options] options.
+ * @returns the text block.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+export declare function renderAttachment(attachmentJson: Attachment | string, options?: RenderAttachmentOptions): string;
+
+/**
+ * A diagnostics registry: feed it every textDocument/publishDiagnostics
+ * params a language server sends, and once per turn drain what is new,
+ * deduplicated, sorted and bounded (10 per file, 30 in all by default). It
+ * is safe for concurrent use, starts no threads and does no I/O.
+ */
+export declare class Registry {
+  /**
+   * Creates a diagnostics registry.
+   *
+   * @param [options] options.
+   * @throws {IdebridgeError} ArgumentError, InternalError.
+   */
+  constructor(options?: RegistryInitOptions);
+  /** The C handle; 0n once closed. */
+  readonly handle: bigint;
+  /**
+   * Registers one textDocument/publishDiagnostics notification of a language
+   * server. A newer publish of the same server for the same document replaces
+   * the pending one (publishes are whole sets); an empty set clears what the
+   * server had pending for the document.
+   *
+   * @param server the server's name, e.g. "plugin:go:gopls".
+   * @param paramsJson the notification's params: {"uri", "version"?,
+   *   "diagnostics": [...]} as LSP sends them (a JSON-serialisable value, or
+   *   a string holding JSON).
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  publish(server: string, paramsJson: PublishDiagnosticsParams | string): void;
+  /**
+   * Records the current version of an open document: publishes carrying an
+   * older version are dropped as stale, and pending diagnostics of older
+   * versions are discarded.
+   *
+   * @param uri the document URI.
+   * @param version the document's version.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  setVersion(uri: string, version: number): void;
+  /**
+   * Takes what is new since the last drain: deduplicated within the batch and
+   * against what was delivered before, sorted by severity, and bounded by the
+   * limits.
+   *
+   * @returns the attachment {"servers", "files": [{"uri", "path",
+   *   "diagnostics", "cut"}], "cut", "notes"}, the same JSON as idebridge
+   *   diag --json; null when nothing new is pending.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  drain(): Attachment | null;
+  /**
+   * Forgets pending and delivered diagnostics, of one document or of all:
+   * after a reset, diagnostics delivered before are delivered again when
+   * published again (use it when the conversation is compacted).
+   *
+   * @param [uri] the document URI, or NULL for every document.
+   * @throws {IdebridgeError} HandleError, InternalError.
+   */
+  reset(uri?: string): void;
+  /**
+   * Returns the registry's cumulative counters (publishes accepted, rejected,
+   * stale, ...) and current sizes.
+   *
+   * @returns the counters as a JSON object.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  stats(): Record<string, number>;
+  /**
+   * Frees a registry. The handle is invalid afterwards.
+   *
+   * @throws {IdebridgeError} HandleError, InternalError.
+   */
+  close(): void;
+  [Symbol.dispose](): void;
+}

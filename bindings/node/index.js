@@ -195,6 +195,16 @@ function declare(lib) {
     idb_last_error: lib.func("void *idb_last_error(void)"),
     idb_handle_count: lib.func("int idb_handle_count(_Out_ uint64_t *out)"),
     idb_parse_lockfile: lib.func("int idb_parse_lockfile(const char *name, const uint8_t *data, size_t data_len, _Out_ void **out)"),
+    idb_path_to_local: lib.func("int idb_path_to_local(const char *path, const char *options_json, _Out_ void **out)"),
+    idb_path_to_ide: lib.func("int idb_path_to_ide(const char *path, const char *options_json, _Out_ void **out)"),
+    idb_registry_new: lib.func("int idb_registry_new(const char *options_json, _Out_ uint64_t *out_handle)"),
+    idb_registry_publish: lib.func("int idb_registry_publish(uint64_t registry, const char *server, const char *params_json)"),
+    idb_registry_set_version: lib.func("int idb_registry_set_version(uint64_t registry, const char *uri, int64_t version)"),
+    idb_registry_drain: lib.func("int idb_registry_drain(uint64_t registry, _Out_ void **out)"),
+    idb_registry_reset: lib.func("int idb_registry_reset(uint64_t registry, const char *uri)"),
+    idb_registry_stats: lib.func("int idb_registry_stats(uint64_t registry, _Out_ void **out)"),
+    idb_registry_free: lib.func("int idb_registry_free(uint64_t registry)"),
+    idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
   };
 }
 
@@ -223,6 +233,82 @@ function _idb_parse_lockfile(name, data) {
   const status = fns.idb_parse_lockfile(textIn(name), _data, _data.length, out);
   if (status !== IDB_OK) raise(fns, status, "idb_parse_lockfile");
   return takeJSON(fns, out[0]);
+}
+
+function _idb_path_to_local(path, options_json) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_path_to_local(textIn(path), jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_path_to_local");
+  return takeText(fns, out[0]);
+}
+
+function _idb_path_to_ide(path, options_json) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_path_to_ide(textIn(path), jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_path_to_ide");
+  return takeText(fns, out[0]);
+}
+
+function _idb_registry_new(options_json) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_registry_new(jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_new");
+  return BigInt(out[0]);
+}
+
+function _idb_registry_publish(registry, server, params_json) {
+  const fns = load();
+  const status = fns.idb_registry_publish(registry, textIn(server), jsonIn(params_json));
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_publish");
+  return undefined;
+}
+
+function _idb_registry_set_version(registry, uri, version) {
+  const fns = load();
+  const status = fns.idb_registry_set_version(registry, textIn(uri), version);
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_set_version");
+  return undefined;
+}
+
+function _idb_registry_drain(registry) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_registry_drain(registry, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_drain");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_registry_reset(registry, uri) {
+  const fns = load();
+  const status = fns.idb_registry_reset(registry, textIn(uri));
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_reset");
+  return undefined;
+}
+
+function _idb_registry_stats(registry) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_registry_stats(registry, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_stats");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_registry_free(registry) {
+  const fns = load();
+  const status = fns.idb_registry_free(registry);
+  if (status !== IDB_OK) raise(fns, status, "idb_registry_free");
+  return undefined;
+}
+
+function _idb_render_attachment(attachment_json, options_json) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_render_attachment(jsonIn(attachment_json), jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_render_attachment");
+  return takeText(fns, out[0]);
 }
 
 /**
@@ -269,6 +355,166 @@ function parseLockfile(name, data) {
   return _idb_parse_lockfile(name, data);
 }
 
+/**
+ * Converts a path as an IDE running on Windows wrote it to the path an agent
+ * inside WSL sees: C:\Users\me\p becomes /mnt/c/Users/me/p, and
+ * \\wsl$\<distro>\home\me becomes /home/me. A path it cannot convert is
+ * returned unchanged. Pure computation: it runs no wslpath.
+ *
+ * @param {string} path the IDE's path.
+ * @param {PathToLocalOptions} [options] options.
+ * @returns {string} the agent's path.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+function pathToLocal(path, options = {}) {
+  return _idb_path_to_local(path, pick({distro: options.distro, mountRoot: options.mountRoot, uncHost: options.uncHost}));
+}
+
+/**
+ * Converts an agent's path inside WSL to the path an IDE running on Windows
+ * expects: /mnt/c/x becomes C:\x and any other absolute path becomes
+ * \\wsl$\<distro>\.... A path it cannot convert is returned unchanged. Pure
+ * computation: it runs no wslpath.
+ *
+ * @param {string} path the agent's path.
+ * @param {PathToIdeOptions} [options] options.
+ * @returns {string} the IDE's path.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+function pathToIde(path, options = {}) {
+  return _idb_path_to_ide(path, pick({distro: options.distro, mountRoot: options.mountRoot, uncHost: options.uncHost}));
+}
+
+/**
+ * Renders a drained attachment as the model-facing text block
+ * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
+ * default.
+ *
+ * @param {Attachment | string} attachmentJson an attachment as returned by
+ *   a drain (a JSON-serialisable value, or a string holding JSON).
+ * @param {RenderAttachmentOptions} [options] options.
+ * @returns {string} the text block.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+function renderAttachment(attachmentJson, options = {}) {
+  return _idb_render_attachment(attachmentJson, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}));
+}
+
+/**
+ * A diagnostics registry: feed it every textDocument/publishDiagnostics
+ * params a language server sends, and once per turn drain what is new,
+ * deduplicated, sorted and bounded (10 per file, 30 in all by default). It
+ * is safe for concurrent use, starts no threads and does no I/O.
+ *
+ * Call close() when done (it is idempotent).
+ */
+class Registry {
+  /**
+   * Creates a diagnostics registry.
+   *
+   * @param {RegistryInitOptions} [options] options.
+   * @throws {IdebridgeError} ArgumentError, InternalError.
+   */
+  constructor(options = {}) {
+    /** @type {bigint} */
+    this._h = _idb_registry_new(pick({maxPerFile: options.maxPerFile, maxTotal: options.maxTotal, maxPerPublish: options.maxPerPublish, maxDocuments: options.maxDocuments, maxDeliveredPerDocument: options.maxDeliveredPerDocument, minSeverity: options.minSeverity, dropUnnecessary: options.dropUnnecessary}));
+  }
+
+  /** The C handle as a bigint; 0n once closed. */
+  get handle() {
+    return this._h;
+  }
+
+  /** @private */
+  _handle() {
+    if (!this._h) throw new ClosedError('Registry is closed', IDB_ERR_CLOSED);
+    return this._h;
+  }
+
+  /**
+   * Registers one textDocument/publishDiagnostics notification of a language
+   * server. A newer publish of the same server for the same document replaces
+   * the pending one (publishes are whole sets); an empty set clears what the
+   * server had pending for the document.
+   *
+   * @param {string} server the server's name, e.g. "plugin:go:gopls".
+   * @param {PublishDiagnosticsParams | string} paramsJson the
+   *   notification's params: {"uri", "version"?, "diagnostics": [...]} as
+   *   LSP sends them (a JSON-serialisable value, or a string holding JSON).
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  publish(server, paramsJson) {
+    return _idb_registry_publish(this._handle(), server, paramsJson);
+  }
+
+  /**
+   * Records the current version of an open document: publishes carrying an
+   * older version are dropped as stale, and pending diagnostics of older
+   * versions are discarded.
+   *
+   * @param {string} uri the document URI.
+   * @param {number} version the document's version.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  setVersion(uri, version) {
+    return _idb_registry_set_version(this._handle(), uri, version);
+  }
+
+  /**
+   * Takes what is new since the last drain: deduplicated within the batch and
+   * against what was delivered before, sorted by severity, and bounded by the
+   * limits.
+   *
+   * @returns {Attachment | null} the attachment {"servers", "files":
+   *   [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same
+   *   JSON as idebridge diag --json; null when nothing new is pending.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  drain() {
+    return _idb_registry_drain(this._handle());
+  }
+
+  /**
+   * Forgets pending and delivered diagnostics, of one document or of all:
+   * after a reset, diagnostics delivered before are delivered again when
+   * published again (use it when the conversation is compacted).
+   *
+   * @param {string} [uri] the document URI, or NULL for every document.
+   * @throws {IdebridgeError} HandleError, InternalError.
+   */
+  reset(uri) {
+    return _idb_registry_reset(this._handle(), uri);
+  }
+
+  /**
+   * Returns the registry's cumulative counters (publishes accepted, rejected,
+   * stale, ...) and current sizes.
+   *
+   * @returns {Record<string, number>} the counters as a JSON object.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  stats() {
+    return _idb_registry_stats(this._handle());
+  }
+
+  /**
+   * Frees a registry. The handle is invalid afterwards.
+   *
+   * @throws {IdebridgeError} HandleError, InternalError.
+   */
+  close() {
+    const h = this._h;
+    if (!h) return;
+    this._h = 0n;
+    _idb_registry_free(h);
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  Registry.prototype[Symbol.dispose] = function dispose() {
+    this.close();
+  };
+}
+
 module.exports = {
   IDB_OK,
   IDB_ERROR,
@@ -290,4 +536,8 @@ module.exports = {
   version,
   handleCount,
   parseLockfile,
+  pathToLocal,
+  pathToIde,
+  renderAttachment,
+  Registry,
 };

@@ -74,6 +74,8 @@ const (
 	Bytes
 	// Handle is a uint64_t handle of Param.Class.
 	Handle
+	// Int is an int64_t number.
+	Int
 	// TimeoutMS is an int64_t timeout in milliseconds: 0 means the
 	// function's default (Func.DefaultTimeout), negative means no timeout.
 	TimeoutMS

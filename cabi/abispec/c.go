@@ -18,7 +18,7 @@ func (f Func) CParams() []CParam {
 			out = append(out, CParam{"const char *", p.Name}, CParam{"size_t ", p.Name + "_len"})
 		case Handle:
 			out = append(out, CParam{"uint64_t ", p.Name})
-		case TimeoutMS:
+		case Int, TimeoutMS:
 			out = append(out, CParam{"int64_t ", p.Name})
 		case OutString:
 			out = append(out, CParam{"char **", p.Name})

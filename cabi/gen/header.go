@@ -36,6 +36,8 @@ func paramDoc(f abispec.Func, p abispec.Param) [][2]string {
 	case abispec.Handle:
 		c := classByName(p.Class)
 		return [][2]string{{p.Name, fmt.Sprintf("the %s handle (from %s).", c.Kind, ctorOf(p.Class).Name)}}
+	case abispec.Int:
+		return [][2]string{{p.Name, p.Doc + "."}}
 	case abispec.TimeoutMS:
 		def := f.DefaultTimeout
 		if def == "" {

@@ -20,7 +20,7 @@ func koffiProto(f abispec.Func) string {
 			ps = append(ps, "const uint8_t *"+p.Name, "size_t "+p.Name+"_len")
 		case abispec.Handle:
 			ps = append(ps, "uint64_t "+p.Name)
-		case abispec.TimeoutMS:
+		case abispec.Int, abispec.TimeoutMS:
 			ps = append(ps, "int64_t "+p.Name)
 		case abispec.OutString:
 			ps = append(ps, "_Out_ void **"+p.Name)
@@ -136,6 +136,9 @@ func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispe
 				continue
 			}
 			params = append(params, jsParam{camel(p.Name), or(p.TS, "unknown"), p.Doc + " (a JSON-serialisable value, or a string holding JSON)", !p.Required})
+			call = append(call, camel(p.Name))
+		case abispec.Int:
+			params = append(params, jsParam{camel(p.Name), "number", p.Doc, false})
 			call = append(call, camel(p.Name))
 		case abispec.TimeoutMS:
 			if hasFields {

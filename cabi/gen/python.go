@@ -16,7 +16,7 @@ func pyCTypes(p abispec.Param) []string {
 		return []string{"ctypes.c_char_p", "ctypes.c_size_t"}
 	case abispec.Handle:
 		return []string{"ctypes.c_uint64"}
-	case abispec.TimeoutMS:
+	case abispec.Int, abispec.TimeoutMS:
 		return []string{"ctypes.c_int64"}
 	case abispec.OutString:
 		return []string{"ctypes.POINTER(ctypes.c_void_p)"}
@@ -147,6 +147,10 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 				docs = append(docs, [2]string{p.Name, p.Doc + " (a JSON-serialisable value, or a str holding JSON; None for the default)"})
 			}
 			call = append(call, p.Name)
+		case abispec.Int:
+			sig = append(sig, fmt.Sprintf("%s: int", p.Name))
+			call = append(call, p.Name)
+			docs = append(docs, [2]string{p.Name, p.Doc})
 		case abispec.TimeoutMS:
 			sig = append(sig, "timeout: Optional[float] = None")
 			call = append(call, "_timeout_ms(timeout)")
@@ -164,8 +168,18 @@ func or(s, def string) string {
 	return s
 }
 
+// pyEscape escapes text for a Python docstring.
+func pyEscape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"""`, `\"\"\"`)
+}
+
 // pyDoc writes a docstring at the given indentation.
 func pyDoc(b *buf, indent string, f abispec.Func, docs [][2]string, isCtor bool) {
+	f.Doc = pyEscape(f.Doc)
+	f.ResultDoc = pyEscape(f.ResultDoc)
+	for i := range docs {
+		docs[i][1] = pyEscape(docs[i][1])
+	}
 	lines := wrap(f.Doc, 76-len(indent))
 	b.p(`%s"""%s`, indent, lines[0])
 	for _, l := range lines[1:] {
@@ -342,7 +356,7 @@ func pyClass(b *buf, c abispec.Class) {
 	ctor := ctorOf(c.Name)
 	dtor := destructorOf(c.Name)
 	b.p("class %s:", c.Name)
-	lines := wrap(c.Doc, 72)
+	lines := wrap(pyEscape(c.Doc), 72)
 	b.p(`    """%s`, lines[0])
 	for _, l := range lines[1:] {
 		if l == "" {

@@ -147,6 +147,224 @@ int idb_handle_count(uint64_t *out);
  */
 int idb_parse_lockfile(const char *name, const char *data, size_t data_len, char **out);
 
+/*
+ * idb_path_to_local
+ *
+ * Converts a path as an IDE running on Windows wrote it to the path an
+ * agent inside WSL sees: C:\Users\me\p becomes /mnt/c/Users/me/p, and
+ * \\wsl$\<distro>\home\me becomes /home/me. A path it cannot convert is
+ * returned unchanged. Pure computation: it runs no wslpath.
+ *
+ * Parameters:
+ *   path          the IDE's path. UTF-8, NUL-terminated, required;
+ *                 borrowed for the call.
+ *   options_json  the WSL setup. Members (all optional): "distro": the WSL
+ *                 distribution, as in WSL_DISTRO_NAME (empty: drive paths
+ *                 only); "mountRoot": where the Windows drives are mounted
+ *                 (default "/mnt"); "uncHost": the host of the UNC paths
+ *                 written for files inside the distribution (default
+ *                 "wsl$"). UTF-8 JSON text, or NULL for the defaults;
+ *                 borrowed for the call.
+ *   out           on IDB_OK receives the agent's path, a new string the
+ *                 caller frees with idb_free(). Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_path_to_local(const char *path, const char *options_json, char **out);
+
+/*
+ * idb_path_to_ide
+ *
+ * Converts an agent's path inside WSL to the path an IDE running on
+ * Windows expects: /mnt/c/x becomes C:\x and any other absolute path
+ * becomes \\wsl$\<distro>\.... A path it cannot convert is returned
+ * unchanged. Pure computation: it runs no wslpath.
+ *
+ * Parameters:
+ *   path          the agent's path. UTF-8, NUL-terminated, required;
+ *                 borrowed for the call.
+ *   options_json  the WSL setup. Members (all optional): "distro": the WSL
+ *                 distribution, as in WSL_DISTRO_NAME (empty: drive paths
+ *                 only); "mountRoot": where the Windows drives are mounted
+ *                 (default "/mnt"); "uncHost": the host of the UNC paths
+ *                 written for files inside the distribution (default
+ *                 "wsl$"). UTF-8 JSON text, or NULL for the defaults;
+ *                 borrowed for the call.
+ *   out           on IDB_OK receives the IDE's path, a new string the
+ *                 caller frees with idb_free(). Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_path_to_ide(const char *path, const char *options_json, char **out);
+
+/*
+ * idb_registry_new
+ *
+ * Creates a diagnostics registry.
+ *
+ * Parameters:
+ *   options_json  the registry's limits and filters. Members (all
+ *                 optional): "maxPerFile": the most diagnostics of one
+ *                 file in an attachment (default 10); "maxTotal": the most
+ *                 diagnostics in an attachment (default 30);
+ *                 "maxPerPublish": the most diagnostics one publish keeps
+ *                 pending, most severe first (default 1000);
+ *                 "maxDocuments": how many documents' delivered
+ *                 diagnostics are remembered (default 500);
+ *                 "maxDeliveredPerDocument": how many delivered
+ *                 diagnostics are remembered per document (default 2000);
+ *                 "minSeverity": the least severe severity delivered:
+ *                 "Error", "Warning", "Information", "Hint" or 1 to 4
+ *                 (default Hint: everything); "dropUnnecessary": drop
+ *                 diagnostics tagged Unnecessary (faded-out unused code).
+ *                 UTF-8 JSON text, or NULL for the defaults; borrowed for
+ *                 the call.
+ *   out_handle    on IDB_OK receives the new registry's handle; release it
+ *                 with idb_registry_free(). Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_new(const char *options_json, uint64_t *out_handle);
+
+/*
+ * idb_registry_publish
+ *
+ * Registers one textDocument/publishDiagnostics notification of a language
+ * server. A newer publish of the same server for the same document
+ * replaces the pending one (publishes are whole sets); an empty set clears
+ * what the server had pending for the document.
+ *
+ * Parameters:
+ *   registry     the registry handle (from idb_registry_new).
+ *   server       the server's name, e.g. "plugin:go:gopls". UTF-8,
+ *                NUL-terminated, required; borrowed for the call.
+ *   params_json  the notification's params: {"uri", "version"?,
+ *                "diagnostics": [...]} as LSP sends them. UTF-8 JSON text,
+ *                required; borrowed for the call.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_publish(uint64_t registry, const char *server, const char *params_json);
+
+/*
+ * idb_registry_set_version
+ *
+ * Records the current version of an open document: publishes carrying an
+ * older version are dropped as stale, and pending diagnostics of older
+ * versions are discarded.
+ *
+ * Parameters:
+ *   registry  the registry handle (from idb_registry_new).
+ *   uri       the document URI. UTF-8, NUL-terminated, required; borrowed
+ *             for the call.
+ *   version   the document's version.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_set_version(uint64_t registry, const char *uri, int64_t version);
+
+/*
+ * idb_registry_drain
+ *
+ * Takes what is new since the last drain: deduplicated within the batch
+ * and against what was delivered before, sorted by severity, and bounded
+ * by the limits.
+ *
+ * Parameters:
+ *   registry  the registry handle (from idb_registry_new).
+ *   out       on IDB_OK receives the attachment as JSON, a new string the
+ *             caller frees with idb_free(): the attachment {"servers",
+ *             "files": [{"uri", "path", "diagnostics", "cut"}], "cut",
+ *             "notes"}, the same JSON as idebridge diag --json. It
+ *             receives NULL (nothing to free) when nothing new is pending.
+ *             Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_drain(uint64_t registry, char **out);
+
+/*
+ * idb_registry_reset
+ *
+ * Forgets pending and delivered diagnostics, of one document or of all:
+ * after a reset, diagnostics delivered before are delivered again when
+ * published again (use it when the conversation is compacted).
+ *
+ * Parameters:
+ *   registry  the registry handle (from idb_registry_new).
+ *   uri       the document URI, or NULL for every document. UTF-8,
+ *             NUL-terminated, or NULL; borrowed for the call.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_reset(uint64_t registry, const char *uri);
+
+/*
+ * idb_registry_stats
+ *
+ * Returns the registry's cumulative counters (publishes accepted,
+ * rejected, stale, ...) and current sizes.
+ *
+ * Parameters:
+ *   registry  the registry handle (from idb_registry_new).
+ *   out       on IDB_OK receives the counters as a JSON object, a new
+ *             string the caller frees with idb_free(). Left unchanged on
+ *             failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_stats(uint64_t registry, char **out);
+
+/*
+ * idb_registry_free
+ *
+ * Frees a registry. The handle is invalid afterwards.
+ *
+ * Parameters:
+ *   registry  the registry handle (from idb_registry_new).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_registry_free(uint64_t registry);
+
+/*
+ * idb_render_attachment
+ *
+ * Renders a drained attachment as the model-facing text block
+ * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
+ * default.
+ *
+ * Parameters:
+ *   attachment_json  an attachment as returned by a drain. UTF-8 JSON
+ *                    text, required; borrowed for the call.
+ *   options_json     rendering options. Members (all optional):
+ *                    "projectDir": paths of files inside this directory
+ *                    are shown relative to it; "tag": the element wrapping
+ *                    the block (default "new-diagnostics"); "maxChars":
+ *                    the cap on the whole block in characters (default
+ *                    4000; negative for none). UTF-8 JSON text, or NULL
+ *                    for the defaults; borrowed for the call.
+ *   out              on IDB_OK receives the text block, a new string the
+ *                    caller frees with idb_free(). Left unchanged on
+ *                    failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_render_attachment(const char *attachment_json, const char *options_json, char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,6 +55,10 @@ __all__ = [
     "version",
     "handle_count",
     "parse_lockfile",
+    "path_to_local",
+    "path_to_ide",
+    "render_attachment",
+    "Registry",
 ]
 
 # Status codes returned by the C functions.
@@ -243,6 +247,26 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_handle_count.restype = ctypes.c_int
     lib.idb_parse_lockfile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_parse_lockfile.restype = ctypes.c_int
+    lib.idb_path_to_local.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_path_to_local.restype = ctypes.c_int
+    lib.idb_path_to_ide.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_path_to_ide.restype = ctypes.c_int
+    lib.idb_registry_new.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_registry_new.restype = ctypes.c_int
+    lib.idb_registry_publish.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p]
+    lib.idb_registry_publish.restype = ctypes.c_int
+    lib.idb_registry_set_version.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64]
+    lib.idb_registry_set_version.restype = ctypes.c_int
+    lib.idb_registry_drain.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_registry_drain.restype = ctypes.c_int
+    lib.idb_registry_reset.argtypes = [ctypes.c_uint64, ctypes.c_char_p]
+    lib.idb_registry_reset.restype = ctypes.c_int
+    lib.idb_registry_stats.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_registry_stats.restype = ctypes.c_int
+    lib.idb_registry_free.argtypes = [ctypes.c_uint64]
+    lib.idb_registry_free.restype = ctypes.c_int
+    lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_render_attachment.restype = ctypes.c_int
 
 
 # Low-level wrappers: one per export that returns a status.
@@ -274,6 +298,92 @@ def _idb_parse_lockfile(name, data):
     if status != IDB_OK:
         _raise(lib, status, "idb_parse_lockfile")
     return _take_json(lib, out)
+
+
+def _idb_path_to_local(path, options_json):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_path_to_local(_text_in(path), _json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_path_to_local")
+    return _take_text(lib, out)
+
+
+def _idb_path_to_ide(path, options_json):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_path_to_ide(_text_in(path), _json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_path_to_ide")
+    return _take_text(lib, out)
+
+
+def _idb_registry_new(options_json):
+    lib = _load()
+    out = ctypes.c_uint64()
+    status = lib.idb_registry_new(_json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_new")
+    return out.value
+
+
+def _idb_registry_publish(registry, server, params_json):
+    lib = _load()
+    status = lib.idb_registry_publish(registry, _text_in(server), _json_in(params_json))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_publish")
+    return None
+
+
+def _idb_registry_set_version(registry, uri, version):
+    lib = _load()
+    status = lib.idb_registry_set_version(registry, _text_in(uri), version)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_set_version")
+    return None
+
+
+def _idb_registry_drain(registry):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_registry_drain(registry, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_drain")
+    return _take_json(lib, out)
+
+
+def _idb_registry_reset(registry, uri):
+    lib = _load()
+    status = lib.idb_registry_reset(registry, _text_in(uri))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_reset")
+    return None
+
+
+def _idb_registry_stats(registry):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_registry_stats(registry, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_stats")
+    return _take_json(lib, out)
+
+
+def _idb_registry_free(registry):
+    lib = _load()
+    status = lib.idb_registry_free(registry)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_registry_free")
+    return None
+
+
+def _idb_render_attachment(attachment_json, options_json):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_render_attachment(_json_in(attachment_json), _json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_render_attachment")
+    return _take_text(lib, out)
 
 
 def version() -> str:
@@ -324,3 +434,231 @@ def parse_lockfile(name: str, data: Union[bytes, str]) -> Dict[str, Any]:
             InternalError.
     """
     return _idb_parse_lockfile(name, data)
+
+
+def path_to_local(path: str, distro: Optional[str] = None, mount_root: Optional[str] = None, unc_host: Optional[str] = None) -> str:
+    """Converts a path as an IDE running on Windows wrote it to the path an
+    agent inside WSL sees: C:\\Users\\me\\p becomes /mnt/c/Users/me/p, and
+    \\\\wsl$\\<distro>\\home\\me becomes /home/me. A path it cannot convert
+    is returned unchanged. Pure computation: it runs no wslpath.
+
+    Args:
+        path: the IDE's path.
+        distro: the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
+            paths only); None for the default.
+        mount_root: where the Windows drives are mounted (default "/mnt");
+            None for the default.
+        unc_host: the host of the UNC paths written for files inside the
+            distribution (default "wsl$"); None for the default.
+
+    Returns:
+        the agent's path.
+
+    Raises:
+        IdebridgeError: on failure, as one of ArgumentError, InternalError.
+    """
+    return _idb_path_to_local(path, _options({"distro": distro, "mountRoot": mount_root, "uncHost": unc_host}))
+
+
+def path_to_ide(path: str, distro: Optional[str] = None, mount_root: Optional[str] = None, unc_host: Optional[str] = None) -> str:
+    """Converts an agent's path inside WSL to the path an IDE running on
+    Windows expects: /mnt/c/x becomes C:\\x and any other absolute path
+    becomes \\\\wsl$\\<distro>\\.... A path it cannot convert is returned
+    unchanged. Pure computation: it runs no wslpath.
+
+    Args:
+        path: the agent's path.
+        distro: the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
+            paths only); None for the default.
+        mount_root: where the Windows drives are mounted (default "/mnt");
+            None for the default.
+        unc_host: the host of the UNC paths written for files inside the
+            distribution (default "wsl$"); None for the default.
+
+    Returns:
+        the IDE's path.
+
+    Raises:
+        IdebridgeError: on failure, as one of ArgumentError, InternalError.
+    """
+    return _idb_path_to_ide(path, _options({"distro": distro, "mountRoot": mount_root, "uncHost": unc_host}))
+
+
+def render_attachment(attachment_json: Any, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
+    """Renders a drained attachment as the model-facing text block
+    (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
+    default.
+
+    Args:
+        attachment_json: an attachment as returned by a drain (a
+            JSON-serialisable value, or a str holding JSON).
+        project_dir: paths of files inside this directory are shown relative
+            to it; None for the default.
+        tag: the element wrapping the block (default "new-diagnostics");
+            None for the default.
+        max_chars: the cap on the whole block in characters (default 4000;
+            negative for none); None for the default.
+
+    Returns:
+        the text block.
+
+    Raises:
+        IdebridgeError: on failure, as one of ArgumentError, InternalError.
+    """
+    return _idb_render_attachment(attachment_json, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}))
+
+
+class Registry:
+    """A diagnostics registry: feed it every textDocument/publishDiagnostics
+    params a language server sends, and once per turn drain what is new,
+    deduplicated, sorted and bounded (10 per file, 30 in all by default). It
+    is safe for concurrent use, starts no threads and does no I/O.
+
+    Use it as a context manager, or call close() when done; the handle is
+    also released when the object is garbage-collected.
+    """
+
+    def __init__(self, max_per_file: Optional[int] = None, max_total: Optional[int] = None, max_per_publish: Optional[int] = None, max_documents: Optional[int] = None, max_delivered_per_document: Optional[int] = None, min_severity: Optional[Union[str, int]] = None, drop_unnecessary: Optional[bool] = None) -> None:
+        """Creates a diagnostics registry.
+
+        Args:
+            max_per_file: the most diagnostics of one file in an attachment
+                (default 10); None for the default.
+            max_total: the most diagnostics in an attachment (default 30);
+                None for the default.
+            max_per_publish: the most diagnostics one publish keeps pending,
+                most severe first (default 1000); None for the default.
+            max_documents: how many documents' delivered diagnostics are
+                remembered (default 500); None for the default.
+            max_delivered_per_document: how many delivered diagnostics are
+                remembered per document (default 2000); None for the default.
+            min_severity: the least severe severity delivered: "Error",
+                "Warning", "Information", "Hint" or 1 to 4 (default Hint:
+                everything); None for the default.
+            drop_unnecessary: drop diagnostics tagged Unnecessary (faded-out
+                unused code); None for the default.
+
+        Raises:
+            IdebridgeError: on failure, as one of ArgumentError,
+                InternalError.
+        """
+        self._lock = threading.Lock()
+        self._h = 0
+        self._h = _idb_registry_new(_options({"maxPerFile": max_per_file, "maxTotal": max_total, "maxPerPublish": max_per_publish, "maxDocuments": max_documents, "maxDeliveredPerDocument": max_delivered_per_document, "minSeverity": min_severity, "dropUnnecessary": drop_unnecessary}))
+
+    @property
+    def handle(self) -> int:
+        """The C handle; 0 once closed."""
+        return self._h
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise ClosedError("Registry is closed", IDB_ERR_CLOSED)
+        return h
+
+    def publish(self, server: str, params_json: Any) -> None:
+        """Registers one textDocument/publishDiagnostics notification of a
+        language server. A newer publish of the same server for the same
+        document replaces the pending one (publishes are whole sets); an
+        empty set clears what the server had pending for the document.
+
+        Args:
+            server: the server's name, e.g. "plugin:go:gopls".
+            params_json: the notification's params: {"uri", "version"?,
+                "diagnostics": [...]} as LSP sends them (a JSON-serialisable
+                value, or a str holding JSON).
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_registry_publish(self._handle(), server, params_json)
+
+    def set_version(self, uri: str, version: int) -> None:
+        """Records the current version of an open document: publishes carrying
+        an older version are dropped as stale, and pending diagnostics of
+        older versions are discarded.
+
+        Args:
+            uri: the document URI.
+            version: the document's version.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_registry_set_version(self._handle(), uri, version)
+
+    def drain(self) -> Optional[Dict[str, Any]]:
+        """Takes what is new since the last drain: deduplicated within the
+        batch and against what was delivered before, sorted by severity, and
+        bounded by the limits.
+
+        Returns:
+            the attachment {"servers", "files": [{"uri", "path",
+            "diagnostics", "cut"}], "cut", "notes"}, the same JSON as
+            idebridge diag --json; None when nothing new is pending.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_registry_drain(self._handle())
+
+    def reset(self, uri: Optional[str] = None) -> None:
+        """Forgets pending and delivered diagnostics, of one document or of
+        all: after a reset, diagnostics delivered before are delivered again
+        when published again (use it when the conversation is compacted).
+
+        Args:
+            uri: the document URI, or NULL for every document; None when
+                omitted.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                InternalError.
+        """
+        return _idb_registry_reset(self._handle(), uri)
+
+    def stats(self) -> Dict[str, int]:
+        """Returns the registry's cumulative counters (publishes accepted,
+        rejected, stale, ...) and current sizes.
+
+        Returns:
+            the counters as a JSON object.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_registry_stats(self._handle())
+
+    def close(self) -> None:
+        """Frees a registry. The handle is invalid afterwards.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                InternalError.
+        """
+        with self._lock:
+            h, self._h = self._h, 0
+        if not h:
+            return
+        _idb_registry_free(h)
+
+    def __enter__(self) -> "Registry":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", 0) and _lib is not None:
+            try:
+                self.close()
+            except Exception:
+                pass
+
+    def __repr__(self) -> str:
+        return "<idebridge.Registry handle=0x%016x>" % self._h
