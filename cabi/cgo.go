@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"bytes"
 	"encoding/json"
 	"unsafe"
 )
@@ -39,17 +40,41 @@ func goOptString(p *C.char) (s string, ok bool) {
 	return C.GoString(p), true
 }
 
-// goJSON copies a JSON argument; NULL gives nil (the caller's default).
-// The bytes are a copy: callees may keep them.
-func goJSON(p *C.char, what string) ([]byte, error) {
+// maxInt is the largest int.
+const maxInt = int(^uint(0) >> 1)
+
+// borrowBytes returns the bytes of a NUL-terminated C string without
+// copying them. The slice is valid only during the export call, and only
+// for callees that keep no reference to it (a JSON decoder, for instance).
+func borrowBytes(p *C.char) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(C.strlen(p)))
+}
+
+// copyBytes returns a Go copy of the bytes of a NUL-terminated C string.
+func copyBytes(p *C.char) []byte {
+	return C.GoBytes(unsafe.Pointer(p), C.int(C.strlen(p)))
+}
+
+// decodeOptions decodes a JSON options argument into v, rejecting unknown
+// members (a misspelt option is an error, not a silent default). NULL, an
+// empty string and "null" leave v at its zero value: the defaults.
+func decodeOptions(p *C.char, v any) error {
 	if p == nil {
-		return nil, nil
+		return nil
 	}
-	b := C.GoBytes(unsafe.Pointer(p), C.int(C.strlen(p)))
-	if !json.Valid(b) {
-		return nil, argErr("%s is not valid JSON", what)
+	b := borrowBytes(p)
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
 	}
-	return b, nil
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return argErr("options_json: %v", err)
+	}
+	if dec.More() {
+		return argErr("options_json: unexpected data after the JSON value")
+	}
+	return nil
 }
 
 // goBytes copies a (pointer, length) buffer argument. NULL is allowed only
@@ -94,3 +119,6 @@ func cString(s string) *C.char { return C.CString(s) }
 
 // cGoString copies a C string (for tests).
 func cGoString(p *C.char) string { return C.GoString(p) }
+
+// unsafePointer converts a C string pointer for freeC (for tests).
+func unsafePointer(p *C.char) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -11,5 +11,17 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		"idb_version":        func() C_int { return idb_version(&out) },
 		"idb_handle_count":   func() C_int { return idb_handle_count(&n) },
 		"idb_parse_lockfile": func() C_int { return idb_parse_lockfile(cstr(t, "1.lock"), cstr(t, "{}"), 2, &out) },
+		"idb_path_to_local":  func() C_int { return idb_path_to_local(cstr(t, "/x"), nil, &out) },
+		"idb_path_to_ide":    func() C_int { return idb_path_to_ide(cstr(t, "/x"), nil, &out) },
+		"idb_registry_new":   func() C_int { return idb_registry_new(nil, &n) },
+		"idb_registry_publish": func() C_int {
+			return idb_registry_publish(1, cstr(t, "s"), cstr(t, "{}"))
+		},
+		"idb_registry_set_version": func() C_int { return idb_registry_set_version(1, cstr(t, "u"), 1) },
+		"idb_registry_drain":       func() C_int { return idb_registry_drain(1, &out) },
+		"idb_registry_reset":       func() C_int { return idb_registry_reset(1, nil) },
+		"idb_registry_stats":       func() C_int { return idb_registry_stats(1, &out) },
+		"idb_registry_free":        func() C_int { return idb_registry_free(1) },
+		"idb_render_attachment":    func() C_int { return idb_render_attachment(cstr(t, "{}"), nil, &out) },
 	}
 }

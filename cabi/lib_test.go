@@ -177,5 +177,5 @@ func TestCProgram(t *testing.T) {
 
 // cTestEnv is the C test's environment.
 func cTestEnv(*testing.T) []string {
-	return os.Environ()
+	return append(os.Environ(), "IDB_TESTDATA=testdata")
 }

@@ -127,6 +127,192 @@ static void test_parse_lockfile(void) {
 	CHECK_STATUS(idb_parse_lockfile("1.lock", "{}", 2, NULL), IDB_ERR_ARGUMENT, "out is NULL");
 }
 
+/* ---- files ---- */
+
+static const char *testdata = "cabi/testdata";
+
+/* read_file returns the NUL-terminated contents of testdata/name (malloc'd). */
+static char *read_file(const char *name) {
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", testdata, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fail_at(__FILE__, __LINE__, "cannot open %s", path);
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != (size_t)n)
+		fail_at(__FILE__, __LINE__, "short read of %s", path);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* golden returns testdata/name without its final newline (malloc'd). */
+static char *golden(const char *name) {
+	char *s = read_file(name);
+	size_t n = s ? strlen(s) : 0;
+	if (n > 0 && s[n - 1] == '\n')
+		s[n - 1] = 0;
+	return s;
+}
+
+/* ---- registry ---- */
+
+static void test_registry_golden(void) {
+	uint64_t reg = 0;
+	CHECK_OK(idb_registry_new(NULL, &reg));
+	CHECK(reg != 0, "registry handle is 0");
+	char *tsv = read_file("publishes.tsv");
+	if (!tsv)
+		return;
+	for (char *line = strtok(tsv, "\n"); line; line = strtok(NULL, "\n")) {
+		char *tab = strchr(line, '\t');
+		CHECK(tab != NULL, "bad line %s", line);
+		if (!tab)
+			continue;
+		*tab = 0;
+		CHECK_OK(idb_registry_publish(reg, line, tab + 1));
+	}
+	free(tsv);
+	char *att = NULL, *want = golden("drain.golden.json");
+	CHECK_OK(idb_registry_drain(reg, &att));
+	CHECK(att && want && strcmp(att, want) == 0, "drain differs from the Go output:\n%s\n%s", att ? att : "(null)",
+	      want ? want : "(null)");
+	free(want);
+
+	char *text = NULL;
+	want = golden("render.golden.txt");
+	CHECK_OK(idb_render_attachment(att, "{\"projectDir\":\"/p\"}", &text));
+	CHECK(text && want && strcmp(text, want) == 0, "render differs from the Go output:\n%s", text ? text : "(null)");
+	free(want);
+	idb_free(text);
+	idb_free(att);
+
+	/* Everything was delivered: NULL, not an empty string. */
+	att = (char *)"sentinel";
+	CHECK_OK(idb_registry_drain(reg, &att));
+	CHECK(att == NULL, "second drain returned %s", att ? att : "");
+
+	char *stats = NULL;
+	CHECK_OK(idb_registry_stats(reg, &stats));
+	CHECK(stats && strstr(stats, "\"published\":5"), "stats %s", stats ? stats : "(null)");
+	idb_free(stats);
+
+	CHECK_OK(idb_registry_reset(reg, "file:///p/main.go"));
+	CHECK_OK(idb_registry_reset(reg, NULL));
+	CHECK_OK(idb_registry_set_version(reg, "file:///p/main.go", 3));
+	CHECK_STATUS(idb_registry_set_version(reg, "file:///p/main.go", -2), IDB_ERR_ARGUMENT, "out of range");
+	CHECK_STATUS(idb_registry_publish(reg, "s", "{\"uri\":"), IDB_ERR_ARGUMENT, NULL);
+	CHECK_STATUS(idb_registry_publish(reg, NULL, "{}"), IDB_ERR_ARGUMENT, "server is NULL");
+	CHECK_STATUS(idb_registry_drain(reg, NULL), IDB_ERR_ARGUMENT, "out is NULL");
+	CHECK_OK(idb_registry_free(reg));
+	CHECK_STATUS(idb_registry_free(reg), IDB_ERR_HANDLE, "already freed");
+
+	CHECK_STATUS(idb_registry_new("{\"maxPerFiles\":1}", &reg), IDB_ERR_ARGUMENT, "unknown field");
+	CHECK_STATUS(idb_render_attachment(NULL, NULL, &text), IDB_ERR_ARGUMENT, "attachment_json is NULL");
+}
+
+/* test_bad_handles passes zero, stale, random and wrong-kind handles to
+ * every function that takes a handle. */
+static void test_bad_handles(void) {
+	uint64_t stale = 0;
+	CHECK_OK(idb_registry_new(NULL, &stale));
+	CHECK_OK(idb_registry_free(stale));
+	uint64_t bad[] = {0, stale, 1, 42, 0xdeadbeefcafef00dULL, stale ^ (1ULL << 40), UINT64_MAX};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		uint64_t h = bad[i];
+		char *out = NULL;
+		CHECK_STATUS(idb_registry_publish(h, "s", "{}"), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_registry_set_version(h, "u", 1), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_registry_drain(h, &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_registry_reset(h, NULL), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_registry_stats(h, &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_registry_free(h), IDB_ERR_HANDLE, "bad handle");
+		CHECK(out == NULL, "out set on failure");
+	}
+}
+
+struct reg_thread {
+	int id;
+	uint64_t shared;
+};
+
+static void *reg_thread_main(void *arg) {
+	struct reg_thread *rt = arg;
+	uint64_t own = 0;
+	char server[32], params[512];
+	CHECK_OK(idb_registry_new(NULL, &own));
+	snprintf(server, sizeof server, "srv%d", rt->id);
+	for (int i = 0; i < 200; i++) {
+		snprintf(params, sizeof params,
+			 "{\"uri\":\"file:///g%d/%d.go\",\"diagnostics\":[{\"range\":{\"start\":{\"line\":0,\"character\":0},"
+			 "\"end\":{\"line\":0,\"character\":1}},\"message\":\"m\"}]}",
+			 rt->id, i);
+		CHECK_OK(idb_registry_publish(rt->shared, server, params));
+		CHECK_OK(idb_registry_publish(own, server, params));
+		char *att = NULL;
+		CHECK_OK(idb_registry_drain(own, &att));
+		char want[64];
+		snprintf(want, sizeof want, "file:///g%d/%d.go", rt->id, i);
+		CHECK(att && strstr(att, want), "thread %d drained %s", rt->id, att ? att : "(null)");
+		idb_free(att);
+		if (i % 10 == 0) {
+			att = NULL;
+			CHECK_OK(idb_registry_drain(rt->shared, &att));
+			idb_free(att);
+		}
+	}
+	CHECK_OK(idb_registry_free(own));
+	return NULL;
+}
+
+static void test_registry_threads(void) {
+	enum { N = 8 };
+	uint64_t shared = 0;
+	/* No total limit: every drain of the shared registry delivers all
+	 * that is pending however the threads interleave. */
+	CHECK_OK(idb_registry_new("{\"maxTotal\":1000000}", &shared));
+	pthread_t th[N];
+	struct reg_thread rt[N];
+	for (int i = 0; i < N; i++) {
+		rt[i] = (struct reg_thread){i, shared};
+		pthread_create(&th[i], NULL, reg_thread_main, &rt[i]);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	char *att = NULL, *stats = NULL;
+	CHECK_OK(idb_registry_drain(shared, &att));
+	idb_free(att);
+	CHECK_OK(idb_registry_stats(shared, &stats));
+	CHECK(stats && strstr(stats, "\"published\":1600") && strstr(stats, "\"delivered\":1600"), "shared stats %s",
+	      stats ? stats : "(null)");
+	idb_free(stats);
+	CHECK_OK(idb_registry_free(shared));
+}
+
+/* ---- paths ---- */
+
+static void test_paths(void) {
+	char *out = NULL;
+	CHECK_OK(idb_path_to_local("C:\\Users\\me\\p", "{\"distro\":\"Ubuntu\"}", &out));
+	CHECK(out && strcmp(out, "/mnt/c/Users/me/p") == 0, "to local: %s", out ? out : "(null)");
+	idb_free(out);
+	out = NULL;
+	CHECK_OK(idb_path_to_ide("/home/me/x", "{\"distro\":\"Ubuntu\"}", &out));
+	CHECK(out && strcmp(out, "\\\\wsl$\\Ubuntu\\home\\me\\x") == 0, "to IDE: %s", out ? out : "(null)");
+	idb_free(out);
+	out = NULL;
+	CHECK_OK(idb_path_to_local("relative", NULL, &out));
+	CHECK(out && strcmp(out, "relative") == 0, "unchanged: %s", out ? out : "(null)");
+	idb_free(out);
+	CHECK_STATUS(idb_path_to_ide(NULL, NULL, &out), IDB_ERR_ARGUMENT, "path is NULL");
+	CHECK_STATUS(idb_path_to_ide("x", "{\"bad\":1}", &out), IDB_ERR_ARGUMENT, "unknown field");
+}
+
 /* ---- last error per thread ---- */
 
 struct err_thread {
@@ -215,15 +401,45 @@ static void bench_version(void) {
 	idb_free(v);
 }
 
+static uint64_t bench_reg;
+static char *bench_params;
+
+static void bench_publish10(void) {
+	if (idb_registry_publish(bench_reg, "plugin:go:gopls", bench_params) != IDB_OK)
+		abort();
+}
+
+static void bench_publish_drain10(void) {
+	char *att = NULL;
+	if (idb_registry_publish(bench_reg, "plugin:go:gopls", bench_params) != IDB_OK ||
+	    idb_registry_drain(bench_reg, &att) != IDB_OK || att == NULL)
+		abort();
+	idb_free(att);
+	idb_registry_reset(bench_reg, NULL);
+}
+
 int main(int argc, char **argv) {
+	if (getenv("IDB_TESTDATA"))
+		testdata = getenv("IDB_TESTDATA");
 	if (argc > 1 && strcmp(argv[1], "bench") == 0) {
 		bench("idb_handle_count (trivial)", bench_handle_count, 1000000);
 		bench("idb_version + idb_free", bench_version, 1000000);
+		bench_params = golden("publish10.json");
+		if (!bench_params || idb_registry_new(NULL, &bench_reg) != IDB_OK)
+			return 1;
+		bench("registry publish (10 diagnostics)", bench_publish10, 20000);
+		bench("registry publish+drain+free+reset (10)", bench_publish_drain10, 20000);
+		idb_registry_free(bench_reg);
+		free(bench_params);
 		return 0;
 	}
 	test_version();
 	test_parse_lockfile();
 	test_last_error_threads();
+	test_paths();
+	test_registry_golden();
+	test_bad_handles();
+	test_registry_threads();
 
 	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());
 	printf("abi_test: %d passed, %d failed\n", passed, failed);
