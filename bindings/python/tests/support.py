@@ -23,3 +23,21 @@ class LeakCheckedTestCase(unittest.TestCase):
             self._handles_before,
             "the test left %d handle(s) live" % (after - self._handles_before),
         )
+
+
+# cabi/testdata: the publish sequence and the Go API's golden output.
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "cabi", "testdata")
+
+
+def read_publishes():
+    """Returns the (server, params JSON text) pairs of publishes.tsv."""
+    with open(os.path.join(TESTDATA, "publishes.tsv"), encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if line.strip()]
+
+
+def read_golden(name: str) -> bytes:
+    """Returns a golden file without its final newline."""
+    with open(os.path.join(TESTDATA, name), "rb") as f:
+        data = f.read()
+    assert data.endswith(b"\n")
+    return data[:-1]
