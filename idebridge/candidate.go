@@ -1,6 +1,8 @@
 package idebridge
 
 import (
+	"time"
+
 	"github.com/idebridge/idebridge/lockfile"
 	"github.com/idebridge/idebridge/pathconv"
 )
@@ -50,4 +52,7 @@ type Candidate struct {
 	Lockfile *lockfile.Lockfile `json:"-"`
 	// Paths converts between the IDE's paths and the agent's (WSL).
 	Paths pathconv.Converter `json:"-"`
+	// ModTime is the lockfile's modification time when it was scanned;
+	// RemoveStale leaves a lockfile alone that changed since.
+	ModTime time.Time `json:"-"`
 }
