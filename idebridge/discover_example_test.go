@@ -1,0 +1,60 @@
+package idebridge_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/lockfile"
+)
+
+// An IDE announces itself with a lockfile; Discover finds it and checks it
+// against the working directory, its pid and its port.
+func ExampleDiscover() {
+	config, _ := os.MkdirTemp("", "claude-config")
+	defer os.RemoveAll(config)
+	project := filepath.Join(config, "project")
+	os.Mkdir(project, 0o700)
+
+	// A stand-in for the IDE's MCP server.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	lockfile.Write(filepath.Join(config, "ide"), &lockfile.Lockfile{
+		Port:             ln.Addr().(*net.TCPAddr).Port,
+		PID:              os.Getpid(),
+		IDEName:          "Visual Studio Code",
+		Transport:        lockfile.TransportWS,
+		WorkspaceFolders: []string{project},
+	})
+
+	cands, err := idebridge.Discover(context.Background(), &idebridge.DiscoverOptions{
+		Cwd: project,
+		Env: map[string]string{"CLAUDE_CONFIG_DIR": config}, // nil: the real environment
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range cands {
+		fmt.Println(c.IDEName, c.Transport, c.Valid, c.Reasons)
+	}
+	if valid := idebridge.ValidCandidates(cands); len(valid) == 1 {
+		fmt.Println("auto-connect to", valid[0].IDEName)
+	}
+	// Output:
+	// Visual Studio Code ws true []
+	// auto-connect to Visual Studio Code
+}
+
+func ExampleDetectTerminal() {
+	t := idebridge.DetectTerminal(map[string]string{
+		"TERM_PROGRAM":            "vscode",
+		"VSCODE_GIT_ASKPASS_MAIN": "/Applications/Cursor.app/Contents/Resources/app/extensions/git/dist/askpass-main.js",
+		"WSL_DISTRO_NAME":         "",
+	})
+	fmt.Println(t.IDE, t.Family, t.Via, t.InIDE())
+	// Output: Cursor vscode VSCODE_GIT_ASKPASS_MAIN true
+}
