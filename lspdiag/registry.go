@@ -247,6 +247,8 @@ func (r *Registry) Publish(server string, params json.RawMessage) error {
 
 // PublishParams registers decoded publishDiagnostics params, like Publish.
 // The registry copies what it keeps; p may be reused after the call.
+// Publishes of one server are whole sets that replace each other, so
+// register them in the order they arrived (from one goroutine per server).
 //
 // Each diagnostic is normalized: the message, source and code are trimmed
 // of surrounding space, a missing severity becomes SeverityError, and an
