@@ -11,7 +11,8 @@
 //		register(&command{
 //			Name:    "ide tools",          // the words that select it
 //			Usage:   "[--port N] [--json]", // synopsis after the name
-//			Summary: "print the IDE's tool list",
+//			Summary: "print the IDE's tool list",     // one line
+//			Help:    "Longer text for -h (optional).",
 //			Setup: func(fs *flag.FlagSet) runFunc {
 //				port := fs.Int("port", 0, "the IDE's port (default: auto-detect)")
 //				return func(ctx context.Context, inv *invocation, args []string) int {
@@ -83,6 +84,8 @@ type command struct {
 	Usage string
 	// Summary is one line for `idebridge help`.
 	Summary string
+	// Help is an optional longer description printed by -h after Summary.
+	Help string
 	// Setup defines the command's flags on fs and returns its run function.
 	Setup func(fs *flag.FlagSet) runFunc
 }
@@ -264,6 +267,9 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "usage: idebridge %s %s\n\n%s\n", c.Name, c.Usage, c.Summary)
+		if c.Help != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
+		}
 		hasFlags := false
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
