@@ -36,6 +36,7 @@ type Server struct {
 	token string
 	tools *registry
 	ed    *editor
+	pool  *workers
 
 	// ctx is the parent of every session and handler context; cancelled
 	// with ErrServerClosed by shutdown.
@@ -86,6 +87,7 @@ func New(opts *Options) (*Server, error) {
 		token:    token,
 		tools:    newRegistry(),
 		ed:       newEditor(),
+		pool:     newWorkers(),
 		ctx:      ctx,
 		cancel:   cancel,
 		sessions: map[*session]struct{}{},
@@ -324,6 +326,7 @@ func (s *Server) shutdown(ctx context.Context, graceful bool) error {
 	}
 	s.cancel(ErrServerClosed)
 	s.handlers.Wait()
+	close(s.pool.stop)
 	for _, ss := range sessions {
 		ss.conn.close(closeGoingAway, "server shutting down")
 	}
@@ -394,7 +397,17 @@ func (s *Server) removeSession(ss *session, why error) {
 	s.loops.Done()
 }
 
-// beginHandler accounts for a new handler goroutine unless shutting down.
+// spawn runs f on a goroutine that shutdown waits for. Only called while a
+// handler is accounted for (see beginHandler), so before shutdown waits.
+func (s *Server) spawn(f func()) {
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		f()
+	}()
+}
+
+// beginHandler accounts for a new tool call unless shutting down.
 func (s *Server) beginHandler() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -318,6 +318,16 @@ func (ss *session) callTool(msg *jsonrpc.Message) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	if t.Inline {
+		if !ss.srv.beginHandler() {
+			ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
+			return
+		}
+		// Nothing can cancel it but the session ending: it blocks the
+		// reader that would see notifications/cancelled.
+		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()})
+		return
+	}
 	key := string(msg.ID)
 	ctx, cancel := context.WithCancelCause(ss.ctx)
 	call := &inflightCall{cancel: cancel}
@@ -338,7 +348,10 @@ func (ss *session) callTool(msg *jsonrpc.Message) {
 		return
 	}
 	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
-	go ss.runTool(ctx, key, call, msg.ID, t, tc)
+	ss.srv.pool.run(func() {
+		defer ss.forget(key, call)
+		ss.runTool(ctx, msg.ID, t, tc)
+	}, ss.srv.spawn)
 }
 
 func (ss *session) forget(key string, call *inflightCall) {
@@ -350,9 +363,9 @@ func (ss *session) forget(key string, call *inflightCall) {
 	call.cancel(nil)
 }
 
-func (ss *session) runTool(ctx context.Context, key string, call *inflightCall, id json.RawMessage, t *Tool, tc *ToolCall) {
+// runTool runs a handler accounted for by beginHandler and sends its answer.
+func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall) {
 	defer ss.srv.handlers.Done()
-	defer ss.forget(key, call)
 	res, err := invokeTool(ctx, t.Handler, tc)
 	if cause := context.Cause(ctx); errors.Is(cause, ErrRequestCancelled) || errors.Is(cause, ErrClientGone) {
 		return // nobody is waiting for this answer

@@ -84,6 +84,7 @@ func (s *Server) registerDefaults() {
 			Description: "Close a tab by name",
 			InputSchema: schema(`"tab_name":{"type":"string","description":"Name of the tab to close"}`, "tab_name"),
 			Handler:     s.toolCloseTab,
+			Inline:      true,
 			// Deployed IDEs answer close_tab without listing it.
 			Hidden: true,
 		},
@@ -91,16 +92,19 @@ func (s *Server) registerDefaults() {
 			Description: "Close every diff tab",
 			InputSchema: schema(""),
 			Handler:     s.toolCloseAllDiffTabs,
+			Inline:      true,
 		},
 		ToolGetWorkspaceFolders: {
 			Description: "List the workspace folders open in the editor",
 			InputSchema: schema(""),
 			Handler:     s.toolGetWorkspaceFolders,
+			Inline:      true,
 		},
 		ToolGetOpenEditors: {
 			Description: "List the files open in the editor",
 			InputSchema: schema(""),
 			Handler:     s.toolGetOpenEditors,
+			Inline:      true,
 		},
 		ToolCheckDocumentDirty: {
 			Description: "Report whether a document has unsaved changes",
