@@ -107,6 +107,56 @@ export interface Attachment {
   notes?: string[];
 }
 
+/** One lockfile found by discovery (Go: idebridge.Candidate); the same JSON as idebridge ide list --json. */
+export interface Candidate {
+  port: number;
+  ideName: string;
+  transport: "ws" | "sse";
+  workspaceFolders: string[] | null;
+  pid: number;
+  /** Where to connect: ws://host:port/ or http://host:port/sse. */
+  url: string;
+  /** True when every check passed. */
+  valid: boolean;
+  /** Machine-readable reasons why it is not usable. */
+  reasons: ("parse_error" | "workspace_mismatch" | "pid_dead" | "not_ancestor" | "port_closed" | "insecure_permissions" | string)[] | null;
+  /** One human sentence: why it is or is not usable. */
+  message: string;
+  path: string;
+  runningInWindows?: boolean;
+}
+
+/** What the IDE said about itself in the MCP handshake. */
+export interface IDEInfo {
+  serverInfo: { name: string; version: string; title?: string };
+  protocolVersion: string;
+  instructions?: string;
+  capabilities?: Record<string, unknown>;
+}
+
+/** One tool the IDE offers (Go: idebridge.Tool). */
+export interface Tool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+/** A tools/call result (Go: idebridge.ToolResult). */
+export interface ToolResult {
+  content: Array<{ type: string; text?: string; [key: string]: unknown }>;
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/** A notification from the IDE (Go: idebridge.Notification), params as sent. */
+export interface Notification {
+  method: string;
+  params?: unknown;
+}
+
 /** Options of pathToLocal. */
 export interface PathToLocalOptions {
   /** the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only). */
@@ -125,6 +175,48 @@ export interface PathToIdeOptions {
   mountRoot?: string;
   /** the host of the UNC paths written for files inside the distribution (default "wsl$"). */
   uncHost?: string;
+}
+
+/** Options of discover. */
+export interface DiscoverOptions {
+  /** the agent's working directory, which an IDE's workspace must contain (default: the process's). */
+  cwd?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** the lockfile directories to scan (default: from the environment). */
+  lockfileDirs?: string[];
+  /** use lockfiles that others could write (refused by default). */
+  allowInsecure?: boolean;
+  /** Milliseconds to wait; omitted for 10 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of IDEClient.connect. */
+export interface IDEClientConnectOptions {
+  /** the IDE's port (its lockfile's name); default: the only usable IDE. */
+  port?: number;
+  /** the agent's working directory, which the IDE's workspace must contain (default: the process's). */
+  cwd?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** the lockfile directories to scan (default: from the environment). */
+  lockfileDirs?: string[];
+  /** connect to this ws:// or http:// URL instead of discovering. */
+  url?: string;
+  /** the auth token to send with url. */
+  authToken?: string;
+  /** poll discovery once a second until the IDE is usable, within the timeout. */
+  wait?: boolean;
+  /** the default timeout of tool calls in milliseconds (default 30000; negative for none). */
+  callTimeoutMs?: number;
+  /** the keep-alive interval in milliseconds (default 15000; negative for none). */
+  pingIntervalMs?: number;
+  /** how many notifications are queued before the oldest is dropped (default 256). */
+  notificationBuffer?: number;
+  /** the clientInfo name sent to the IDE (default "idebridge"). */
+  clientName?: string;
+  /** Milliseconds to wait; omitted for 35 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
 }
 
 /** Options of Registry.Init. */
@@ -218,6 +310,24 @@ export declare function pathToLocal(path: string, options?: PathToLocalOptions):
 export declare function pathToIde(path: string, options?: PathToIdeOptions): string;
 
 /**
+ * Finds the IDEs announced by lockfiles and checks each one: workspace folders
+ * against the working directory, the IDE's process, its ancestry when running
+ * in an IDE's terminal, and its port. Returns every lockfile found, usable or
+ * not, each with the reasons why not.
+ *
+ * Blocks until every lockfile has been checked (port probes take at most 500
+ * ms each, run concurrently) or the timeout elapses.
+ *
+ * @param [options] options.
+ * @returns an array of candidates {"port", "ideName", "transport",
+ *   "workspaceFolders", "pid", "url", "valid", "reasons", "message", "path",
+ *   "runningInWindows"?}, the same JSON as idebridge ide list --json.
+ * @throws {IdebridgeError} IdebridgeError, TimeoutError, ArgumentError,
+ *   InternalError.
+ */
+export declare function discover(options?: DiscoverOptions): Candidate[];
+
+/**
  * Renders a drained attachment as the model-facing text block
  * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
  * default.
@@ -229,6 +339,99 @@ export declare function pathToIde(path: string, options?: PathToIdeOptions): str
  * @throws {IdebridgeError} ArgumentError, InternalError.
  */
 export declare function renderAttachment(attachmentJson: Attachment | string, options?: RenderAttachmentOptions): string;
+
+/**
+ * A connection to the MCP server of the user's IDE: list and call its tools
+ * and read its notifications. Calls are safe from several threads at once.
+ * The connection never reconnects: after it is lost, calls fail with
+ * ClosedError; connect again.
+ */
+export declare class IDEClient {
+  private constructor();
+  /**
+   * Connects to an IDE's MCP server and completes the handshake. With a url,
+   * connects there; otherwise discovers the IDEs (as idb_discover) and
+   * connects to the one on the given port, or, without a port, to the only
+   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   *
+   * Blocks until the handshake is done or the timeout elapses (with wait, it
+   * first polls discovery once a second).
+   *
+   * @param [options] options.
+   * @throws {IdebridgeError} IdebridgeError, TimeoutError, NotFoundError,
+   *   ArgumentError, InternalError.
+   */
+  static connect(options?: IDEClientConnectOptions): IDEClient;
+  /** The C handle; 0n once closed. */
+  readonly handle: bigint;
+  /**
+   * Returns what the IDE said about itself in the handshake.
+   *
+   * @returns {"serverInfo": {"name", "version"}, "protocolVersion",
+   *   "instructions"?, "capabilities"?}.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  info(): IDEInfo;
+  /**
+   * Lists the tools the IDE offers (following pagination).
+   *
+   * Blocks until the IDE answers or the timeout elapses.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for the client's call
+   *   timeout (30 seconds unless callTimeoutMs says otherwise), negative or
+   *   Infinity to wait without limit.
+   * @returns an array of tools {"name", "title"?, "description"?,
+   *   "inputSchema"?, ...} as the IDE sent them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  tools(timeoutMs?: number): Tool[];
+  /**
+   * Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
+   * isError, or an error object in place of a result) gives IDB_ERR_TOOL with
+   * the IDE's message. openDiff waits for the user: by default it has no
+   * deadline.
+   *
+   * Blocks until the IDE answers or the timeout elapses.
+   *
+   * @param name the tool's name, e.g. "getDiagnostics".
+   * @param [argsJson] the tool's arguments as a JSON object (NULL for
+   *   none) (a JSON-serialisable value, or a string holding JSON).
+   * @param [timeoutMs] milliseconds to wait; omitted for the client's call
+   *   timeout (30 seconds unless callTimeoutMs says otherwise), and no limit
+   *   for openDiff, negative or Infinity to wait without limit.
+   * @returns the result {"content": [{"type": "text", "text"}, ...],
+   *   "structuredContent"?}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  call(name: string, argsJson?: Record<string, unknown> | string, timeoutMs?: number): ToolResult;
+  /**
+   * Takes the next notification the IDE sent (selection_changed, at_mentioned,
+   * log_event, or any other), waiting for one up to the timeout. Notifications
+   * are queued as they arrive (the oldest are dropped beyond
+   * notificationBuffer).
+   *
+   * Blocks until a notification arrives, the connection ends, or the timeout
+   * elapses.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for no waiting (only
+   *   what is already queued), negative or Infinity to wait without limit.
+   * @returns the notification {"method", "params"} as JSON; null when no
+   *   notification arrived within the timeout.
+   * @throws {IdebridgeError} HandleError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  nextNotification(timeoutMs?: number): Notification | null;
+  /**
+   * Closes the connection and frees the client: calls pending on other threads
+   * fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
+   *
+   * @throws {IdebridgeError} HandleError, InternalError.
+   */
+  close(): void;
+  [Symbol.dispose](): void;
+}
 
 /**
  * A diagnostics registry: feed it every textDocument/publishDiagnostics

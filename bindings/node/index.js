@@ -166,7 +166,7 @@ function pick(members) {
   return out;
 }
 
-function timeoutMs(ms) {
+function toTimeoutMs(ms) {
   if (ms === undefined || ms === null) return 0;
   if (ms < 0 || ms === Infinity) return -1;
   return Math.max(1, Math.ceil(ms));
@@ -197,6 +197,13 @@ function declare(lib) {
     idb_parse_lockfile: lib.func("int idb_parse_lockfile(const char *name, const uint8_t *data, size_t data_len, _Out_ void **out)"),
     idb_path_to_local: lib.func("int idb_path_to_local(const char *path, const char *options_json, _Out_ void **out)"),
     idb_path_to_ide: lib.func("int idb_path_to_ide(const char *path, const char *options_json, _Out_ void **out)"),
+    idb_discover: lib.func("int idb_discover(const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_connect: lib.func("int idb_ide_connect(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_handle)"),
+    idb_ide_info: lib.func("int idb_ide_info(uint64_t client, _Out_ void **out)"),
+    idb_ide_tools: lib.func("int idb_ide_tools(uint64_t client, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_call: lib.func("int idb_ide_call(uint64_t client, const char *name, const char *args_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_next_notification: lib.func("int idb_ide_next_notification(uint64_t client, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_close: lib.func("int idb_ide_close(uint64_t client)"),
     idb_registry_new: lib.func("int idb_registry_new(const char *options_json, _Out_ uint64_t *out_handle)"),
     idb_registry_publish: lib.func("int idb_registry_publish(uint64_t registry, const char *server, const char *params_json)"),
     idb_registry_set_version: lib.func("int idb_registry_set_version(uint64_t registry, const char *uri, int64_t version)"),
@@ -249,6 +256,61 @@ function _idb_path_to_ide(path, options_json) {
   const status = fns.idb_path_to_ide(textIn(path), jsonIn(options_json), out);
   if (status !== IDB_OK) raise(fns, status, "idb_path_to_ide");
   return takeText(fns, out[0]);
+}
+
+function _idb_discover(options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_discover(jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_discover");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_ide_connect(options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_connect(jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_connect");
+  return BigInt(out[0]);
+}
+
+function _idb_ide_info(client) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_info(client, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_info");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_ide_tools(client, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_tools(client, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_tools");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_ide_call(client, name, args_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_call(client, textIn(name), jsonIn(args_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_call");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_ide_next_notification(client, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_next_notification(client, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_next_notification");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_ide_close(client) {
+  const fns = load();
+  const status = fns.idb_ide_close(client);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_close");
+  return undefined;
 }
 
 function _idb_registry_new(options_json) {
@@ -386,6 +448,27 @@ function pathToIde(path, options = {}) {
 }
 
 /**
+ * Finds the IDEs announced by lockfiles and checks each one: workspace folders
+ * against the working directory, the IDE's process, its ancestry when running
+ * in an IDE's terminal, and its port. Returns every lockfile found, usable or
+ * not, each with the reasons why not.
+ *
+ * Blocks until every lockfile has been checked (port probes take at most 500
+ * ms each, run concurrently) or the timeout elapses.
+ *
+ * @param {DiscoverOptions} [options] options.
+ * @returns {Candidate[]} an array of candidates {"port", "ideName",
+ *   "transport", "workspaceFolders", "pid", "url", "valid", "reasons",
+ *   "message", "path", "runningInWindows"?}, the same JSON as idebridge ide
+ *   list --json.
+ * @throws {IdebridgeError} IdebridgeError, TimeoutError, ArgumentError,
+ *   InternalError.
+ */
+function discover(options = {}) {
+  return _idb_discover(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure}), toTimeoutMs(options.timeoutMs));
+}
+
+/**
  * Renders a drained attachment as the model-facing text block
  * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
  * default.
@@ -398,6 +481,143 @@ function pathToIde(path, options = {}) {
  */
 function renderAttachment(attachmentJson, options = {}) {
   return _idb_render_attachment(attachmentJson, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}));
+}
+
+/**
+ * A connection to the MCP server of the user's IDE: list and call its tools
+ * and read its notifications. Calls are safe from several threads at once.
+ * The connection never reconnects: after it is lost, calls fail with
+ * ClosedError; connect again.
+ *
+ * Call close() when done (it is idempotent).
+ */
+class IDEClient {
+  /** @private Use IDEClient.connect(). */
+  constructor(token, handle) {
+    if (token !== INTERNAL) throw new TypeError('use IDEClient.connect() to create a IDEClient');
+    /** @type {bigint} */
+    this._h = handle;
+  }
+
+  /**
+   * Connects to an IDE's MCP server and completes the handshake. With a url,
+   * connects there; otherwise discovers the IDEs (as idb_discover) and
+   * connects to the one on the given port, or, without a port, to the only
+   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   *
+   * Blocks until the handshake is done or the timeout elapses (with wait, it
+   * first polls discovery once a second).
+   *
+   * @param {IDEClientConnectOptions} [options] options.
+   * @throws {IdebridgeError} IdebridgeError, TimeoutError, NotFoundError,
+   *   ArgumentError, InternalError.
+   */
+  static connect(options = {}) {
+    return new IDEClient(INTERNAL, _idb_ide_connect(pick({port: options.port, cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, url: options.url, authToken: options.authToken, wait: options.wait, callTimeoutMs: options.callTimeoutMs, pingIntervalMs: options.pingIntervalMs, notificationBuffer: options.notificationBuffer, clientName: options.clientName}), toTimeoutMs(options.timeoutMs)));
+  }
+
+  /** The C handle as a bigint; 0n once closed. */
+  get handle() {
+    return this._h;
+  }
+
+  /** @private */
+  _handle() {
+    if (!this._h) throw new ClosedError('IDEClient is closed', IDB_ERR_CLOSED);
+    return this._h;
+  }
+
+  /**
+   * Returns what the IDE said about itself in the handshake.
+   *
+   * @returns {IDEInfo} {"serverInfo": {"name", "version"},
+   *   "protocolVersion", "instructions"?, "capabilities"?}.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  info() {
+    return _idb_ide_info(this._handle());
+  }
+
+  /**
+   * Lists the tools the IDE offers (following pagination).
+   *
+   * Blocks until the IDE answers or the timeout elapses.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit.
+   * @returns {Tool[]} an array of tools {"name", "title"?, "description"?,
+   *   "inputSchema"?, ...} as the IDE sent them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  tools(timeoutMs) {
+    return _idb_ide_tools(this._handle(), toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
+   * isError, or an error object in place of a result) gives IDB_ERR_TOOL with
+   * the IDE's message. openDiff waits for the user: by default it has no
+   * deadline.
+   *
+   * Blocks until the IDE answers or the timeout elapses.
+   *
+   * @param {string} name the tool's name, e.g. "getDiagnostics".
+   * @param {Record<string, unknown> | string} [argsJson] the tool's
+   *   arguments as a JSON object (NULL for none) (a JSON-serialisable value,
+   *   or a string holding JSON).
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), and no limit for openDiff, negative or Infinity to wait
+   *   without limit.
+   * @returns {ToolResult} the result {"content": [{"type": "text",
+   *   "text"}, ...], "structuredContent"?}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  call(name, argsJson, timeoutMs) {
+    return _idb_ide_call(this._handle(), name, argsJson, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Takes the next notification the IDE sent (selection_changed, at_mentioned,
+   * log_event, or any other), waiting for one up to the timeout. Notifications
+   * are queued as they arrive (the oldest are dropped beyond
+   * notificationBuffer).
+   *
+   * Blocks until a notification arrives, the connection ends, or the timeout
+   * elapses.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for no
+   *   waiting (only what is already queued), negative or Infinity to wait
+   *   without limit.
+   * @returns {Notification | null} the notification {"method", "params"}
+   *   as JSON; null when no notification arrived within the timeout.
+   * @throws {IdebridgeError} HandleError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  nextNotification(timeoutMs) {
+    return _idb_ide_next_notification(this._handle(), toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Closes the connection and frees the client: calls pending on other threads
+   * fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
+   *
+   * @throws {IdebridgeError} HandleError, InternalError.
+   */
+  close() {
+    const h = this._h;
+    if (!h) return;
+    this._h = 0n;
+    _idb_ide_close(h);
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  IDEClient.prototype[Symbol.dispose] = function dispose() {
+    this.close();
+  };
 }
 
 /**
@@ -538,6 +758,8 @@ module.exports = {
   parseLockfile,
   pathToLocal,
   pathToIde,
+  discover,
   renderAttachment,
+  IDEClient,
   Registry,
 };

@@ -102,6 +102,9 @@ type Field struct {
 	// PyType is the Python annotation, e.g. "Optional[str]".
 	PyType string
 	Doc    string
+	// PyDefault and JSDefault are expressions the bindings send when the
+	// caller gives nothing (empty: send nothing, the library's default).
+	PyDefault, JSDefault string
 }
 
 // Param is one parameter.

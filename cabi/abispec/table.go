@@ -3,6 +3,12 @@ package abispec
 // Classes lists the handle classes, in the order the bindings define them.
 var Classes = []Class{
 	{
+		Name: "IDEClient",
+		Kind: "IDE client",
+		Doc: "A connection to the MCP server of the user's IDE: list and call its tools and read its notifications. " +
+			"Calls are safe from several threads at once. The connection never reconnects: after it is lost, calls fail with ClosedError; connect again.",
+	},
+	{
 		Name: "Registry",
 		Kind: "registry",
 		Doc: "A diagnostics registry: feed it every textDocument/publishDiagnostics params a language server sends, " +
@@ -91,6 +97,108 @@ var Funcs = []Func{
 		Statuses: []int{StArgument, StPanic},
 		Result:   ResultText,
 		Binding:  Function, Method: "path_to_ide", PyReturn: "str", TSReturn: "string",
+	},
+	{
+		Name: "idb_discover",
+		Doc: "Finds the IDEs announced by lockfiles and checks each one: workspace folders against the working directory, " +
+			"the IDE's process, its ancestry when running in an IDE's terminal, and its port. " +
+			"Returns every lockfile found, usable or not, each with the reasons why not.",
+		Params: []Param{
+			{Name: "options_json", Kind: JSON, Doc: "where and how to look", Fields: discoverFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the candidates as a JSON array"},
+		},
+		Statuses:       []int{StError, StTimeout, StArgument, StPanic},
+		Blocking:       "every lockfile has been checked (port probes take at most 500 ms each, run concurrently) or the timeout elapses",
+		DefaultTimeout: "10 seconds",
+		Result:         ResultJSON,
+		ResultDoc:      `an array of candidates {"port", "ideName", "transport", "workspaceFolders", "pid", "url", "valid", "reasons", "message", "path", "runningInWindows"?}, the same JSON as idebridge ide list --json`,
+		Binding:        Function, Method: "discover", PyReturn: "List[Dict[str, Any]]", TSReturn: "Candidate[]",
+	},
+	{
+		Name: "idb_ide_connect",
+		Doc: "Connects to an IDE's MCP server and completes the handshake. With a url, connects there; " +
+			"otherwise discovers the IDEs (as idb_discover) and connects to the one on the given port, " +
+			"or, without a port, to the only usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.",
+		Params: []Param{
+			{Name: "options_json", Kind: JSON, Doc: "which IDE and how to talk to it", Fields: connectFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out_handle", Kind: OutHandle, Doc: "the new IDE client's handle"},
+		},
+		Statuses:       []int{StError, StTimeout, StNotFound, StArgument, StPanic},
+		Blocking:       "the handshake is done or the timeout elapses (with wait, it first polls discovery once a second)",
+		DefaultTimeout: "35 seconds",
+		Binding:        Constructor, Class: "IDEClient", Method: "connect",
+	},
+	{
+		Name: "idb_ide_info",
+		Doc:  "Returns what the IDE said about itself in the handshake.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "out", Kind: OutString, Doc: "the IDE's description as a JSON object"},
+		},
+		Statuses:  []int{StHandle, StArgument, StPanic},
+		Result:    ResultJSON,
+		ResultDoc: `{"serverInfo": {"name", "version"}, "protocolVersion", "instructions"?, "capabilities"?}`,
+		Binding:   Method, Class: "IDEClient", Method: "info", PyReturn: "Dict[str, Any]", TSReturn: "IDEInfo",
+	},
+	{
+		Name: "idb_ide_tools",
+		Doc:  "Lists the tools the IDE offers (following pagination).",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the tools as a JSON array"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the IDE answers or the timeout elapses",
+		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise)",
+		Result:         ResultJSON,
+		ResultDoc:      `an array of tools {"name", "title"?, "description"?, "inputSchema"?, ...} as the IDE sent them`,
+		Binding:        Method, Class: "IDEClient", Method: "tools", PyReturn: "List[Dict[str, Any]]", TSReturn: "Tool[]",
+	},
+	{
+		Name: "idb_ide_call",
+		Doc: "Calls one IDE tool. A tool failure (a JSON-RPC error, a result with isError, or an error object in place of a result) " +
+			"gives IDB_ERR_TOOL with the IDE's message. openDiff waits for the user: by default it has no deadline.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "name", Kind: String, Doc: `the tool's name, e.g. "getDiagnostics"`},
+			{Name: "args_json", Kind: JSON, Doc: "the tool's arguments as a JSON object (NULL for none)", TS: "Record<string, unknown> | string"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the tool's result as JSON"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the IDE answers or the timeout elapses",
+		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise), and no limit for openDiff",
+		Result:         ResultJSON,
+		ResultDoc:      `the result {"content": [{"type": "text", "text"}, ...], "structuredContent"?}`,
+		Binding:        Method, Class: "IDEClient", Method: "call", PyReturn: "Dict[str, Any]", TSReturn: "ToolResult",
+	},
+	{
+		Name: "idb_ide_next_notification",
+		Doc: "Takes the next notification the IDE sent (selection_changed, at_mentioned, log_event, or any other), " +
+			"waiting for one up to the timeout. Notifications are queued as they arrive (the oldest are dropped beyond notificationBuffer).",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: `the notification {"method", "params"} as JSON`, Null: "no notification arrived within the timeout"},
+		},
+		Statuses:       []int{StHandle, StArgument, StClosed, StPanic},
+		Blocking:       "a notification arrives, the connection ends, or the timeout elapses",
+		DefaultTimeout: "no waiting (only what is already queued)",
+		Result:         ResultJSON,
+		Binding:        Method, Class: "IDEClient", Method: "next_notification", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Notification | null",
+	},
+	{
+		Name: "idb_ide_close",
+		Doc: "Closes the connection and frees the client: calls pending on other threads fail with IDB_ERR_CLOSED. " +
+			"The handle is invalid afterwards.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+		},
+		Statuses: []int{StHandle, StPanic},
+		Binding:  Destructor, Class: "IDEClient", Method: "close",
 	},
 	{
 		Name: "idb_registry_new",
@@ -190,6 +298,33 @@ var Funcs = []Func{
 	},
 }
 
+// envDoc documents the env option of discovery and connection.
+const envDoc = "the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); " +
+	"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)"
+
+// discoverFields are the options of idb_discover.
+var discoverFields = []Field{
+	{JSON: "cwd", Py: "cwd", PyType: "Optional[str]", TS: "string", Doc: "the agent's working directory, which an IDE's workspace must contain (default: the process's)"},
+	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: envDoc, PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+	{JSON: "lockfileDirs", Py: "lockfile_dirs", PyType: "Optional[List[str]]", TS: "string[]", Doc: "the lockfile directories to scan (default: from the environment)"},
+	{JSON: "allowInsecure", Py: "allow_insecure", PyType: "Optional[bool]", TS: "boolean", Doc: "use lockfiles that others could write (refused by default)"},
+}
+
+// connectFields are the options of idb_ide_connect.
+var connectFields = []Field{
+	{JSON: "port", Py: "port", PyType: "Optional[int]", TS: "number", Doc: "the IDE's port (its lockfile's name); default: the only usable IDE"},
+	{JSON: "cwd", Py: "cwd", PyType: "Optional[str]", TS: "string", Doc: "the agent's working directory, which the IDE's workspace must contain (default: the process's)"},
+	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: envDoc, PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+	{JSON: "lockfileDirs", Py: "lockfile_dirs", PyType: "Optional[List[str]]", TS: "string[]", Doc: "the lockfile directories to scan (default: from the environment)"},
+	{JSON: "url", Py: "url", PyType: "Optional[str]", TS: "string", Doc: "connect to this ws:// or http:// URL instead of discovering"},
+	{JSON: "authToken", Py: "auth_token", PyType: "Optional[str]", TS: "string", Doc: "the auth token to send with url"},
+	{JSON: "wait", Py: "wait", PyType: "Optional[bool]", TS: "boolean", Doc: "poll discovery once a second until the IDE is usable, within the timeout"},
+	{JSON: "callTimeoutMs", Py: "call_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the default timeout of tool calls in milliseconds (default 30000; negative for none)"},
+	{JSON: "pingIntervalMs", Py: "ping_interval_ms", PyType: "Optional[int]", TS: "number", Doc: "the keep-alive interval in milliseconds (default 15000; negative for none)"},
+	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256)"},
+	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
+}
+
 // wslFields are the options of the path conversions.
 var wslFields = []Field{
 	{JSON: "distro", Py: "distro", PyType: "Optional[str]", TS: "string", Doc: "the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only)"},
@@ -278,6 +413,66 @@ var TSTypes = []TSType{
   /** All new diagnostics left out by the limits. */
   cut: number;
   notes?: string[];
+}`,
+	},
+	{
+		Name: "Candidate",
+		Doc:  "One lockfile found by discovery (Go: idebridge.Candidate); the same JSON as idebridge ide list --json.",
+		Body: `{
+  port: number;
+  ideName: string;
+  transport: "ws" | "sse";
+  workspaceFolders: string[] | null;
+  pid: number;
+  /** Where to connect: ws://host:port/ or http://host:port/sse. */
+  url: string;
+  /** True when every check passed. */
+  valid: boolean;
+  /** Machine-readable reasons why it is not usable. */
+  reasons: ("parse_error" | "workspace_mismatch" | "pid_dead" | "not_ancestor" | "port_closed" | "insecure_permissions" | string)[] | null;
+  /** One human sentence: why it is or is not usable. */
+  message: string;
+  path: string;
+  runningInWindows?: boolean;
+}`,
+	},
+	{
+		Name: "IDEInfo",
+		Doc:  "What the IDE said about itself in the MCP handshake.",
+		Body: `{
+  serverInfo: { name: string; version: string; title?: string };
+  protocolVersion: string;
+  instructions?: string;
+  capabilities?: Record<string, unknown>;
+}`,
+	},
+	{
+		Name: "Tool",
+		Doc:  "One tool the IDE offers (Go: idebridge.Tool).",
+		Body: `{
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}`,
+	},
+	{
+		Name: "ToolResult",
+		Doc:  "A tools/call result (Go: idebridge.ToolResult).",
+		Body: `{
+  content: Array<{ type: string; text?: string; [key: string]: unknown }>;
+  structuredContent?: unknown;
+  isError?: boolean;
+}`,
+	},
+	{
+		Name: "Notification",
+		Doc:  "A notification from the IDE (Go: idebridge.Notification), params as sent.",
+		Body: `{
+  method: string;
+  params?: unknown;
 }`,
 	},
 }

@@ -130,7 +130,11 @@ func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispe
 				optsFields = p.Fields
 				var members []string
 				for _, fl := range p.Fields {
-					members = append(members, fmt.Sprintf("%s: options.%s", fl.JSON, fl.JSON))
+					if fl.JSDefault != "" {
+						members = append(members, fmt.Sprintf("%s: options.%s ?? %s", fl.JSON, fl.JSON, fl.JSDefault))
+					} else {
+						members = append(members, fmt.Sprintf("%s: options.%s", fl.JSON, fl.JSON))
+					}
 				}
 				call = append(call, "pick({"+strings.Join(members, ", ")+"})")
 				continue
@@ -142,10 +146,10 @@ func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispe
 			call = append(call, camel(p.Name))
 		case abispec.TimeoutMS:
 			if hasFields {
-				call = append(call, "timeoutMs(options.timeoutMs)")
+				call = append(call, "toTimeoutMs(options.timeoutMs)")
 			} else {
 				params = append(params, jsParam{"timeoutMs", "number", "milliseconds to wait; omitted for " + or(f.DefaultTimeout, "the default") + ", negative or Infinity to wait without limit", true})
-				call = append(call, "timeoutMs(timeoutMs)")
+				call = append(call, "toTimeoutMs(timeoutMs)")
 			}
 		}
 	}
@@ -655,7 +659,7 @@ function pick(members) {
   return out;
 }
 
-function timeoutMs(ms) {
+function toTimeoutMs(ms) {
   if (ms === undefined || ms === null) return 0;
   if (ms < 0 || ms === Infinity) return -1;
   return Math.max(1, Math.ceil(ms));

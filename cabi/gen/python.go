@@ -132,8 +132,13 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 				var members []string
 				for _, fl := range p.Fields {
 					sig = append(sig, fmt.Sprintf("%s: %s = None", fl.Py, or(fl.PyType, "Any")))
-					members = append(members, fmt.Sprintf("%q: %s", fl.JSON, fl.Py))
-					docs = append(docs, [2]string{fl.Py, fl.Doc + "; None for the default"})
+					if fl.PyDefault != "" {
+						members = append(members, fmt.Sprintf("%q: (%s if %s is None else %s)", fl.JSON, fl.PyDefault, fl.Py, fl.Py))
+						docs = append(docs, [2]string{fl.Py, fl.Doc + "; None sends " + fl.PyDefault})
+					} else {
+						members = append(members, fmt.Sprintf("%q: %s", fl.JSON, fl.Py))
+						docs = append(docs, [2]string{fl.Py, fl.Doc + "; None for the default"})
+					}
 				}
 				call = append(call, "_options({"+strings.Join(members, ", ")+"})")
 				continue

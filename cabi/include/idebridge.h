@@ -202,6 +202,190 @@ int idb_path_to_local(const char *path, const char *options_json, char **out);
 int idb_path_to_ide(const char *path, const char *options_json, char **out);
 
 /*
+ * idb_discover
+ *
+ * Finds the IDEs announced by lockfiles and checks each one: workspace
+ * folders against the working directory, the IDE's process, its ancestry
+ * when running in an IDE's terminal, and its port. Returns every lockfile
+ * found, usable or not, each with the reasons why not.
+ *
+ * Parameters:
+ *   options_json  where and how to look. Members (all optional): "cwd":
+ *                 the agent's working directory, which an IDE's workspace
+ *                 must contain (default: the process's); "env": the
+ *                 environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                 CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                 environment as the library saw it when it was loaded
+ *                 (the Python and Node bindings send the current one);
+ *                 "lockfileDirs": the lockfile directories to scan
+ *                 (default: from the environment); "allowInsecure": use
+ *                 lockfiles that others could write (refused by default).
+ *                 UTF-8 JSON text, or NULL for the defaults; borrowed for
+ *                 the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 10 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the candidates as a JSON array, a new
+ *                 string the caller frees with idb_free(): an array of
+ *                 candidates {"port", "ideName", "transport",
+ *                 "workspaceFolders", "pid", "url", "valid", "reasons",
+ *                 "message", "path", "runningInWindows"?}, the same JSON
+ *                 as idebridge ide list --json. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Blocks until every lockfile has been checked (port probes take at most
+ * 500 ms each, run concurrently) or the timeout elapses.
+ */
+int idb_discover(const char *options_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_connect
+ *
+ * Connects to an IDE's MCP server and completes the handshake. With a url,
+ * connects there; otherwise discovers the IDEs (as idb_discover) and
+ * connects to the one on the given port, or, without a port, to the only
+ * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+ *
+ * Parameters:
+ *   options_json  which IDE and how to talk to it. Members (all optional):
+ *                 "port": the IDE's port (its lockfile's name); default:
+ *                 the only usable IDE; "cwd": the agent's working
+ *                 directory, which the IDE's workspace must contain
+ *                 (default: the process's); "env": the environment to read
+ *                 (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...);
+ *                 default: the process environment as the library saw it
+ *                 when it was loaded (the Python and Node bindings send
+ *                 the current one); "lockfileDirs": the lockfile
+ *                 directories to scan (default: from the environment);
+ *                 "url": connect to this ws:// or http:// URL instead of
+ *                 discovering; "authToken": the auth token to send with
+ *                 url; "wait": poll discovery once a second until the IDE
+ *                 is usable, within the timeout; "callTimeoutMs": the
+ *                 default timeout of tool calls in milliseconds (default
+ *                 30000; negative for none); "pingIntervalMs": the
+ *                 keep-alive interval in milliseconds (default 15000;
+ *                 negative for none); "notificationBuffer": how many
+ *                 notifications are queued before the oldest is dropped
+ *                 (default 256); "clientName": the clientInfo name sent to
+ *                 the IDE (default "idebridge"). UTF-8 JSON text, or NULL
+ *                 for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 35 seconds, a negative
+ *                 value waits without limit.
+ *   out_handle    on IDB_OK receives the new IDE client's handle; release
+ *                 it with idb_ide_close(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Blocks until the handshake is done or the timeout elapses (with wait, it
+ * first polls discovery once a second).
+ */
+int idb_ide_connect(const char *options_json, int64_t timeout_ms, uint64_t *out_handle);
+
+/*
+ * idb_ide_info
+ *
+ * Returns what the IDE said about itself in the handshake.
+ *
+ * Parameters:
+ *   client  the IDE client handle (from idb_ide_connect).
+ *   out     on IDB_OK receives the IDE's description as a JSON object, a
+ *           new string the caller frees with idb_free(): {"serverInfo":
+ *           {"name", "version"}, "protocolVersion", "instructions"?,
+ *           "capabilities"?}. Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_info(uint64_t client, char **out);
+
+/*
+ * idb_ide_tools
+ *
+ * Lists the tools the IDE offers (following pagination).
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out         on IDB_OK receives the tools as a JSON array, a new string
+ *               the caller frees with idb_free(): an array of tools
+ *               {"name", "title"?, "description"?, "inputSchema"?, ...} as
+ *               the IDE sent them. Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the IDE answers or the timeout elapses.
+ */
+int idb_ide_tools(uint64_t client, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_call
+ *
+ * Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
+ * isError, or an error object in place of a result) gives IDB_ERR_TOOL
+ * with the IDE's message. openDiff waits for the user: by default it has
+ * no deadline.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   name        the tool's name, e.g. "getDiagnostics". UTF-8,
+ *               NUL-terminated, required; borrowed for the call.
+ *   args_json   the tool's arguments as a JSON object (NULL for none).
+ *               UTF-8 JSON text, or NULL for the defaults; borrowed for
+ *               the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), and no
+ *               limit for openDiff, a negative value waits without limit.
+ *   out         on IDB_OK receives the tool's result as JSON, a new string
+ *               the caller frees with idb_free(): the result {"content":
+ *               [{"type": "text", "text"}, ...], "structuredContent"?}.
+ *               Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the IDE answers or the timeout elapses.
+ */
+int idb_ide_call(uint64_t client, const char *name, const char *args_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_next_notification
+ *
+ * Takes the next notification the IDE sent (selection_changed,
+ * at_mentioned, log_event, or any other), waiting for one up to the
+ * timeout. Notifications are queued as they arrive (the oldest are dropped
+ * beyond notificationBuffer).
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   timeout_ms  timeout in milliseconds; 0 means no waiting (only what is
+ *               already queued), a negative value waits without limit.
+ *   out         on IDB_OK receives the notification {"method", "params"}
+ *               as JSON, a new string the caller frees with idb_free(). It
+ *               receives NULL (nothing to free) when no notification
+ *               arrived within the timeout. Left unchanged on failure.
+ *               Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until a notification arrives, the connection ends, or the timeout
+ * elapses.
+ */
+int idb_ide_next_notification(uint64_t client, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_close
+ *
+ * Closes the connection and frees the client: calls pending on other
+ * threads fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
+ *
+ * Parameters:
+ *   client  the IDE client handle (from idb_ide_connect).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_close(uint64_t client);
+
+/*
  * idb_registry_new
  *
  * Creates a diagnostics registry.

@@ -57,7 +57,9 @@ __all__ = [
     "parse_lockfile",
     "path_to_local",
     "path_to_ide",
+    "discover",
     "render_attachment",
+    "IDEClient",
     "Registry",
 ]
 
@@ -251,6 +253,20 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_path_to_local.restype = ctypes.c_int
     lib.idb_path_to_ide.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_path_to_ide.restype = ctypes.c_int
+    lib.idb_discover.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_discover.restype = ctypes.c_int
+    lib.idb_ide_connect.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_connect.restype = ctypes.c_int
+    lib.idb_ide_info.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_info.restype = ctypes.c_int
+    lib.idb_ide_tools.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_tools.restype = ctypes.c_int
+    lib.idb_ide_call.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_call.restype = ctypes.c_int
+    lib.idb_ide_next_notification.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_next_notification.restype = ctypes.c_int
+    lib.idb_ide_close.argtypes = [ctypes.c_uint64]
+    lib.idb_ide_close.restype = ctypes.c_int
     lib.idb_registry_new.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_registry_new.restype = ctypes.c_int
     lib.idb_registry_publish.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p]
@@ -316,6 +332,68 @@ def _idb_path_to_ide(path, options_json):
     if status != IDB_OK:
         _raise(lib, status, "idb_path_to_ide")
     return _take_text(lib, out)
+
+
+def _idb_discover(options_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_discover(_json_in(options_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_discover")
+    return _take_json(lib, out)
+
+
+def _idb_ide_connect(options_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_uint64()
+    status = lib.idb_ide_connect(_json_in(options_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_connect")
+    return out.value
+
+
+def _idb_ide_info(client):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_ide_info(client, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_info")
+    return _take_json(lib, out)
+
+
+def _idb_ide_tools(client, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_ide_tools(client, timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_tools")
+    return _take_json(lib, out)
+
+
+def _idb_ide_call(client, name, args_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_ide_call(client, _text_in(name), _json_in(args_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_call")
+    return _take_json(lib, out)
+
+
+def _idb_ide_next_notification(client, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_ide_next_notification(client, timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_next_notification")
+    return _take_json(lib, out)
+
+
+def _idb_ide_close(client):
+    lib = _load()
+    status = lib.idb_ide_close(client)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_close")
+    return None
 
 
 def _idb_registry_new(options_json):
@@ -484,6 +562,42 @@ def path_to_ide(path: str, distro: Optional[str] = None, mount_root: Optional[st
     return _idb_path_to_ide(path, _options({"distro": distro, "mountRoot": mount_root, "uncHost": unc_host}))
 
 
+def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, allow_insecure: Optional[bool] = None, timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+    """Finds the IDEs announced by lockfiles and checks each one: workspace
+    folders against the working directory, the IDE's process, its ancestry
+    when running in an IDE's terminal, and its port. Returns every lockfile
+    found, usable or not, each with the reasons why not.
+
+    Args:
+        cwd: the agent's working directory, which an IDE's workspace must
+            contain (default: the process's); None for the default.
+        env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
+            CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
+            library saw it when it was loaded (the Python and Node bindings send
+            the current one); None sends dict(os.environ).
+        lockfile_dirs: the lockfile directories to scan (default: from the
+            environment); None for the default.
+        allow_insecure: use lockfiles that others could write (refused by
+            default); None for the default.
+        timeout: seconds to wait; None for 10 seconds, a negative number to
+            wait without limit.
+
+    Returns:
+        an array of candidates {"port", "ideName", "transport",
+        "workspaceFolders", "pid", "url", "valid", "reasons", "message",
+        "path", "runningInWindows"?}, the same JSON as idebridge ide list
+        --json.
+
+    Raises:
+        IdebridgeError: on failure, as one of IdebridgeError, TimeoutError,
+            ArgumentError, InternalError.
+
+    Blocks until every lockfile has been checked (port probes take at most
+    500 ms each, run concurrently) or the timeout elapses.
+    """
+    return _idb_discover(_options({"cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "allowInsecure": allow_insecure}), _timeout_ms(timeout))
+
+
 def render_attachment(attachment_json: Any, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
     """Renders a drained attachment as the model-facing text block
     (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
@@ -506,6 +620,196 @@ def render_attachment(attachment_json: Any, project_dir: Optional[str] = None, t
         IdebridgeError: on failure, as one of ArgumentError, InternalError.
     """
     return _idb_render_attachment(attachment_json, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}))
+
+
+class IDEClient:
+    """A connection to the MCP server of the user's IDE: list and call its
+    tools and read its notifications. Calls are safe from several threads at
+    once. The connection never reconnects: after it is lost, calls fail with
+    ClosedError; connect again.
+
+    Use it as a context manager, or call close() when done; the handle is
+    also released when the object is garbage-collected.
+    """
+
+    def __init__(self) -> None:
+        raise TypeError("use IDEClient.connect() to create a IDEClient")
+
+    @classmethod
+    def connect(cls, port: Optional[int] = None, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, url: Optional[str] = None, auth_token: Optional[str] = None, wait: Optional[bool] = None, call_timeout_ms: Optional[int] = None, ping_interval_ms: Optional[int] = None, notification_buffer: Optional[int] = None, client_name: Optional[str] = None, timeout: Optional[float] = None) -> "IDEClient":
+        """Connects to an IDE's MCP server and completes the handshake. With a
+        url, connects there; otherwise discovers the IDEs (as idb_discover)
+        and connects to the one on the given port, or, without a port, to
+        the only usable one: none or several give IDB_ERR_NOT_FOUND with the
+        reasons.
+
+        Args:
+            port: the IDE's port (its lockfile's name); default: the only
+                usable IDE; None for the default.
+            cwd: the agent's working directory, which the IDE's workspace
+                must contain (default: the process's); None for the default.
+            env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
+                CLAUDE_CODE_SSE_PORT, ...); default: the process environment as
+                the library saw it when it was loaded (the Python and Node
+                bindings send the current one); None sends dict(os.environ).
+            lockfile_dirs: the lockfile directories to scan (default: from
+                the environment); None for the default.
+            url: connect to this ws:// or http:// URL instead of
+                discovering; None for the default.
+            auth_token: the auth token to send with url; None for the
+                default.
+            wait: poll discovery once a second until the IDE is usable,
+                within the timeout; None for the default.
+            call_timeout_ms: the default timeout of tool calls in
+                milliseconds (default 30000; negative for none); None for the
+                default.
+            ping_interval_ms: the keep-alive interval in milliseconds
+                (default 15000; negative for none); None for the default.
+            notification_buffer: how many notifications are queued before
+                the oldest is dropped (default 256); None for the default.
+            client_name: the clientInfo name sent to the IDE (default
+                "idebridge"); None for the default.
+            timeout: seconds to wait; None for 35 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                TimeoutError, NotFoundError, ArgumentError, InternalError.
+
+        Blocks until the handshake is done or the timeout elapses (with
+        wait, it first polls discovery once a second).
+        """
+        self = object.__new__(cls)
+        self._lock = threading.Lock()
+        self._h = 0
+        self._h = _idb_ide_connect(_options({"port": port, "cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "url": url, "authToken": auth_token, "wait": wait, "callTimeoutMs": call_timeout_ms, "pingIntervalMs": ping_interval_ms, "notificationBuffer": notification_buffer, "clientName": client_name}), _timeout_ms(timeout))
+        return self
+
+    @property
+    def handle(self) -> int:
+        """The C handle; 0 once closed."""
+        return self._h
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise ClosedError("IDEClient is closed", IDB_ERR_CLOSED)
+        return h
+
+    def info(self) -> Dict[str, Any]:
+        """Returns what the IDE said about itself in the handshake.
+
+        Returns:
+            {"serverInfo": {"name", "version"}, "protocolVersion",
+            "instructions"?, "capabilities"?}.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_ide_info(self._handle())
+
+    def tools(self, timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+        """Lists the tools the IDE offers (following pagination).
+
+        Args:
+            timeout: seconds to wait; None for the client's call timeout (30
+                seconds unless callTimeoutMs says otherwise), a negative number
+                to wait without limit.
+
+        Returns:
+            an array of tools {"name", "title"?, "description"?,
+            "inputSchema"?, ...} as the IDE sent them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+
+        Blocks until the IDE answers or the timeout elapses.
+        """
+        return _idb_ide_tools(self._handle(), _timeout_ms(timeout))
+
+    def call(self, name: str, args_json: Any = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
+        isError, or an error object in place of a result) gives IDB_ERR_TOOL
+        with the IDE's message. openDiff waits for the user: by default it
+        has no deadline.
+
+        Args:
+            name: the tool's name, e.g. "getDiagnostics".
+            args_json: the tool's arguments as a JSON object (NULL for none)
+                (a JSON-serialisable value, or a str holding JSON; None for the
+                default).
+            timeout: seconds to wait; None for the client's call timeout (30
+                seconds unless callTimeoutMs says otherwise), and no limit for
+                openDiff, a negative number to wait without limit.
+
+        Returns:
+            the result {"content": [{"type": "text", "text"}, ...],
+            "structuredContent"?}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+
+        Blocks until the IDE answers or the timeout elapses.
+        """
+        return _idb_ide_call(self._handle(), name, args_json, _timeout_ms(timeout))
+
+    def next_notification(self, timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
+        """Takes the next notification the IDE sent (selection_changed,
+        at_mentioned, log_event, or any other), waiting for one up to the
+        timeout. Notifications are queued as they arrive (the oldest are
+        dropped beyond notificationBuffer).
+
+        Args:
+            timeout: seconds to wait; None for no waiting (only what is
+                already queued), a negative number to wait without limit.
+
+        Returns:
+            the notification {"method", "params"} as JSON; None when no
+            notification arrived within the timeout.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, ClosedError, InternalError.
+
+        Blocks until a notification arrives, the connection ends, or the
+        timeout elapses.
+        """
+        return _idb_ide_next_notification(self._handle(), _timeout_ms(timeout))
+
+    def close(self) -> None:
+        """Closes the connection and frees the client: calls pending on other
+        threads fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                InternalError.
+        """
+        with self._lock:
+            h, self._h = self._h, 0
+        if not h:
+            return
+        _idb_ide_close(h)
+
+    def __enter__(self) -> "IDEClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", 0) and _lib is not None:
+            try:
+                self.close()
+            except Exception:
+                pass
+
+    def __repr__(self) -> str:
+        return "<idebridge.IDEClient handle=0x%016x>" % self._h
 
 
 class Registry:
