@@ -17,11 +17,18 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		"idb_registry_publish": func() C_int {
 			return idb_registry_publish(1, cstr(t, "s"), cstr(t, "{}"))
 		},
-		"idb_registry_set_version": func() C_int { return idb_registry_set_version(1, cstr(t, "u"), 1) },
-		"idb_registry_drain":       func() C_int { return idb_registry_drain(1, &out) },
-		"idb_registry_reset":       func() C_int { return idb_registry_reset(1, nil) },
-		"idb_registry_stats":       func() C_int { return idb_registry_stats(1, &out) },
-		"idb_registry_free":        func() C_int { return idb_registry_free(1) },
-		"idb_render_attachment":    func() C_int { return idb_render_attachment(cstr(t, "{}"), nil, &out) },
+		"idb_registry_set_version":  func() C_int { return idb_registry_set_version(1, cstr(t, "u"), 1) },
+		"idb_registry_drain":        func() C_int { return idb_registry_drain(1, &out) },
+		"idb_registry_reset":        func() C_int { return idb_registry_reset(1, nil) },
+		"idb_registry_stats":        func() C_int { return idb_registry_stats(1, &out) },
+		"idb_registry_free":         func() C_int { return idb_registry_free(1) },
+		"idb_render_attachment":     func() C_int { return idb_render_attachment(cstr(t, "{}"), nil, &out) },
+		"idb_discover":              func() C_int { return idb_discover(cstr(t, `{"lockfileDirs":[]}`), 1, &out) },
+		"idb_ide_connect":           func() C_int { return idb_ide_connect(cstr(t, `{"url":"ws://127.0.0.1:1/"}`), 1, &n) },
+		"idb_ide_info":              func() C_int { return idb_ide_info(1, &out) },
+		"idb_ide_tools":             func() C_int { return idb_ide_tools(1, 1, &out) },
+		"idb_ide_call":              func() C_int { return idb_ide_call(1, cstr(t, "x"), nil, 1, &out) },
+		"idb_ide_next_notification": func() C_int { return idb_ide_next_notification(1, 0, &out) },
+		"idb_ide_close":             func() C_int { return idb_ide_close(1) },
 	}
 }

@@ -22,6 +22,7 @@ var builtLib struct {
 	once      sync.Once
 	dir, err  string
 	so, hfile string
+	ide       string // the headless IDE of the C test
 }
 
 func init() {
@@ -45,10 +46,15 @@ func buildLib(t *testing.T) (so, cgoHeader string) {
 		builtLib.dir = dir
 		builtLib.so = filepath.Join(dir, "libidebridge.so")
 		builtLib.hfile = filepath.Join(dir, "libidebridge.h")
+		builtLib.ide = filepath.Join(dir, "ideserve")
 		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", builtLib.so, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			builtLib.err = "go build -buildmode=c-shared: " + err.Error() + "\n" + string(out)
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", builtLib.ide, "./test/ideserve").CombinedOutput(); err != nil {
+			builtLib.err = "go build ./test/ideserve: " + err.Error() + "\n" + string(out)
 		}
 	})
 	if builtLib.err != "" {
@@ -177,5 +183,5 @@ func TestCProgram(t *testing.T) {
 
 // cTestEnv is the C test's environment.
 func cTestEnv(*testing.T) []string {
-	return append(os.Environ(), "IDB_TESTDATA=testdata")
+	return append(os.Environ(), "IDB_TESTDATA=testdata", "IDEBRIDGE_TEST_IDE="+builtLib.ide)
 }

@@ -10,8 +10,9 @@
  *
  * `abi_test bench` prints per-call overhead figures instead.
  *
- * Environment: IDB_TEST_IDE_SERVE, when set, is a command that starts a
- * headless IDE and prints its JSON status line (see ide_test below).
+ * Environment: IDEBRIDGE_TEST_IDE is the headless IDE to talk to
+ * (cabi/test/ideserve, built by make abi-test); IDB_TESTDATA is the
+ * directory of the shared test data (default cabi/testdata).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -20,7 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "idebridge.h"
 
@@ -313,6 +318,189 @@ static void test_paths(void) {
 	CHECK_STATUS(idb_path_to_ide("x", "{\"bad\":1}", &out), IDB_ERR_ARGUMENT, "unknown field");
 }
 
+/* ---- IDE ---- */
+
+/* A headless IDE child process: cabi/test/ideserve. */
+struct ide {
+	pid_t pid;
+	FILE *in, *out;
+	int port;
+	char workspace[128], config[128], tmp[64];
+};
+
+static int ide_start(struct ide *ide) {
+	const char *bin = getenv("IDEBRIDGE_TEST_IDE");
+	if (!bin || !*bin) {
+		fail_at(__FILE__, __LINE__, "IDEBRIDGE_TEST_IDE is not set (make abi-test sets it)");
+		return -1;
+	}
+	snprintf(ide->tmp, sizeof ide->tmp, "/tmp/idb-c-XXXXXX");
+	if (!mkdtemp(ide->tmp)) {
+		fail_at(__FILE__, __LINE__, "mkdtemp");
+		return -1;
+	}
+	snprintf(ide->workspace, sizeof ide->workspace, "%s/ws", ide->tmp);
+	snprintf(ide->config, sizeof ide->config, "%s/config", ide->tmp);
+	mkdir(ide->workspace, 0700);
+	char lockdir[160];
+	snprintf(lockdir, sizeof lockdir, "%s/ide", ide->config);
+	int to_child[2], from_child[2];
+	if (pipe(to_child) || pipe(from_child))
+		return -1;
+	ide->pid = fork();
+	if (ide->pid == 0) {
+		dup2(to_child[0], 0);
+		dup2(from_child[1], 1);
+		close(to_child[1]);
+		close(from_child[0]);
+		execl(bin, bin, "-workspace", ide->workspace, "-lockfile-dir", lockdir, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	ide->in = fdopen(to_child[1], "w");
+	ide->out = fdopen(from_child[0], "r");
+	char line[4096];
+	if (!fgets(line, sizeof line, ide->out)) {
+		fail_at(__FILE__, __LINE__, "ideserve exited before listening");
+		return -1;
+	}
+	char *p = strstr(line, "\"port\":");
+	ide->port = p ? atoi(p + 7) : 0;
+	CHECK(ide->port > 0, "ideserve status line %s", line);
+	return ide->port > 0 ? 0 : -1;
+}
+
+/* ide_command sends one command line and returns its answer in buf. */
+static const char *ide_command(struct ide *ide, const char *cmd, char *buf, size_t n) {
+	fprintf(ide->in, "%s\n", cmd);
+	fflush(ide->in);
+	if (!fgets(buf, n, ide->out))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+static void ide_stop(struct ide *ide) {
+	fclose(ide->in); /* ideserve shuts down at EOF */
+	int status;
+	waitpid(ide->pid, &status, 0);
+	fclose(ide->out);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", ide->tmp);
+	if (system(cmd) != 0)
+		fail_at(__FILE__, __LINE__, "cannot remove %s", ide->tmp);
+}
+
+static void ide_options(struct ide *ide, char *buf, size_t n, const char *extra) {
+	snprintf(buf, n, "{\"cwd\":\"%s\",\"env\":{\"CLAUDE_CONFIG_DIR\":\"%s\"}%s%s}", ide->workspace, ide->config,
+		 extra ? "," : "", extra ? extra : "");
+}
+
+struct ide_thread {
+	struct ide *ide;
+	uint64_t shared;
+};
+
+static void *ide_thread_main(void *arg) {
+	struct ide_thread *it = arg;
+	char opts[2048];
+	uint64_t own = 0;
+	ide_options(it->ide, opts, sizeof opts, NULL);
+	CHECK_OK(idb_ide_connect(opts, 10000, &own));
+	for (int i = 0; i < 10; i++) {
+		uint64_t hs[2] = {it->shared, own};
+		for (int k = 0; k < 2; k++) {
+			char *out = NULL;
+			CHECK_OK(idb_ide_call(hs[k], "getWorkspaceFolders", NULL, 10000, &out));
+			CHECK(out && strstr(out, "\"content\""), "call result %s", out ? out : "(null)");
+			idb_free(out);
+		}
+	}
+	CHECK_OK(idb_ide_close(own));
+	return NULL;
+}
+
+static void test_ide(void) {
+	struct ide ide;
+	if (ide_start(&ide) != 0)
+		return;
+	char opts[2048], buf[4096];
+	char *out = NULL;
+
+	ide_options(&ide, opts, sizeof opts, NULL);
+	CHECK_OK(idb_discover(opts, 0, &out));
+	snprintf(buf, sizeof buf, "\"port\":%d", ide.port);
+	CHECK(out && strstr(out, buf) && strstr(out, "\"valid\":true"), "discover %s", out ? out : "(null)");
+	idb_free(out);
+
+	uint64_t h = 0;
+	char portopt[32];
+	snprintf(portopt, sizeof portopt, "\"port\":%d", ide.port);
+	ide_options(&ide, opts, sizeof opts, portopt);
+	CHECK_OK(idb_ide_connect(opts, 10000, &h));
+	CHECK(h != 0, "IDE handle is 0");
+
+	out = NULL;
+	CHECK_OK(idb_ide_info(h, &out));
+	CHECK(out && strstr(out, "\"protocolVersion\":\"2024-11-05\""), "info %s", out ? out : "(null)");
+	idb_free(out);
+	out = NULL;
+	CHECK_OK(idb_ide_tools(h, 0, &out));
+	CHECK(out && strstr(out, "\"name\":\"openDiff\""), "tools %s", out ? out : "(null)");
+	idb_free(out);
+	out = NULL;
+	CHECK_OK(idb_ide_call(h, "getWorkspaceFolders", "{}", 0, &out));
+	CHECK(out && strstr(out, "\"content\":[{\"type\":\"text\""), "call %s", out ? out : "(null)");
+	idb_free(out);
+	CHECK_STATUS(idb_ide_call(h, "noSuchTool", NULL, 0, &out), IDB_ERR_TOOL, "noSuchTool");
+	CHECK_STATUS(idb_ide_call(h, "openFile", "[1]", 0, &out), IDB_ERR_ARGUMENT, "not a JSON object");
+
+	out = (char *)"sentinel";
+	CHECK_OK(idb_ide_next_notification(h, 0, &out));
+	CHECK(out == NULL, "notification out of nowhere");
+	CHECK(strcmp(ide_command(&ide, "notify log_event {\"eventName\":\"x\"}", buf, sizeof buf), "ok") == 0,
+	      "notify: %s", buf);
+	CHECK_OK(idb_ide_next_notification(h, 10000, &out));
+	CHECK(out && strcmp(out, "{\"method\":\"log_event\",\"params\":{\"eventName\":\"x\"}}") == 0, "notification %s",
+	      out ? out : "(null)");
+	idb_free(out);
+
+	/* Eight threads on the shared client and their own. */
+	enum { N = 8 };
+	pthread_t th[N];
+	struct ide_thread it[N];
+	for (int i = 0; i < N; i++) {
+		it[i] = (struct ide_thread){&ide, h};
+		pthread_create(&th[i], NULL, ide_thread_main, &it[i]);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+
+	CHECK_STATUS(idb_ide_connect("{\"port\":1,\"lockfileDirs\":[]}", 0, &h), IDB_ERR_NOT_FOUND, "no IDE lockfile for port 1");
+
+	/* The IDE goes away: calls fail with IDB_ERR_CLOSED. */
+	ide_stop(&ide);
+	out = NULL;
+	CHECK_STATUS(idb_ide_next_notification(h, 10000, &out), IDB_ERR_CLOSED, "connection to the IDE lost");
+	CHECK_STATUS(idb_ide_call(h, "getWorkspaceFolders", NULL, 10000, &out), IDB_ERR_CLOSED, NULL);
+	CHECK_OK(idb_ide_close(h));
+
+	/* Zero, stale, random and wrong-kind handles. */
+	uint64_t reg = 0;
+	CHECK_OK(idb_registry_new(NULL, &reg));
+	uint64_t bad[] = {0, h, 7, 0x49ab000000000001ULL, reg};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_STATUS(idb_ide_info(bad[i], &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_ide_tools(bad[i], 0, &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_ide_call(bad[i], "x", NULL, 0, &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_ide_next_notification(bad[i], 0, &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_ide_close(bad[i]), IDB_ERR_HANDLE, "bad handle");
+	}
+	CHECK_STATUS(idb_registry_drain(h, &out), IDB_ERR_HANDLE, "bad handle");
+	CHECK_OK(idb_registry_free(reg));
+}
+
 /* ---- last error per thread ---- */
 
 struct err_thread {
@@ -440,6 +628,7 @@ int main(int argc, char **argv) {
 	test_registry_golden();
 	test_bad_handles();
 	test_registry_threads();
+	test_ide();
 
 	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());
 	printf("abi_test: %d passed, %d failed\n", passed, failed);
