@@ -68,13 +68,16 @@ lib:
 	@rm -f build/libidebridge.h
 
 ## abi-test: the C test program, the Python unittest suite and the Node node:test suite against build/libidebridge.so
+abi-test: export IDEBRIDGE_LIB := $(CURDIR)/build/libidebridge.so
+abi-test: export IDEBRIDGE_TEST_IDE := $(CURDIR)/build/ideserve
 abi-test: lib
+	$(GO) build -o build/ideserve ./cabi/test/ideserve
 	gcc -Wall -Wextra -Werror -O2 -pthread -Icabi/include cabi/test/abi_test.c \
 		-Lbuild -lidebridge -Wl,-rpath,$(CURDIR)/build -o build/abi_test
 	build/abi_test
-	cd bindings/python && IDEBRIDGE_LIB=$(CURDIR)/build/libidebridge.so python3 -m unittest discover -s tests -t . -v
+	cd bindings/python && python3 -m unittest discover -s tests -t . -v
 	cd bindings/node && if [ ! -d node_modules ]; then npm ci --no-audit --no-fund; fi
-	cd bindings/node && IDEBRIDGE_LIB=$(CURDIR)/build/libidebridge.so node --test
+	cd bindings/node && node --test
 
 clean:
 	rm -rf build

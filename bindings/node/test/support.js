@@ -45,3 +45,63 @@ function readGolden(name) {
 
 module.exports.readPublishes = readPublishes;
 module.exports.readGolden = readGolden;
+
+const { spawn } = require('node:child_process');
+const os = require('node:os');
+const readline = require('node:readline');
+
+const REPO = path.resolve(__dirname, '..', '..', '..');
+
+/**
+ * A real headless IDE (cabi/test/ideserve: the Go ideserver kit) in a
+ * temporary workspace, its lockfile in a temporary CLAUDE_CONFIG_DIR.
+ * IDEBRIDGE_TEST_IDE names a prebuilt ideserve binary (make abi-test builds
+ * one); without it the IDE is started with `go run`.
+ */
+class HeadlessIDE {
+  static async start() {
+    const ide = new HeadlessIDE();
+    ide.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-ide-')));
+    ide.workspace = path.join(ide.tmp, 'workspace');
+    fs.mkdirSync(ide.workspace);
+    ide.configDir = path.join(ide.tmp, 'config');
+    const bin = process.env.IDEBRIDGE_TEST_IDE;
+    const [cmd, args] = bin ? [bin, []] : ['go', ['run', './cabi/test/ideserve']];
+    ide.proc = spawn(cmd, [...args, '-workspace', ide.workspace, '-lockfile-dir', path.join(ide.configDir, 'ide')], {
+      cwd: REPO,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    ide.lines = readline.createInterface({ input: ide.proc.stdout })[Symbol.asyncIterator]();
+    const first = await ide.lines.next();
+    if (first.done) throw new Error('ideserve exited before listening');
+    const status = JSON.parse(first.value);
+    Object.assign(ide, { port: status.port, lockfile: status.lockfile, url: status.url, authToken: status.authToken });
+    return ide;
+  }
+
+  env() {
+    return { CLAUDE_CONFIG_DIR: this.configDir };
+  }
+
+  async command(line) {
+    this.proc.stdin.write(line + '\n');
+    const r = await this.lines.next();
+    return r.done ? '' : r.value.trim();
+  }
+
+  async notify(method, params) {
+    const answer = await this.command(`notify ${method} ${JSON.stringify(params)}`);
+    if (answer !== 'ok') throw new Error('ideserve: ' + answer);
+  }
+
+  async close() {
+    if (this.proc.exitCode === null) {
+      const exited = new Promise((resolve) => this.proc.once('exit', resolve));
+      this.proc.stdin.end();
+      await exited;
+    }
+    fs.rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+module.exports.HeadlessIDE = HeadlessIDE;

@@ -41,3 +41,71 @@ def read_golden(name: str) -> bytes:
         data = f.read()
     assert data.endswith(b"\n")
     return data[:-1]
+
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+
+
+class HeadlessIDE:
+    """A real headless IDE (cabi/test/ideserve: the Go ideserver kit) in a
+    temporary workspace, its lockfile in a temporary CLAUDE_CONFIG_DIR.
+
+    IDEBRIDGE_TEST_IDE names a prebuilt ideserve binary (make abi-test
+    builds one); without it the IDE is started with `go run`.
+    """
+
+    def __init__(self, config_dir: str = "", diff: str = "accept") -> None:
+        import json
+        import subprocess
+        import tempfile
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="idebridge-ide-")
+        root = os.path.realpath(self._tmp.name)
+        self.workspace = os.path.join(root, "workspace")
+        os.mkdir(self.workspace)
+        self.config_dir = config_dir or os.path.join(root, "config")
+        binary = os.environ.get("IDEBRIDGE_TEST_IDE")
+        cmd = [binary] if binary else ["go", "run", "./cabi/test/ideserve"]
+        cmd += ["-workspace", self.workspace, "-lockfile-dir", os.path.join(self.config_dir, "ide"), "-diff", diff]
+        self.proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait(timeout=30)
+            raise RuntimeError("ideserve exited with %s before listening" % self.proc.returncode)
+        status = json.loads(line)
+        self.port = status["port"]
+        self.lockfile = status["lockfile"]
+        self.url = status["url"]
+        self.auth_token = status["authToken"]
+
+    def env(self) -> dict:
+        return {"CLAUDE_CONFIG_DIR": self.config_dir}
+
+    def command(self, line: str) -> str:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
+
+    def notify(self, method: str, params) -> None:
+        import json
+
+        answer = self.command("notify %s %s" % (method, json.dumps(params)))
+        if answer != "ok":
+            raise RuntimeError("ideserve: " + answer)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> "HeadlessIDE":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
