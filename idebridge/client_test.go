@@ -492,7 +492,7 @@ func TestCloseIsIdempotentAndUnblocks(t *testing.T) {
 	before := runtime.NumGoroutine()
 	f := newFakeIDE(t)
 	f.OnCall = func(*fakeConn, *jsonrpc.Message, string, json.RawMessage) {}
-	c, err := DialURL(testCtx(t), f.URL, f.Token, &ClientOptions{PingInterval: 20 * time.Millisecond})
+	c, err := DialURL(testCtx(t), f.URL, f.Token, &ClientOptions{PingInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,342 @@
+package idebridge
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
+
+// sseIDE is a scripted legacy-SSE MCP server on loopback that can misbehave
+// in every way the SSE standard allows (and a few it does not).
+type sseIDE struct {
+	t     *testing.T
+	srv   *httptest.Server
+	URL   string
+	Token string
+	// Endpoint is the endpoint event's data; default a relative URL.
+	Endpoint string
+	// EOL is the line ending used for the stream; default "\n".
+	EOL string
+	// Prelude is written before the endpoint event.
+	Prelude string
+	// OnMessage handles a POSTed message; nil answers the handshake and
+	// echoes tools/call arguments.
+	OnMessage func(s *sseSession, m *jsonrpc.Message)
+
+	mu       sync.Mutex
+	session  *sseSession
+	sessions chan *sseSession
+	stop     chan struct{}
+}
+
+type sseSession struct {
+	ide      *sseIDE
+	out      chan string
+	abort    chan struct{}
+	Received chan *jsonrpc.Message
+}
+
+func newSSEIDE(t *testing.T) *sseIDE {
+	s := &sseIDE{t: t, Token: "tok", EOL: "\n", Endpoint: "messages?sessionId=1", sessions: make(chan *sseSession, 4), stop: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", s.serveStream)
+	mux.HandleFunc("POST /messages", s.servePost)
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL + "/sse"
+	t.Cleanup(func() {
+		close(s.stop)
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
+	return s
+}
+
+func (s *sseIDE) serveStream(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(AuthHeader) != s.Token {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	sess := &sseSession{ide: s, out: make(chan string, 64), abort: make(chan struct{}), Received: make(chan *jsonrpc.Message, 256)}
+	s.mu.Lock()
+	s.session = sess
+	s.mu.Unlock()
+	s.sessions <- sess
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, s.Prelude)
+	io.WriteString(w, sess.format("endpoint", s.Endpoint))
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case chunk := <-sess.out:
+			io.WriteString(w, chunk)
+			w.(http.Flusher).Flush()
+		case <-sess.abort:
+			panic(http.ErrAbortHandler) // cut the connection as it is
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *sseIDE) servePost(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	sess := s.session
+	s.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	m, err := jsonrpc.Decode(body)
+	if sess == nil || err != nil || r.URL.Query().Get("sessionId") != "1" || r.Header.Get("Content-Type") != "application/json" {
+		http.Error(w, "bad post", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	sess.Received <- m
+	if s.OnMessage != nil {
+		s.OnMessage(sess, m)
+		return
+	}
+	sess.answerDefault(m)
+}
+
+func (sess *sseSession) answerDefault(m *jsonrpc.Message) {
+	switch m.Method {
+	case "initialize":
+		sess.Message(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"sse-ide","version":"1"}}}`)
+	case "tools/list":
+		sess.Message(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"tools":[{"name":"echo"}]}}`)
+	case "tools/call":
+		var p struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		json.Unmarshal(m.Params, &p)
+		sess.Message(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":` + string(jsonrpc.AppendString(nil, string(p.Arguments))) + `}]}}`)
+	case "ping":
+		sess.Message(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`)
+	}
+}
+
+// format renders one event; data with newlines becomes several data lines.
+func (sess *sseSession) format(event, data string) string {
+	eol := sess.ide.EOL
+	var b strings.Builder
+	if event != "" {
+		b.WriteString("event: " + event + eol)
+	}
+	for _, line := range strings.Split(data, "\n") {
+		b.WriteString("data: " + line + eol)
+	}
+	b.WriteString(eol)
+	return b.String()
+}
+
+// Message sends a JSON-RPC message as an unnamed event (which means
+// "message").
+func (sess *sseSession) Message(data string) { sess.out <- sess.format("", data) }
+
+// Raw sends bytes as they are.
+func (sess *sseSession) Raw(s string) { sess.out <- s }
+
+// Cut drops the connection.
+func (sess *sseSession) Cut() { close(sess.abort) }
+
+func TestSSEHandshakeAndMisbehaviour(t *testing.T) {
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		t.Run(strings.NewReplacer("\r", "CR", "\n", "LF").Replace(eol), func(t *testing.T) {
+			s := newSSEIDE(t)
+			s.EOL = eol
+			s.Prelude = ":" + " hello" + eol + "event: ping" + eol + eol + "retry: 1000" + eol + eol
+			s.OnMessage = func(sess *sseSession, m *jsonrpc.Message) {
+				if m.Method != "tools/call" {
+					sess.answerDefault(m)
+					return
+				}
+				// Comments, pings and unknown events between replies; the
+				// reply itself split over several data lines (JSON allows
+				// the newlines between tokens) and named "message".
+				sess.Raw(": keep-alive" + eol)
+				sess.Raw("event: ping" + eol + "data: {}" + eol + eol)
+				sess.Raw("event: weird" + eol + "data: [1,2]" + eol + eol)
+				reply := `{"jsonrpc":"2.0",` + "\n" + `"id":` + string(m.ID) + `,` + "\n" + `"result":{"content":[{"type":"text","text":"multi"}]}}`
+				sess.out <- sess.format("message", reply)
+			}
+			c, err := DialURL(testCtx(t), s.URL, s.Token, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.ServerInfo().Name != "sse-ide" || c.ProtocolVersion() != "2024-11-05" {
+				t.Errorf("handshake: %+v %s", c.ServerInfo(), c.ProtocolVersion())
+			}
+			if tools, _ := c.Tools(testCtx(t)); len(tools) != 1 {
+				t.Errorf("tools %+v", tools)
+			}
+			r, err := c.CallTool(testCtx(t), "x", nil)
+			if err != nil || r.Text() != "multi" {
+				t.Fatalf("call: %v, %v", r, err)
+			}
+		})
+	}
+}
+
+func TestSSEEndpointResolution(t *testing.T) {
+	for _, tc := range []struct {
+		name, endpoint string
+		ok             bool
+	}{
+		{"relative", "messages?sessionId=1", true},
+		{"absolute path", "/messages?sessionId=1", true},
+		{"same origin URL", "", true},
+		{"other host", "http://evil.example/messages?sessionId=1", false},
+		{"other port", "http://127.0.0.1:1/messages?sessionId=1", false},
+		{"other scheme", "https://127.0.0.1/messages?sessionId=1", false},
+		{"scheme-relative other host", "//evil.example/messages", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSSEIDE(t)
+			s.Endpoint = tc.endpoint
+			if s.Endpoint == "" {
+				s.Endpoint = s.srv.URL + "/messages?sessionId=1"
+			}
+			c, err := DialURL(testCtx(t), s.URL, s.Token, nil)
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+				return
+			}
+			if !errors.Is(err, errForeignEndpoint) {
+				t.Fatalf("endpoint %s: %v, want refusal", tc.endpoint, err)
+			}
+		})
+	}
+}
+
+func TestSSEAuthFailed(t *testing.T) {
+	s := newSSEIDE(t)
+	if _, err := DialURL(testCtx(t), s.URL, "wrong", nil); !errors.Is(err, ErrAuthFailed) {
+		t.Fatalf("error %v, want ErrAuthFailed", err)
+	}
+}
+
+func TestSSEOversizeEvent(t *testing.T) {
+	s := newSSEIDE(t)
+	s.OnMessage = func(sess *sseSession, m *jsonrpc.Message) {
+		if m.Method == "tools/call" {
+			sess.Message(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 8192) + `"}]}}`)
+			return
+		}
+		sess.answerDefault(m)
+	}
+	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{MaxMessageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.CallTool(testCtx(t), "big", nil)
+	var tooBig *MessageTooLargeError
+	if !errors.As(err, &tooBig) || !tooBig.Incoming || tooBig.Limit != 4096 || !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("error %v, want *MessageTooLargeError and ErrConnectionLost", err)
+	}
+}
+
+func TestSSECutMidEvent(t *testing.T) {
+	s := newSSEIDE(t)
+	var mu sync.Mutex
+	calls := 0
+	s.OnMessage = func(sess *sseSession, m *jsonrpc.Message) {
+		if m.Method != "tools/call" {
+			sess.answerDefault(m)
+			return
+		}
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 3 {
+			sess.Raw(`data: {"jsonrpc":"2.0","id":` + string(m.ID) + `,"res`)
+			time.Sleep(10 * time.Millisecond) // let the half event go out first
+			sess.Cut()
+		}
+	}
+	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{CallTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := c.CallTool(testCtx(t), "x", nil)
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; !errors.Is(err, ErrConnectionLost) {
+			t.Errorf("pending call: %v, want ErrConnectionLost", err)
+		}
+	}
+	<-c.Done()
+}
+
+// TestSSEKeepAlive: over SSE the keep-alive is an MCP ping, and any answer,
+// even -32601 as Neovim gives, keeps the connection; a server that goes
+// silent is declared lost.
+func TestSSEKeepAlive(t *testing.T) {
+	s := newSSEIDE(t)
+	var mu sync.Mutex
+	silent := false
+	s.OnMessage = func(sess *sseSession, m *jsonrpc.Message) {
+		mu.Lock()
+		quiet := silent
+		mu.Unlock()
+		switch {
+		case quiet:
+		case m.Method == "ping":
+			sess.Message(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		default:
+			sess.answerDefault(m)
+		}
+	}
+	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{PingInterval: 100 * time.Millisecond, CallTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess := <-s.sessions
+	for pings := 0; pings < 5; {
+		if m := <-sess.Received; m.Method == "ping" {
+			pings++
+		}
+	}
+	if _, err := c.CallTool(testCtx(t), "still-alive", nil); err != nil || c.Err() != nil {
+		t.Fatalf("after pings answered with -32601: %v, %v", err, c.Err())
+	}
+	mu.Lock()
+	silent = true
+	mu.Unlock()
+	if _, err := c.CallTool(testCtx(t), "into-the-void", nil); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("silent server: %v, want ErrConnectionLost", err)
+	}
+}
+
+func TestSSENotAnEventStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html></html>")
+	}))
+	defer srv.Close()
+	if _, err := DialURL(testCtx(t), srv.URL, "", nil); err == nil || !strings.Contains(err.Error(), "text/event-stream") {
+		t.Fatalf("error %v, want a Content-Type complaint", err)
+	}
+}
