@@ -18,11 +18,7 @@ func paramDoc(f abispec.Func, p abispec.Param) [][2]string {
 	case abispec.JSON:
 		doc := p.Doc
 		if len(p.Fields) > 0 {
-			var ms []string
-			for _, fl := range p.Fields {
-				ms = append(ms, fmt.Sprintf("\"%s\": %s", fl.JSON, fl.Doc))
-			}
-			doc += ". Members (all optional): " + strings.Join(ms, "; ")
+			doc += ": an object with the members listed below, all optional"
 		}
 		if p.Required {
 			return [][2]string{{p.Name, doc + ". UTF-8 JSON text, required; borrowed for the call."}}
@@ -158,12 +154,34 @@ func header() []byte {
 				}
 			}
 		}
+		for _, p := range f.Params {
+			if len(p.Fields) == 0 {
+				continue
+			}
+			b.p(" *")
+			b.p(" * Members of %s:", p.Name)
+			w := 0
+			for _, fl := range p.Fields {
+				w = max(w, len(fl.JSON)+2)
+			}
+			for _, fl := range p.Fields {
+				for i, l := range wrap(fl.Doc+".", 68-w) {
+					if i == 0 {
+						b.p(" *   %-*s  %s", w, `"`+fl.JSON+`"`, l)
+					} else {
+						b.p(" *   %-*s  %s", w, "", l)
+					}
+				}
+			}
+		}
 		if f.Return != abispec.ReturnVoid {
 			b.p(" *")
 		}
 		switch f.Return {
 		case abispec.ReturnStatus:
-			b.p(" * Returns IDB_OK or %s.", strings.Join(statusNames(f.Statuses), ", "))
+			for _, l := range wrap("Returns IDB_OK or "+strings.Join(statusNames(f.Statuses), ", ")+".", 72) {
+				b.p(" * %s", l)
+			}
 		case abispec.ReturnString:
 			b.p(" * Returns a new string to free with idb_free(), or NULL.")
 		}

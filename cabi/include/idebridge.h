@@ -158,16 +158,19 @@ int idb_parse_lockfile(const char *name, const char *data, size_t data_len, char
  * Parameters:
  *   path          the IDE's path. UTF-8, NUL-terminated, required;
  *                 borrowed for the call.
- *   options_json  the WSL setup. Members (all optional): "distro": the WSL
- *                 distribution, as in WSL_DISTRO_NAME (empty: drive paths
- *                 only); "mountRoot": where the Windows drives are mounted
- *                 (default "/mnt"); "uncHost": the host of the UNC paths
- *                 written for files inside the distribution (default
- *                 "wsl$"). UTF-8 JSON text, or NULL for the defaults;
+ *   options_json  the WSL setup: an object with the members listed below,
+ *                 all optional. UTF-8 JSON text, or NULL for the defaults;
  *                 borrowed for the call.
  *   out           on IDB_OK receives the agent's path, a new string the
  *                 caller frees with idb_free(). Left unchanged on failure.
  *                 Must not be NULL.
+ *
+ * Members of options_json:
+ *   "distro"     the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
+ *                paths only).
+ *   "mountRoot"  where the Windows drives are mounted (default "/mnt").
+ *   "uncHost"    the host of the UNC paths written for files inside the
+ *                distribution (default "wsl$").
  *
  * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -185,16 +188,19 @@ int idb_path_to_local(const char *path, const char *options_json, char **out);
  * Parameters:
  *   path          the agent's path. UTF-8, NUL-terminated, required;
  *                 borrowed for the call.
- *   options_json  the WSL setup. Members (all optional): "distro": the WSL
- *                 distribution, as in WSL_DISTRO_NAME (empty: drive paths
- *                 only); "mountRoot": where the Windows drives are mounted
- *                 (default "/mnt"); "uncHost": the host of the UNC paths
- *                 written for files inside the distribution (default
- *                 "wsl$"). UTF-8 JSON text, or NULL for the defaults;
+ *   options_json  the WSL setup: an object with the members listed below,
+ *                 all optional. UTF-8 JSON text, or NULL for the defaults;
  *                 borrowed for the call.
  *   out           on IDB_OK receives the IDE's path, a new string the
  *                 caller frees with idb_free(). Left unchanged on failure.
  *                 Must not be NULL.
+ *
+ * Members of options_json:
+ *   "distro"     the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
+ *                paths only).
+ *   "mountRoot"  where the Windows drives are mounted (default "/mnt").
+ *   "uncHost"    the host of the UNC paths written for files inside the
+ *                distribution (default "wsl$").
  *
  * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -210,18 +216,9 @@ int idb_path_to_ide(const char *path, const char *options_json, char **out);
  * found, usable or not, each with the reasons why not.
  *
  * Parameters:
- *   options_json  where and how to look. Members (all optional): "cwd":
- *                 the agent's working directory, which an IDE's workspace
- *                 must contain (default: the process's); "env": the
- *                 environment to read (CLAUDE_CONFIG_DIR, HOME,
- *                 CLAUDE_CODE_SSE_PORT, ...); default: the process
- *                 environment as the library saw it when it was loaded
- *                 (the Python and Node bindings send the current one);
- *                 "lockfileDirs": the lockfile directories to scan
- *                 (default: from the environment); "allowInsecure": use
- *                 lockfiles that others could write (refused by default).
- *                 UTF-8 JSON text, or NULL for the defaults; borrowed for
- *                 the call.
+ *   options_json  where and how to look: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
  *   timeout_ms    timeout in milliseconds; 0 means 10 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the candidates as a JSON array, a new
@@ -232,7 +229,20 @@ int idb_path_to_ide(const char *path, const char *options_json, char **out);
  *                 as idebridge ide list --json. Left unchanged on failure.
  *                 Must not be NULL.
  *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Members of options_json:
+ *   "cwd"            the agent's working directory, which an IDE's
+ *                    workspace must contain (default: the process's).
+ *   "env"            the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                    CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                    environment as the library saw it when it was loaded
+ *                    (the Python and Node bindings send the current one).
+ *   "lockfileDirs"   the lockfile directories to scan (default: from the
+ *                    environment).
+ *   "allowInsecure"  use lockfiles that others could write (refused by
+ *                    default).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
+ * IDB_ERR_PANIC.
  * Blocks until every lockfile has been checked (port probes take at most
  * 500 ms each, run concurrently) or the timeout elapses.
  */
@@ -247,35 +257,43 @@ int idb_discover(const char *options_json, int64_t timeout_ms, char **out);
  * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
  *
  * Parameters:
- *   options_json  which IDE and how to talk to it. Members (all optional):
- *                 "port": the IDE's port (its lockfile's name); default:
- *                 the only usable IDE; "cwd": the agent's working
- *                 directory, which the IDE's workspace must contain
- *                 (default: the process's); "env": the environment to read
- *                 (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...);
- *                 default: the process environment as the library saw it
- *                 when it was loaded (the Python and Node bindings send
- *                 the current one); "lockfileDirs": the lockfile
- *                 directories to scan (default: from the environment);
- *                 "url": connect to this ws:// or http:// URL instead of
- *                 discovering; "authToken": the auth token to send with
- *                 url; "wait": poll discovery once a second until the IDE
- *                 is usable, within the timeout; "callTimeoutMs": the
- *                 default timeout of tool calls in milliseconds (default
- *                 30000; negative for none); "pingIntervalMs": the
- *                 keep-alive interval in milliseconds (default 15000;
- *                 negative for none); "notificationBuffer": how many
- *                 notifications are queued before the oldest is dropped
- *                 (default 256); "clientName": the clientInfo name sent to
- *                 the IDE (default "idebridge"). UTF-8 JSON text, or NULL
- *                 for the defaults; borrowed for the call.
+ *   options_json  which IDE and how to talk to it: an object with the
+ *                 members listed below, all optional. UTF-8 JSON text, or
+ *                 NULL for the defaults; borrowed for the call.
  *   timeout_ms    timeout in milliseconds; 0 means 35 seconds, a negative
  *                 value waits without limit.
  *   out_handle    on IDB_OK receives the new IDE client's handle; release
  *                 it with idb_ide_close(). Left unchanged on failure. Must
  *                 not be NULL.
  *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Members of options_json:
+ *   "port"                the IDE's port (its lockfile's name); default:
+ *                         the only usable IDE.
+ *   "cwd"                 the agent's working directory, which the IDE's
+ *                         workspace must contain (default: the process's).
+ *   "env"                 the environment to read (CLAUDE_CONFIG_DIR,
+ *                         HOME, CLAUDE_CODE_SSE_PORT, ...); default: the
+ *                         process environment as the library saw it when
+ *                         it was loaded (the Python and Node bindings send
+ *                         the current one).
+ *   "lockfileDirs"        the lockfile directories to scan (default: from
+ *                         the environment).
+ *   "url"                 connect to this ws:// or http:// URL instead of
+ *                         discovering.
+ *   "authToken"           the auth token to send with url.
+ *   "wait"                poll discovery once a second until the IDE is
+ *                         usable, within the timeout.
+ *   "callTimeoutMs"       the default timeout of tool calls in
+ *                         milliseconds (default 30000; negative for none).
+ *   "pingIntervalMs"      the keep-alive interval in milliseconds (default
+ *                         15000; negative for none).
+ *   "notificationBuffer"  how many notifications are queued before the
+ *                         oldest is dropped (default 256).
+ *   "clientName"          the clientInfo name sent to the IDE (default
+ *                         "idebridge").
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_NOT_FOUND,
+ * IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Blocks until the handshake is done or the timeout elapses (with wait, it
  * first polls discovery once a second).
  */
@@ -314,7 +332,8 @@ int idb_ide_info(uint64_t client, char **out);
  *               the IDE sent them. Left unchanged on failure. Must not be
  *               NULL.
  *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
  * Blocks until the IDE answers or the timeout elapses.
  */
 int idb_ide_tools(uint64_t client, int64_t timeout_ms, char **out);
@@ -342,7 +361,8 @@ int idb_ide_tools(uint64_t client, int64_t timeout_ms, char **out);
  *               [{"type": "text", "text"}, ...], "structuredContent"?}.
  *               Left unchanged on failure. Must not be NULL.
  *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
  * Blocks until the IDE answers or the timeout elapses.
  */
 int idb_ide_call(uint64_t client, const char *name, const char *args_json, int64_t timeout_ms, char **out);
@@ -365,7 +385,8 @@ int idb_ide_call(uint64_t client, const char *name, const char *args_json, int64
  *               arrived within the timeout. Left unchanged on failure.
  *               Must not be NULL.
  *
- * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED,
+ * IDB_ERR_PANIC.
  * Blocks until a notification arrives, the connection ends, or the timeout
  * elapses.
  */
@@ -391,25 +412,29 @@ int idb_ide_close(uint64_t client);
  * Creates a diagnostics registry.
  *
  * Parameters:
- *   options_json  the registry's limits and filters. Members (all
- *                 optional): "maxPerFile": the most diagnostics of one
- *                 file in an attachment (default 10); "maxTotal": the most
- *                 diagnostics in an attachment (default 30);
- *                 "maxPerPublish": the most diagnostics one publish keeps
- *                 pending, most severe first (default 1000);
- *                 "maxDocuments": how many documents' delivered
- *                 diagnostics are remembered (default 500);
- *                 "maxDeliveredPerDocument": how many delivered
- *                 diagnostics are remembered per document (default 2000);
- *                 "minSeverity": the least severe severity delivered:
- *                 "Error", "Warning", "Information", "Hint" or 1 to 4
- *                 (default Hint: everything); "dropUnnecessary": drop
- *                 diagnostics tagged Unnecessary (faded-out unused code).
- *                 UTF-8 JSON text, or NULL for the defaults; borrowed for
- *                 the call.
+ *   options_json  the registry's limits and filters: an object with the
+ *                 members listed below, all optional. UTF-8 JSON text, or
+ *                 NULL for the defaults; borrowed for the call.
  *   out_handle    on IDB_OK receives the new registry's handle; release it
  *                 with idb_registry_free(). Left unchanged on failure.
  *                 Must not be NULL.
+ *
+ * Members of options_json:
+ *   "maxPerFile"               the most diagnostics of one file in an
+ *                              attachment (default 10).
+ *   "maxTotal"                 the most diagnostics in an attachment
+ *                              (default 30).
+ *   "maxPerPublish"            the most diagnostics one publish keeps
+ *                              pending, most severe first (default 1000).
+ *   "maxDocuments"             how many documents' delivered diagnostics
+ *                              are remembered (default 500).
+ *   "maxDeliveredPerDocument"  how many delivered diagnostics are
+ *                              remembered per document (default 2000).
+ *   "minSeverity"              the least severe severity delivered:
+ *                              "Error", "Warning", "Information", "Hint"
+ *                              or 1 to 4 (default Hint: everything).
+ *   "dropUnnecessary"          drop diagnostics tagged Unnecessary
+ *                              (faded-out unused code).
  *
  * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -533,16 +558,20 @@ int idb_registry_free(uint64_t registry);
  * Parameters:
  *   attachment_json  an attachment as returned by a drain. UTF-8 JSON
  *                    text, required; borrowed for the call.
- *   options_json     rendering options. Members (all optional):
- *                    "projectDir": paths of files inside this directory
- *                    are shown relative to it; "tag": the element wrapping
- *                    the block (default "new-diagnostics"); "maxChars":
- *                    the cap on the whole block in characters (default
- *                    4000; negative for none). UTF-8 JSON text, or NULL
- *                    for the defaults; borrowed for the call.
+ *   options_json     rendering options: an object with the members listed
+ *                    below, all optional. UTF-8 JSON text, or NULL for the
+ *                    defaults; borrowed for the call.
  *   out              on IDB_OK receives the text block, a new string the
  *                    caller frees with idb_free(). Left unchanged on
  *                    failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  paths of files inside this directory are shown relative
+ *                 to it.
+ *   "tag"         the element wrapping the block (default
+ *                 "new-diagnostics").
+ *   "maxChars"    the cap on the whole block in characters (default 4000;
+ *                 negative for none).
  *
  * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
