@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// diagEnv is the process environment as a map, with gopls isolated.
+func diagEnv(t *testing.T, extra ...string) map[string]string {
+	env := environMap(os.Environ())
+	env["GOPLSCACHE"] = t.TempDir()
+	env["GOPROXY"] = "off"
+	for _, kv := range extra {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}
+
+// runIn runs the dispatcher in-process with dir as working directory.
+func runIn(t *testing.T, dir string, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	inv := &invocation{Stdout: &stdout, Stderr: &stderr, Env: env, Getwd: func() (string, error) { return dir, nil }}
+	code := run(context.Background(), args, inv)
+	return code, stdout.String(), stderr.String()
+}
+
+// buildScriptls builds lspdiag's scripted language server.
+func buildScriptls(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "scriptls")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../lspdiag/testdata/scriptls").CombinedOutput(); err != nil {
+		t.Fatalf("building scriptls: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func writeConfig(t *testing.T, dir string, servers map[string]any) string {
+	t.Helper()
+	data, err := json.Marshal(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "lsp.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDiagUsage(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runIn(t, dir, nil, "diag"); code != exitUsage || !strings.Contains(errOut, "no files") {
+		t.Errorf("no files: exit %d, %q", code, errOut)
+	}
+	if code, _, _ := runIn(t, dir, nil, "diag", "--timeout", "0s", "a.go"); code != exitUsage {
+		t.Errorf("zero timeout: exit %d", code)
+	}
+	if code, out, _ := runIn(t, dir, nil, "diag", "-h"); code != exitOK || !strings.Contains(out, "even if diagnostics were found") {
+		t.Errorf("help: exit %d, %q", code, out)
+	}
+}
+
+func TestDiagWithoutGopls(t *testing.T) {
+	dir := t.TempDir()
+	env := diagEnv(t, "GOPLS="+filepath.Join(dir, "no-gopls"))
+	code, out, errOut := runIn(t, dir, env, "diag", "main.go", "script.py")
+	if code != exitUnavailable {
+		t.Errorf("exit %d, want %d", code, exitUnavailable)
+	}
+	if out != "" {
+		t.Errorf("stdout %q, want nothing", out)
+	}
+	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: without --config only .go files are served"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not contain %q", errOut, want)
+		}
+	}
+}
+
+func TestDiagScriptedServer(t *testing.T) {
+	bin := buildScriptls(t)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, map[string]any{
+		"script": map[string]any{"command": bin, "args": []string{"-progress"}, "extensionToLanguage": map[string]string{".s": "script"}},
+	})
+	for name, text := range map[string]string{"a.s": "ok\n  ERROR\n", "b.s": "clean\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := diagEnv(t)
+
+	code, out, errOut := runIn(t, dir, env, "diag", "--config", "lsp.json", "a.s", "b.s")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"<new-diagnostics>", "a.s:\n  ✘ [Line 2:3] found ERROR [E1] (scriptls)",
+		"Checked: a.s (script, progress-ended), b.s (script, progress-ended)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout %q does not contain %q", out, want)
+		}
+	}
+
+	// A clean file alone: nothing to report, and the output says so.
+	code, out, _ = runIn(t, dir, env, "diag", "--config", cfg, "b.s")
+	if code != exitOK || !strings.HasPrefix(out, "No diagnostics.\nChecked: b.s") {
+		t.Errorf("clean: exit %d, %q", code, out)
+	}
+
+	// JSON, with a file no server serves: exit 2, the others reported.
+	code, out, errOut = runIn(t, dir, env, "diag", "--config", cfg, "--json", "a.s", "notes.txt")
+	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .s)") {
+		t.Errorf("unserved file: exit %d, stderr %q", code, errOut)
+	}
+	var res struct {
+		Attachment *struct {
+			Files []struct {
+				Path        string
+				Diagnostics []struct{ Message string }
+			}
+		}
+		Files []struct {
+			Path, Server, Freshness, Error string
+			Version                        int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("JSON output %q: %v", out, err)
+	}
+	if res.Attachment == nil || len(res.Attachment.Files) != 1 || res.Attachment.Files[0].Diagnostics[0].Message != "found ERROR" {
+		t.Errorf("attachment %+v", res.Attachment)
+	}
+	if len(res.Files) != 2 || res.Files[0].Freshness != "progress-ended" || res.Files[0].Version != 1 ||
+		res.Files[0].Server != "script" || !strings.Contains(res.Files[1].Error, "no language server") {
+		t.Errorf("files %+v", res.Files)
+	}
+}
+
+func TestDiagServerFailure(t *testing.T) {
+	bin := buildScriptls(t)
+	dir := t.TempDir()
+	writeConfig(t, dir, map[string]any{
+		"bad":  map[string]any{"command": bin, "args": []string{"-malformed-on-open"}, "restartOnCrash": false, "extensionToLanguage": map[string]string{".s": "s"}},
+		"nope": map[string]any{"command": 42},
+	})
+	if err := os.WriteFile(filepath.Join(dir, "a.s"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runIn(t, dir, diagEnv(t), "diag", "--config", "lsp.json", "a.s")
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	for _, want := range []string{`warning:`, `server "nope": command`, "malformed LSP frame"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not contain %q", errOut, want)
+		}
+	}
+
+	writeConfig(t, dir, map[string]any{"nope": map[string]any{"command": 42}})
+	if code, _, errOut := runIn(t, dir, diagEnv(t), "diag", "--config", "lsp.json", "a.s"); code != exitUnavailable ||
+		!strings.Contains(errOut, "configures no usable language server") {
+		t.Errorf("no usable server: exit %d, %q", code, errOut)
+	}
+}
+
+// TestDiagBrokenModule is the README's main job: gopls on the example
+// module with deliberate errors.
+func TestDiagBrokenModule(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runIn(t, root, diagEnv(t), "diag", "examples/brokenmod/main.go", "examples/brokenmod/greet.go")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q (gopls %s is needed: go install golang.org/x/tools/gopls@v0.23.0)", code, errOut, "v0.23.0")
+	}
+	for _, want := range []string{
+		"examples/brokenmod/greet.go:\n  ✘ [Line 5:9] cannot use len(name) (value of type int) as string value in return statement",
+		`✘ [Line 8:18] cannot use "three" (untyped string constant) as int value`,
+		"✘ [Line 9:21] undefined: total",
+		"Checked: examples/brokenmod/main.go (gopls, ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout does not contain %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+package main
+
+// greet returns a greeting for name.
+func greet(name string) string {
+	return len(name)
+}
