@@ -10,7 +10,7 @@ export declare const IDB_ERROR: 1;
 export declare const IDB_ERR_HANDLE: 2;
 /** The timeout elapsed before the operation completed. */
 export declare const IDB_ERR_TIMEOUT: 3;
-/** Nothing to act on: no usable IDE (none, or several and none chosen), or no language server for the file. */
+/** Nothing to act on: no usable IDE (none, or several and none chosen), no language server for the file, or the file is not open. */
 export declare const IDB_ERR_NOT_FOUND: 4;
 /** An argument is invalid: NULL where a value is required, malformed JSON, or an option out of range. */
 export declare const IDB_ERR_ARGUMENT: 5;
@@ -33,7 +33,7 @@ export declare class IdebridgeError extends Error {
 export declare class HandleError extends IdebridgeError {}
 /** IDB_ERR_TIMEOUT: The timeout elapsed before the operation completed. */
 export declare class TimeoutError extends IdebridgeError {}
-/** IDB_ERR_NOT_FOUND: Nothing to act on: no usable IDE (none, or several and none chosen), or no language server for the file. */
+/** IDB_ERR_NOT_FOUND: Nothing to act on: no usable IDE (none, or several and none chosen), no language server for the file, or the file is not open. */
 export declare class NotFoundError extends IdebridgeError {}
 /** IDB_ERR_ARGUMENT: An argument is invalid: NULL where a value is required, malformed JSON, or an option out of range. */
 export declare class ArgumentError extends IdebridgeError {}
@@ -157,6 +157,44 @@ export interface Notification {
   params?: unknown;
 }
 
+/** One server of a .lsp.json document. */
+export interface LSPServerConfig {
+  command: string;
+  extensionToLanguage: Record<string, string>;
+  args?: string[];
+  transport?: "stdio" | "socket";
+  env?: Record<string, string>;
+  initializationOptions?: unknown;
+  settings?: unknown;
+  workspaceFolder?: string;
+  startupTimeout?: number;
+  shutdownTimeout?: number;
+  restartOnCrash?: boolean;
+  maxRestarts?: number;
+  diagnostics?: boolean;
+}
+
+/** The outcome of a settle (Go: lspdiag.SettleResult). */
+export interface SettleResult {
+  path: string;
+  uri: string;
+  server: string;
+  version: number;
+  /** How the diagnostics were known to be current, or "timed-out". */
+  freshness: string;
+  elapsedNs: number;
+}
+
+/** A snapshot of one configured server (Go: lspdiag.ServerStatus). */
+export interface LSPServerStatus {
+  name: string;
+  state: string;
+  pid?: number;
+  restarts: number;
+  positionEncoding?: string;
+  extensions: string[];
+}
+
 /** Options of pathToLocal. */
 export interface PathToLocalOptions {
   /** the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only). */
@@ -235,6 +273,24 @@ export interface RegistryInitOptions {
   minSeverity?: string | number;
   /** drop diagnostics tagged Unnecessary (faded-out unused code). */
   dropUnnecessary?: boolean;
+}
+
+/** Options of LSPManager.Init. */
+export interface LSPManagerInitOptions {
+  /** how many documents stay open in servers; the least recently used is closed to make room (default 50). */
+  maxOpenDocuments?: number;
+  /** how long a settle waits without any word from a server before concluding nothing changed (default 300). */
+  quietPeriodMs?: number;
+  /** the longest a settle waits (default 10000). */
+  settleTimeoutMs?: number;
+  /** the startup timeout of servers whose configuration sets none (default 30000). */
+  startupTimeoutMs?: number;
+  /** the shutdown timeout of servers whose configuration sets none (default 5000). */
+  shutdownTimeoutMs?: number;
+  /** make settle wait for the server's work-done progress to end, not only for a publish. */
+  waitForProgress?: boolean;
+  /** non-sensitive user options for ${user_config.KEY} in the configuration. */
+  userConfig?: Record<string, string>;
 }
 
 /** Options of renderAttachment. */
@@ -339,6 +395,140 @@ export declare function discover(options?: DiscoverOptions): Candidate[];
  * @throws {IdebridgeError} ArgumentError, InternalError.
  */
 export declare function renderAttachment(attachmentJson: Attachment | string, options?: RenderAttachmentOptions): string;
+
+/**
+ * Starts language servers from plugin LSP configuration, keeps the files an
+ * agent touches in sync with them, and hands out their new diagnostics once
+ * per turn. Servers start lazily and are supervised; shutdown stops them
+ * all. Calls are safe from several threads at once.
+ */
+export declare class LSPManager {
+  /**
+   * Creates a language-server manager from a plugin LSP configuration. No
+   * server starts until a file needs it; its diagnostics feed a registry of
+   * the manager's own.
+   *
+   * @param configJson the servers, as a .lsp.json document: {"name":
+   *   {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}
+   *   (a JSON-serialisable value, or a string holding JSON).
+   * @param projectDir the project directory (CLAUDE_PROJECT_DIR, and the
+   *   servers' default workspace folder).
+   * @param [options] options.
+   * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
+   */
+  constructor(configJson: Record<string, LSPServerConfig> | string, projectDir: string, options?: LSPManagerInitOptions);
+  /** The C handle; 0n once closed. */
+  readonly handle: bigint;
+  /**
+   * Opens a file in its language server with the file's contents on disk,
+   * starting the server if needed. For a file already open, sends the contents
+   * as a change when they differ.
+   *
+   * Blocks until the notification is sent (after starting and initializing the
+   * server when needed) or the timeout elapses.
+   *
+   * @param path the file's path.
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  open(path: string, timeoutMs?: number): void;
+  /**
+   * Sends the full new text of a file (opening it first when needed); the
+   * document's version increases by one.
+   *
+   * Blocks until the notification is sent or the timeout elapses.
+   *
+   * @param path the file's path.
+   * @param text the file's new text.
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  change(path: string, text: string, timeoutMs?: number): void;
+  /**
+   * Tells the server that a file was saved, first syncing the file's contents
+   * on disk like idb_lsp_open.
+   *
+   * Blocks until the notifications are sent or the timeout elapses.
+   *
+   * @param path the file's path.
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  save(path: string, timeoutMs?: number): void;
+  /**
+   * Closes a file in its server (didClose) and forgets its diagnostics.
+   * Closing a file that is not open does nothing.
+   *
+   * Blocks until the notification is sent or the timeout elapses.
+   *
+   * @param path the file's path.
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  closeFile(path: string, timeoutMs?: number): void;
+  /**
+   * Waits until the diagnostics of an open file are current: its server
+   * published for the file's latest version, reported its work done, or stayed
+   * quiet for the quiet period. Running out of time is not an error: the
+   * result says "timed-out" and the next drain notes that the file's
+   * diagnostics may be stale.
+   *
+   * Blocks until the diagnostics are current or the timeout elapses.
+   *
+   * @param path the file's path.
+   * @param [timeoutMs] milliseconds to wait; omitted for the manager's
+   *   settle timeout (10 seconds unless settleTimeoutMs says otherwise),
+   *   negative or Infinity to wait without limit.
+   * @returns {"path", "uri", "server", "version", "freshness",
+   *   "elapsedNs"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  settle(path: string, timeoutMs?: number): SettleResult;
+  /**
+   * Takes the diagnostics that are new since the last drain, as
+   * idb_registry_drain does, with notes saying which files' diagnostics may be
+   * stale or incomplete.
+   *
+   * @returns the attachment, the same JSON as idebridge diag --json; null
+   *   when there is nothing new and nothing to note.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  drain(): Attachment | null;
+  /**
+   * Returns a snapshot of every configured server: its state, process id,
+   * restarts and extensions.
+   *
+   * @returns an array of {"name", "state", "pid"?, "restarts",
+   *   "positionEncoding"?, "extensions"}.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  servers(): LSPServerStatus[];
+  /**
+   * Stops every server (a graceful shutdown within the timeout, then their
+   * process groups are killed, so nothing is left behind) and frees the
+   * manager. The handle is invalid afterwards, even when the timeout elapsed.
+   *
+   * Blocks until every server has stopped.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for the servers' own
+   *   shutdown timeouts (5 seconds each unless configured), negative or
+   *   Infinity to wait without limit.
+   * @throws {IdebridgeError} HandleError, TimeoutError, InternalError.
+   */
+  shutdown(timeoutMs?: number): void;
+  /** Same as shutdown() with its defaults; does nothing once closed. */
+  close(): void;
+  [Symbol.dispose](): void;
+}
 
 /**
  * A connection to the MCP server of the user's IDE: list and call its tools

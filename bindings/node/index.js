@@ -74,7 +74,7 @@ class HandleError extends IdebridgeError {}
 /** IDB_ERR_TIMEOUT: The timeout elapsed before the operation completed. */
 class TimeoutError extends IdebridgeError {}
 
-/** IDB_ERR_NOT_FOUND: Nothing to act on: no usable IDE (none, or several and none chosen), or no language server for the file. */
+/** IDB_ERR_NOT_FOUND: Nothing to act on: no usable IDE (none, or several and none chosen), no language server for the file, or the file is not open. */
 class NotFoundError extends IdebridgeError {}
 
 /** IDB_ERR_ARGUMENT: An argument is invalid: NULL where a value is required, malformed JSON, or an option out of range. */
@@ -211,6 +211,15 @@ function declare(lib) {
     idb_registry_reset: lib.func("int idb_registry_reset(uint64_t registry, const char *uri)"),
     idb_registry_stats: lib.func("int idb_registry_stats(uint64_t registry, _Out_ void **out)"),
     idb_registry_free: lib.func("int idb_registry_free(uint64_t registry)"),
+    idb_lsp_new: lib.func("int idb_lsp_new(const char *config_json, const char *project_dir, const char *options_json, _Out_ uint64_t *out_handle)"),
+    idb_lsp_open: lib.func("int idb_lsp_open(uint64_t manager, const char *path, int64_t timeout_ms)"),
+    idb_lsp_change: lib.func("int idb_lsp_change(uint64_t manager, const char *path, const char *text, int64_t timeout_ms)"),
+    idb_lsp_save: lib.func("int idb_lsp_save(uint64_t manager, const char *path, int64_t timeout_ms)"),
+    idb_lsp_close_file: lib.func("int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms)"),
+    idb_lsp_settle: lib.func("int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_drain: lib.func("int idb_lsp_drain(uint64_t manager, _Out_ void **out)"),
+    idb_lsp_servers: lib.func("int idb_lsp_servers(uint64_t manager, _Out_ void **out)"),
+    idb_lsp_shutdown: lib.func("int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
   };
 }
@@ -365,6 +374,73 @@ function _idb_registry_free(registry) {
   return undefined;
 }
 
+function _idb_lsp_new(config_json, project_dir, options_json) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_new(jsonIn(config_json), textIn(project_dir), jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_new");
+  return BigInt(out[0]);
+}
+
+function _idb_lsp_open(manager, path, timeout_ms) {
+  const fns = load();
+  const status = fns.idb_lsp_open(manager, textIn(path), timeout_ms);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_open");
+  return undefined;
+}
+
+function _idb_lsp_change(manager, path, text, timeout_ms) {
+  const fns = load();
+  const status = fns.idb_lsp_change(manager, textIn(path), textIn(text), timeout_ms);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_change");
+  return undefined;
+}
+
+function _idb_lsp_save(manager, path, timeout_ms) {
+  const fns = load();
+  const status = fns.idb_lsp_save(manager, textIn(path), timeout_ms);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_save");
+  return undefined;
+}
+
+function _idb_lsp_close_file(manager, path, timeout_ms) {
+  const fns = load();
+  const status = fns.idb_lsp_close_file(manager, textIn(path), timeout_ms);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_close_file");
+  return undefined;
+}
+
+function _idb_lsp_settle(manager, path, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_settle(manager, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_settle");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_drain(manager) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_drain(manager, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_drain");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_servers(manager) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_servers(manager, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_servers");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_shutdown(manager, timeout_ms) {
+  const fns = load();
+  const status = fns.idb_lsp_shutdown(manager, timeout_ms);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_shutdown");
+  return undefined;
+}
+
 function _idb_render_attachment(attachment_json, options_json) {
   const fns = load();
   const out = [null];
@@ -481,6 +557,190 @@ function discover(options = {}) {
  */
 function renderAttachment(attachmentJson, options = {}) {
   return _idb_render_attachment(attachmentJson, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}));
+}
+
+/**
+ * Starts language servers from plugin LSP configuration, keeps the files an
+ * agent touches in sync with them, and hands out their new diagnostics once
+ * per turn. Servers start lazily and are supervised; shutdown stops them
+ * all. Calls are safe from several threads at once.
+ *
+ * Call close() when done (it is idempotent).
+ */
+class LSPManager {
+  /**
+   * Creates a language-server manager from a plugin LSP configuration. No
+   * server starts until a file needs it; its diagnostics feed a registry of
+   * the manager's own.
+   *
+   * @param {Record<string, LSPServerConfig> | string} configJson the
+   *   servers, as a .lsp.json document: {"name": {"command",
+   *   "extensionToLanguage", "args"?, "env"?, "settings"?, ...}} (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param {string} projectDir the project directory (CLAUDE_PROJECT_DIR,
+   *   and the servers' default workspace folder).
+   * @param {LSPManagerInitOptions} [options] options.
+   * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
+   */
+  constructor(configJson, projectDir, options = {}) {
+    /** @type {bigint} */
+    this._h = _idb_lsp_new(configJson, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig}));
+  }
+
+  /** The C handle as a bigint; 0n once closed. */
+  get handle() {
+    return this._h;
+  }
+
+  /** @private */
+  _handle() {
+    if (!this._h) throw new ClosedError('LSPManager is closed', IDB_ERR_CLOSED);
+    return this._h;
+  }
+
+  /**
+   * Opens a file in its language server with the file's contents on disk,
+   * starting the server if needed. For a file already open, sends the contents
+   * as a change when they differ.
+   *
+   * Blocks until the notification is sent (after starting and initializing the
+   * server when needed) or the timeout elapses.
+   *
+   * @param {string} path the file's path.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  open(path, timeoutMs) {
+    return _idb_lsp_open(this._handle(), path, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Sends the full new text of a file (opening it first when needed); the
+   * document's version increases by one.
+   *
+   * Blocks until the notification is sent or the timeout elapses.
+   *
+   * @param {string} path the file's path.
+   * @param {string} text the file's new text.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  change(path, text, timeoutMs) {
+    return _idb_lsp_change(this._handle(), path, text, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Tells the server that a file was saved, first syncing the file's contents
+   * on disk like idb_lsp_open.
+   *
+   * Blocks until the notifications are sent or the timeout elapses.
+   *
+   * @param {string} path the file's path.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  save(path, timeoutMs) {
+    return _idb_lsp_save(this._handle(), path, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Closes a file in its server (didClose) and forgets its diagnostics.
+   * Closing a file that is not open does nothing.
+   *
+   * Blocks until the notification is sent or the timeout elapses.
+   *
+   * @param {string} path the file's path.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  closeFile(path, timeoutMs) {
+    return _idb_lsp_close_file(this._handle(), path, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Waits until the diagnostics of an open file are current: its server
+   * published for the file's latest version, reported its work done, or stayed
+   * quiet for the quiet period. Running out of time is not an error: the
+   * result says "timed-out" and the next drain notes that the file's
+   * diagnostics may be stale.
+   *
+   * Blocks until the diagnostics are current or the timeout elapses.
+   *
+   * @param {string} path the file's path.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   manager's settle timeout (10 seconds unless settleTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit.
+   * @returns {SettleResult} {"path", "uri", "server", "version",
+   *   "freshness", "elapsedNs"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  settle(path, timeoutMs) {
+    return _idb_lsp_settle(this._handle(), path, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Takes the diagnostics that are new since the last drain, as
+   * idb_registry_drain does, with notes saying which files' diagnostics may be
+   * stale or incomplete.
+   *
+   * @returns {Attachment | null} the attachment, the same JSON as
+   *   idebridge diag --json; null when there is nothing new and nothing to
+   *   note.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  drain() {
+    return _idb_lsp_drain(this._handle());
+  }
+
+  /**
+   * Returns a snapshot of every configured server: its state, process id,
+   * restarts and extensions.
+   *
+   * @returns {LSPServerStatus[]} an array of {"name", "state", "pid"?,
+   *   "restarts", "positionEncoding"?, "extensions"}.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  servers() {
+    return _idb_lsp_servers(this._handle());
+  }
+
+  /**
+   * Stops every server (a graceful shutdown within the timeout, then their
+   * process groups are killed, so nothing is left behind) and frees the
+   * manager. The handle is invalid afterwards, even when the timeout elapsed.
+   *
+   * Blocks until every server has stopped.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   servers' own shutdown timeouts (5 seconds each unless configured),
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} HandleError, TimeoutError, InternalError.
+   */
+  shutdown(timeoutMs) {
+    const h = this._h;
+    if (!h) return;
+    this._h = 0n;
+    _idb_lsp_shutdown(h, toTimeoutMs(timeoutMs));
+  }
+
+  /** Same as shutdown() with its defaults; does nothing once closed. */
+  close() {
+    this.shutdown();
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  LSPManager.prototype[Symbol.dispose] = function dispose() {
+    this.close();
+  };
 }
 
 /**
@@ -760,6 +1020,7 @@ module.exports = {
   pathToIde,
   discover,
   renderAttachment,
+  LSPManager,
   IDEClient,
   Registry,
 };

@@ -41,7 +41,7 @@ var Statuses = []Status{
 	{StError, "IDB_ERROR", "IdebridgeError", "", "The operation failed; idb_last_error() says why."},
 	{StHandle, "IDB_ERR_HANDLE", "HandleError", "", "The handle is 0, was never issued, was already freed, or names another kind of object."},
 	{StTimeout, "IDB_ERR_TIMEOUT", "TimeoutError", "TimeoutError", "The timeout elapsed before the operation completed."},
-	{StNotFound, "IDB_ERR_NOT_FOUND", "NotFoundError", "", "Nothing to act on: no usable IDE (none, or several and none chosen), or no language server for the file."},
+	{StNotFound, "IDB_ERR_NOT_FOUND", "NotFoundError", "", "Nothing to act on: no usable IDE (none, or several and none chosen), no language server for the file, or the file is not open."},
 	{StArgument, "IDB_ERR_ARGUMENT", "ArgumentError", "", "An argument is invalid: NULL where a value is required, malformed JSON, or an option out of range."},
 	{StClosed, "IDB_ERR_CLOSED", "ClosedError", "", "The connection or manager was closed, or the connection was lost."},
 	{StTool, "IDB_ERR_TOOL", "ToolError", "", "The IDE tool reported an error (a JSON-RPC error or a result with isError)."},

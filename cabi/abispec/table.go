@@ -3,6 +3,13 @@ package abispec
 // Classes lists the handle classes, in the order the bindings define them.
 var Classes = []Class{
 	{
+		Name: "LSPManager",
+		Kind: "LSP manager",
+		Doc: "Starts language servers from plugin LSP configuration, keeps the files an agent touches in sync with them, " +
+			"and hands out their new diagnostics once per turn. Servers start lazily and are supervised; shutdown stops them all. " +
+			"Calls are safe from several threads at once.",
+	},
+	{
 		Name: "IDEClient",
 		Kind: "IDE client",
 		Doc: "A connection to the MCP server of the user's IDE: list and call its tools and read its notifications. " +
@@ -280,6 +287,129 @@ var Funcs = []Func{
 		Binding:  Destructor, Class: "Registry", Method: "close",
 	},
 	{
+		Name: "idb_lsp_new",
+		Doc: "Creates a language-server manager from a plugin LSP configuration. " +
+			"No server starts until a file needs it; its diagnostics feed a registry of the manager's own.",
+		Params: []Param{
+			{Name: "config_json", Kind: JSON, Required: true, Doc: `the servers, as a .lsp.json document: {"name": {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}`, TS: "Record<string, LSPServerConfig> | string"},
+			{Name: "project_dir", Kind: String, Doc: "the project directory (CLAUDE_PROJECT_DIR, and the servers' default workspace folder)"},
+			{Name: "options_json", Kind: JSON, Doc: "the manager's settings", Fields: lspFields},
+			{Name: "out_handle", Kind: OutHandle, Doc: "the new manager's handle"},
+		},
+		Statuses: []int{StError, StArgument, StPanic},
+		Binding:  Constructor, Class: "LSPManager", Method: "__init__",
+	},
+	{
+		Name: "idb_lsp_open",
+		Doc: "Opens a file in its language server with the file's contents on disk, starting the server if needed. " +
+			"For a file already open, sends the contents as a change when they differ.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "path", Kind: String, Doc: "the file's path"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the notification is sent (after starting and initializing the server when needed) or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Binding:        Method, Class: "LSPManager", Method: "open",
+	},
+	{
+		Name: "idb_lsp_change",
+		Doc:  "Sends the full new text of a file (opening it first when needed); the document's version increases by one.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "path", Kind: String, Doc: "the file's path"},
+			{Name: "text", Kind: String, Doc: "the file's new text"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the notification is sent or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Binding:        Method, Class: "LSPManager", Method: "change",
+	},
+	{
+		Name: "idb_lsp_save",
+		Doc:  "Tells the server that a file was saved, first syncing the file's contents on disk like idb_lsp_open.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "path", Kind: String, Doc: "the file's path"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the notifications are sent or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Binding:        Method, Class: "LSPManager", Method: "save",
+	},
+	{
+		Name: "idb_lsp_close_file",
+		Doc:  "Closes a file in its server (didClose) and forgets its diagnostics. Closing a file that is not open does nothing.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "path", Kind: String, Doc: "the file's path"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the notification is sent or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Binding:        Method, Class: "LSPManager", Method: "close_file",
+	},
+	{
+		Name: "idb_lsp_settle",
+		Doc: "Waits until the diagnostics of an open file are current: its server published for the file's latest version, " +
+			"reported its work done, or stayed quiet for the quiet period. Running out of time is not an error: " +
+			"the result says \"timed-out\" and the next drain notes that the file's diagnostics may be stale.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "path", Kind: String, Doc: "the file's path"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the outcome as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the diagnostics are current or the timeout elapses",
+		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
+		Result:         ResultJSON,
+		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "elapsedNs"}`,
+		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "Dict[str, Any]", TSReturn: "SettleResult",
+	},
+	{
+		Name: "idb_lsp_drain",
+		Doc: "Takes the diagnostics that are new since the last drain, as idb_registry_drain does, " +
+			"with notes saying which files' diagnostics may be stale or incomplete.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "there is nothing new and nothing to note"},
+		},
+		Statuses:  []int{StHandle, StArgument, StPanic},
+		Result:    ResultJSON,
+		ResultDoc: `the attachment, the same JSON as idebridge diag --json`,
+		Binding:   Method, Class: "LSPManager", Method: "drain", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Attachment | null",
+	},
+	{
+		Name: "idb_lsp_servers",
+		Doc:  "Returns a snapshot of every configured server: its state, process id, restarts and extensions.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "out", Kind: OutString, Doc: "the servers as a JSON array"},
+		},
+		Statuses:  []int{StHandle, StArgument, StPanic},
+		Result:    ResultJSON,
+		ResultDoc: `an array of {"name", "state", "pid"?, "restarts", "positionEncoding"?, "extensions"}`,
+		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[Dict[str, Any]]", TSReturn: "LSPServerStatus[]",
+	},
+	{
+		Name: "idb_lsp_shutdown",
+		Doc: "Stops every server (a graceful shutdown within the timeout, then their process groups are killed, so nothing is left behind) " +
+			"and frees the manager. The handle is invalid afterwards, even when the timeout elapsed.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       []int{StHandle, StTimeout, StPanic},
+		Blocking:       "every server has stopped",
+		DefaultTimeout: "the servers' own shutdown timeouts (5 seconds each unless configured)",
+		Binding:        Destructor, Class: "LSPManager", Method: "shutdown",
+	},
+	{
 		Name: "idb_render_attachment",
 		Doc: "Renders a drained attachment as the model-facing text block " +
 			"(<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by default.",
@@ -323,6 +453,20 @@ var connectFields = []Field{
 	{JSON: "pingIntervalMs", Py: "ping_interval_ms", PyType: "Optional[int]", TS: "number", Doc: "the keep-alive interval in milliseconds (default 15000; negative for none)"},
 	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256)"},
 	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
+}
+
+// lspStatuses are the statuses of the LSP document operations.
+var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, StClosed, StPanic}
+
+// lspFields are the options of idb_lsp_new.
+var lspFields = []Field{
+	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50)"},
+	{JSON: "quietPeriodMs", Py: "quiet_period_ms", PyType: "Optional[int]", TS: "number", Doc: "how long a settle waits without any word from a server before concluding nothing changed (default 300)"},
+	{JSON: "settleTimeoutMs", Py: "settle_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the longest a settle waits (default 10000)"},
+	{JSON: "startupTimeoutMs", Py: "startup_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the startup timeout of servers whose configuration sets none (default 30000)"},
+	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000)"},
+	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
+	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 }
 
 // wslFields are the options of the path conversions.
@@ -473,6 +617,50 @@ var TSTypes = []TSType{
 		Body: `{
   method: string;
   params?: unknown;
+}`,
+	},
+	{
+		Name: "LSPServerConfig",
+		Doc:  "One server of a .lsp.json document.",
+		Body: `{
+  command: string;
+  extensionToLanguage: Record<string, string>;
+  args?: string[];
+  transport?: "stdio" | "socket";
+  env?: Record<string, string>;
+  initializationOptions?: unknown;
+  settings?: unknown;
+  workspaceFolder?: string;
+  startupTimeout?: number;
+  shutdownTimeout?: number;
+  restartOnCrash?: boolean;
+  maxRestarts?: number;
+  diagnostics?: boolean;
+}`,
+	},
+	{
+		Name: "SettleResult",
+		Doc:  "The outcome of a settle (Go: lspdiag.SettleResult).",
+		Body: `{
+  path: string;
+  uri: string;
+  server: string;
+  version: number;
+  /** How the diagnostics were known to be current, or "timed-out". */
+  freshness: string;
+  elapsedNs: number;
+}`,
+	},
+	{
+		Name: "LSPServerStatus",
+		Doc:  "A snapshot of one configured server (Go: lspdiag.ServerStatus).",
+		Body: `{
+  name: string;
+  state: string;
+  pid?: number;
+  restarts: number;
+  positionEncoding?: string;
+  extensions: string[];
 }`,
 	},
 }

@@ -46,7 +46,7 @@ extern "C" {
 /* The timeout elapsed before the operation completed. */
 #define IDB_ERR_TIMEOUT 3
 /* Nothing to act on: no usable IDE (none, or several and none chosen),
-   or no language server for the file. */
+   no language server for the file, or the file is not open. */
 #define IDB_ERR_NOT_FOUND 4
 /* An argument is invalid: NULL where a value is required, malformed
    JSON, or an option out of range. */
@@ -547,6 +547,214 @@ int idb_registry_stats(uint64_t registry, char **out);
  * Does not block.
  */
 int idb_registry_free(uint64_t registry);
+
+/*
+ * idb_lsp_new
+ *
+ * Creates a language-server manager from a plugin LSP configuration. No
+ * server starts until a file needs it; its diagnostics feed a registry of
+ * the manager's own.
+ *
+ * Parameters:
+ *   config_json   the servers, as a .lsp.json document: {"name":
+ *                 {"command", "extensionToLanguage", "args"?, "env"?,
+ *                 "settings"?, ...}}. UTF-8 JSON text, required; borrowed
+ *                 for the call.
+ *   project_dir   the project directory (CLAUDE_PROJECT_DIR, and the
+ *                 servers' default workspace folder). UTF-8,
+ *                 NUL-terminated, required; borrowed for the call.
+ *   options_json  the manager's settings: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   out_handle    on IDB_OK receives the new manager's handle; release it
+ *                 with idb_lsp_shutdown(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "maxOpenDocuments"   how many documents stay open in servers; the
+ *                        least recently used is closed to make room
+ *                        (default 50).
+ *   "quietPeriodMs"      how long a settle waits without any word from a
+ *                        server before concluding nothing changed (default
+ *                        300).
+ *   "settleTimeoutMs"    the longest a settle waits (default 10000).
+ *   "startupTimeoutMs"   the startup timeout of servers whose
+ *                        configuration sets none (default 30000).
+ *   "shutdownTimeoutMs"  the shutdown timeout of servers whose
+ *                        configuration sets none (default 5000).
+ *   "waitForProgress"    make settle wait for the server's work-done
+ *                        progress to end, not only for a publish.
+ *   "userConfig"         non-sensitive user options for ${user_config.KEY}
+ *                        in the configuration.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_new(const char *config_json, const char *project_dir, const char *options_json, uint64_t *out_handle);
+
+/*
+ * idb_lsp_open
+ *
+ * Opens a file in its language server with the file's contents on disk,
+ * starting the server if needed. For a file already open, sends the
+ * contents as a change when they differ.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the notification is sent (after starting and initializing
+ * the server when needed) or the timeout elapses.
+ */
+int idb_lsp_open(uint64_t manager, const char *path, int64_t timeout_ms);
+
+/*
+ * idb_lsp_change
+ *
+ * Sends the full new text of a file (opening it first when needed); the
+ * document's version increases by one.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   text        the file's new text. UTF-8, NUL-terminated, required;
+ *               borrowed for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the notification is sent or the timeout elapses.
+ */
+int idb_lsp_change(uint64_t manager, const char *path, const char *text, int64_t timeout_ms);
+
+/*
+ * idb_lsp_save
+ *
+ * Tells the server that a file was saved, first syncing the file's
+ * contents on disk like idb_lsp_open.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the notifications are sent or the timeout elapses.
+ */
+int idb_lsp_save(uint64_t manager, const char *path, int64_t timeout_ms);
+
+/*
+ * idb_lsp_close_file
+ *
+ * Closes a file in its server (didClose) and forgets its diagnostics.
+ * Closing a file that is not open does nothing.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the notification is sent or the timeout elapses.
+ */
+int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
+
+/*
+ * idb_lsp_settle
+ *
+ * Waits until the diagnostics of an open file are current: its server
+ * published for the file's latest version, reported its work done, or
+ * stayed quiet for the quiet period. Running out of time is not an error:
+ * the result says "timed-out" and the next drain notes that the file's
+ * diagnostics may be stale.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the manager's settle
+ *               timeout (10 seconds unless settleTimeoutMs says
+ *               otherwise), a negative value waits without limit.
+ *   out         on IDB_OK receives the outcome as a JSON object, a new
+ *               string the caller frees with idb_free(): {"path", "uri",
+ *               "server", "version", "freshness", "elapsedNs"}. Left
+ *               unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the diagnostics are current or the timeout elapses.
+ */
+int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_drain
+ *
+ * Takes the diagnostics that are new since the last drain, as
+ * idb_registry_drain does, with notes saying which files' diagnostics may
+ * be stale or incomplete.
+ *
+ * Parameters:
+ *   manager  the LSP manager handle (from idb_lsp_new).
+ *   out      on IDB_OK receives the attachment as JSON, a new string the
+ *            caller frees with idb_free(): the attachment, the same JSON
+ *            as idebridge diag --json. It receives NULL (nothing to free)
+ *            when there is nothing new and nothing to note. Left unchanged
+ *            on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_drain(uint64_t manager, char **out);
+
+/*
+ * idb_lsp_servers
+ *
+ * Returns a snapshot of every configured server: its state, process id,
+ * restarts and extensions.
+ *
+ * Parameters:
+ *   manager  the LSP manager handle (from idb_lsp_new).
+ *   out      on IDB_OK receives the servers as a JSON array, a new string
+ *            the caller frees with idb_free(): an array of {"name",
+ *            "state", "pid"?, "restarts", "positionEncoding"?,
+ *            "extensions"}. Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_servers(uint64_t manager, char **out);
+
+/*
+ * idb_lsp_shutdown
+ *
+ * Stops every server (a graceful shutdown within the timeout, then their
+ * process groups are killed, so nothing is left behind) and frees the
+ * manager. The handle is invalid afterwards, even when the timeout
+ * elapsed.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   timeout_ms  timeout in milliseconds; 0 means the servers' own shutdown
+ *               timeouts (5 seconds each unless configured), a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_PANIC.
+ * Blocks until every server has stopped.
+ */
+int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms);
 
 /*
  * idb_render_attachment

@@ -59,6 +59,7 @@ __all__ = [
     "path_to_ide",
     "discover",
     "render_attachment",
+    "LSPManager",
     "IDEClient",
     "Registry",
 ]
@@ -98,7 +99,7 @@ class TimeoutError(IdebridgeError, builtins.TimeoutError):
 
 
 class NotFoundError(IdebridgeError):
-    """IDB_ERR_NOT_FOUND: Nothing to act on: no usable IDE (none, or several and none chosen), or no language server for the file."""
+    """IDB_ERR_NOT_FOUND: Nothing to act on: no usable IDE (none, or several and none chosen), no language server for the file, or the file is not open."""
 
 
 class ArgumentError(IdebridgeError):
@@ -281,6 +282,24 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_registry_stats.restype = ctypes.c_int
     lib.idb_registry_free.argtypes = [ctypes.c_uint64]
     lib.idb_registry_free.restype = ctypes.c_int
+    lib.idb_lsp_new.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_new.restype = ctypes.c_int
+    lib.idb_lsp_open.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64]
+    lib.idb_lsp_open.restype = ctypes.c_int
+    lib.idb_lsp_change.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64]
+    lib.idb_lsp_change.restype = ctypes.c_int
+    lib.idb_lsp_save.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64]
+    lib.idb_lsp_save.restype = ctypes.c_int
+    lib.idb_lsp_close_file.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64]
+    lib.idb_lsp_close_file.restype = ctypes.c_int
+    lib.idb_lsp_settle.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_settle.restype = ctypes.c_int
+    lib.idb_lsp_drain.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_drain.restype = ctypes.c_int
+    lib.idb_lsp_servers.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_servers.restype = ctypes.c_int
+    lib.idb_lsp_shutdown.argtypes = [ctypes.c_uint64, ctypes.c_int64]
+    lib.idb_lsp_shutdown.restype = ctypes.c_int
     lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_render_attachment.restype = ctypes.c_int
 
@@ -455,6 +474,82 @@ def _idb_registry_free(registry):
     return None
 
 
+def _idb_lsp_new(config_json, project_dir, options_json):
+    lib = _load()
+    out = ctypes.c_uint64()
+    status = lib.idb_lsp_new(_json_in(config_json), _text_in(project_dir), _json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_new")
+    return out.value
+
+
+def _idb_lsp_open(manager, path, timeout_ms):
+    lib = _load()
+    status = lib.idb_lsp_open(manager, _text_in(path), timeout_ms)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_open")
+    return None
+
+
+def _idb_lsp_change(manager, path, text, timeout_ms):
+    lib = _load()
+    status = lib.idb_lsp_change(manager, _text_in(path), _text_in(text), timeout_ms)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_change")
+    return None
+
+
+def _idb_lsp_save(manager, path, timeout_ms):
+    lib = _load()
+    status = lib.idb_lsp_save(manager, _text_in(path), timeout_ms)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_save")
+    return None
+
+
+def _idb_lsp_close_file(manager, path, timeout_ms):
+    lib = _load()
+    status = lib.idb_lsp_close_file(manager, _text_in(path), timeout_ms)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_close_file")
+    return None
+
+
+def _idb_lsp_settle(manager, path, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_settle(manager, _text_in(path), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_settle")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_drain(manager):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_drain(manager, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_drain")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_servers(manager):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_servers(manager, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_servers")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_shutdown(manager, timeout_ms):
+    lib = _load()
+    status = lib.idb_lsp_shutdown(manager, timeout_ms)
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_shutdown")
+    return None
+
+
 def _idb_render_attachment(attachment_json, options_json):
     lib = _load()
     out = ctypes.c_void_p()
@@ -620,6 +715,236 @@ def render_attachment(attachment_json: Any, project_dir: Optional[str] = None, t
         IdebridgeError: on failure, as one of ArgumentError, InternalError.
     """
     return _idb_render_attachment(attachment_json, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}))
+
+
+class LSPManager:
+    """Starts language servers from plugin LSP configuration, keeps the files
+    an agent touches in sync with them, and hands out their new diagnostics
+    once per turn. Servers start lazily and are supervised; shutdown stops
+    them all. Calls are safe from several threads at once.
+
+    Use it as a context manager, or call shutdown() when done; the handle is
+    also released when the object is garbage-collected.
+    """
+
+    def __init__(self, config_json: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period_ms: Optional[int] = None, settle_timeout_ms: Optional[int] = None, startup_timeout_ms: Optional[int] = None, shutdown_timeout_ms: Optional[int] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None) -> None:
+        """Creates a language-server manager from a plugin LSP configuration.
+        No server starts until a file needs it; its diagnostics feed a
+        registry of the manager's own.
+
+        Args:
+            config_json: the servers, as a .lsp.json document: {"name":
+                {"command", "extensionToLanguage", "args"?, "env"?, "settings"?,
+                ...}} (a JSON-serialisable value, or a str holding JSON).
+            project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
+                servers' default workspace folder).
+            max_open_documents: how many documents stay open in servers; the
+                least recently used is closed to make room (default 50); None
+                for the default.
+            quiet_period_ms: how long a settle waits without any word from a
+                server before concluding nothing changed (default 300); None for
+                the default.
+            settle_timeout_ms: the longest a settle waits (default 10000);
+                None for the default.
+            startup_timeout_ms: the startup timeout of servers whose
+                configuration sets none (default 30000); None for the default.
+            shutdown_timeout_ms: the shutdown timeout of servers whose
+                configuration sets none (default 5000); None for the default.
+            wait_for_progress: make settle wait for the server's work-done
+                progress to end, not only for a publish; None for the default.
+            user_config: non-sensitive user options for ${user_config.KEY}
+                in the configuration; None for the default.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                ArgumentError, InternalError.
+        """
+        self._lock = threading.Lock()
+        self._h = 0
+        self._h = _idb_lsp_new(config_json, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": quiet_period_ms, "settleTimeoutMs": settle_timeout_ms, "startupTimeoutMs": startup_timeout_ms, "shutdownTimeoutMs": shutdown_timeout_ms, "waitForProgress": wait_for_progress, "userConfig": user_config}))
+
+    @property
+    def handle(self) -> int:
+        """The C handle; 0 once closed."""
+        return self._h
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise ClosedError("LSPManager is closed", IDB_ERR_CLOSED)
+        return h
+
+    def open(self, path: str, timeout: Optional[float] = None) -> None:
+        """Opens a file in its language server with the file's contents on
+        disk, starting the server if needed. For a file already open, sends
+        the contents as a change when they differ.
+
+        Args:
+            path: the file's path.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the notification is sent (after starting and
+        initializing the server when needed) or the timeout elapses.
+        """
+        return _idb_lsp_open(self._handle(), path, _timeout_ms(timeout))
+
+    def change(self, path: str, text: str, timeout: Optional[float] = None) -> None:
+        """Sends the full new text of a file (opening it first when needed);
+        the document's version increases by one.
+
+        Args:
+            path: the file's path.
+            text: the file's new text.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the notification is sent or the timeout elapses.
+        """
+        return _idb_lsp_change(self._handle(), path, text, _timeout_ms(timeout))
+
+    def save(self, path: str, timeout: Optional[float] = None) -> None:
+        """Tells the server that a file was saved, first syncing the file's
+        contents on disk like idb_lsp_open.
+
+        Args:
+            path: the file's path.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the notifications are sent or the timeout elapses.
+        """
+        return _idb_lsp_save(self._handle(), path, _timeout_ms(timeout))
+
+    def close_file(self, path: str, timeout: Optional[float] = None) -> None:
+        """Closes a file in its server (didClose) and forgets its diagnostics.
+        Closing a file that is not open does nothing.
+
+        Args:
+            path: the file's path.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the notification is sent or the timeout elapses.
+        """
+        return _idb_lsp_close_file(self._handle(), path, _timeout_ms(timeout))
+
+    def settle(self, path: str, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Waits until the diagnostics of an open file are current: its server
+        published for the file's latest version, reported its work done, or
+        stayed quiet for the quiet period. Running out of time is not an
+        error: the result says "timed-out" and the next drain notes that the
+        file's diagnostics may be stale.
+
+        Args:
+            path: the file's path.
+            timeout: seconds to wait; None for the manager's settle timeout
+                (10 seconds unless settleTimeoutMs says otherwise), a negative
+                number to wait without limit.
+
+        Returns:
+            {"path", "uri", "server", "version", "freshness", "elapsedNs"}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the diagnostics are current or the timeout elapses.
+        """
+        return _idb_lsp_settle(self._handle(), path, _timeout_ms(timeout))
+
+    def drain(self) -> Optional[Dict[str, Any]]:
+        """Takes the diagnostics that are new since the last drain, as
+        idb_registry_drain does, with notes saying which files' diagnostics
+        may be stale or incomplete.
+
+        Returns:
+            the attachment, the same JSON as idebridge diag --json; None
+            when there is nothing new and nothing to note.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_lsp_drain(self._handle())
+
+    def servers(self) -> List[Dict[str, Any]]:
+        """Returns a snapshot of every configured server: its state, process
+        id, restarts and extensions.
+
+        Returns:
+            an array of {"name", "state", "pid"?, "restarts",
+            "positionEncoding"?, "extensions"}.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_lsp_servers(self._handle())
+
+    def shutdown(self, timeout: Optional[float] = None) -> None:
+        """Stops every server (a graceful shutdown within the timeout, then
+        their process groups are killed, so nothing is left behind) and
+        frees the manager. The handle is invalid afterwards, even when the
+        timeout elapsed.
+
+        Args:
+            timeout: seconds to wait; None for the servers' own shutdown
+                timeouts (5 seconds each unless configured), a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError, TimeoutError,
+                InternalError.
+
+        Blocks until every server has stopped.
+        """
+        with self._lock:
+            h, self._h = self._h, 0
+        if not h:
+            return
+        _idb_lsp_shutdown(h, _timeout_ms(timeout))
+
+    def close(self) -> None:
+        """Same as shutdown() with its defaults; does nothing once closed."""
+        self.shutdown()
+
+    def __enter__(self) -> "LSPManager":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", 0) and _lib is not None:
+            try:
+                self.close()
+            except Exception:
+                pass
+
+    def __repr__(self) -> str:
+        return "<idebridge.LSPManager handle=0x%016x>" % self._h
 
 
 class IDEClient:
