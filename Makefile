@@ -70,6 +70,7 @@ lib:
 ## abi-test: the C test program, the Python unittest suite and the Node node:test suite against build/libidebridge.so
 abi-test: export IDEBRIDGE_LIB := $(CURDIR)/build/libidebridge.so
 abi-test: export IDEBRIDGE_TEST_IDE := $(CURDIR)/build/ideserve
+abi-test: export GOPLS := $(GOPLS)
 abi-test: lib
 	$(GO) build -o build/ideserve ./cabi/test/ideserve
 	gcc -Wall -Wextra -Werror -O2 -pthread -Icabi/include cabi/test/abi_test.c \

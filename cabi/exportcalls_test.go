@@ -30,5 +30,14 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		"idb_ide_call":              func() C_int { return idb_ide_call(1, cstr(t, "x"), nil, 1, &out) },
 		"idb_ide_next_notification": func() C_int { return idb_ide_next_notification(1, 0, &out) },
 		"idb_ide_close":             func() C_int { return idb_ide_close(1) },
+		"idb_lsp_new":               func() C_int { return idb_lsp_new(cstr(t, "{}"), cstr(t, "."), nil, &n) },
+		"idb_lsp_open":              func() C_int { return idb_lsp_open(1, cstr(t, "x"), 0) },
+		"idb_lsp_change":            func() C_int { return idb_lsp_change(1, cstr(t, "x"), cstr(t, ""), 0) },
+		"idb_lsp_save":              func() C_int { return idb_lsp_save(1, cstr(t, "x"), 0) },
+		"idb_lsp_close_file":        func() C_int { return idb_lsp_close_file(1, cstr(t, "x"), 0) },
+		"idb_lsp_settle":            func() C_int { return idb_lsp_settle(1, cstr(t, "x"), 0, &out) },
+		"idb_lsp_drain":             func() C_int { return idb_lsp_drain(1, &out) },
+		"idb_lsp_servers":           func() C_int { return idb_lsp_servers(1, &out) },
+		"idb_lsp_shutdown":          func() C_int { return idb_lsp_shutdown(1, 0) },
 	}
 }

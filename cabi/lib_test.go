@@ -182,8 +182,8 @@ func TestCProgram(t *testing.T) {
 }
 
 // cTestEnv is the C test's environment.
-func cTestEnv(*testing.T) []string {
-	return append(os.Environ(), "IDB_TESTDATA=testdata", "IDEBRIDGE_TEST_IDE="+builtLib.ide)
+func cTestEnv(t *testing.T) []string {
+	return append(os.Environ(), "IDB_TESTDATA=testdata", "IDEBRIDGE_TEST_IDE="+builtLib.ide, "GOPLS="+goplsPath(t))
 }
 
 // TestPythonBindings runs the Python unittest suite against the library
@@ -194,7 +194,7 @@ func TestPythonBindings(t *testing.T) {
 	so, _ := buildLib(t)
 	cmd := exec.Command("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 	cmd.Dir = filepath.Join("..", "bindings", "python")
-	cmd.Env = append(os.Environ(), "IDEBRIDGE_LIB="+so, "IDEBRIDGE_TEST_IDE="+builtLib.ide, "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(os.Environ(), "IDEBRIDGE_LIB="+so, "IDEBRIDGE_TEST_IDE="+builtLib.ide, "GOPLS="+goplsPath(t), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3 -m unittest: %v\n%s", err, out)

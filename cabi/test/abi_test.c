@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +502,105 @@ static void test_ide(void) {
 	CHECK_OK(idb_registry_free(reg));
 }
 
+/* ---- LSP ---- */
+
+static void write_file(const char *path, const char *text) {
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fail_at(__FILE__, __LINE__, "cannot write %s", path);
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_lsp(void) {
+	const char *gopls = getenv("GOPLS");
+	if (!gopls || !*gopls) {
+		fail_at(__FILE__, __LINE__, "GOPLS is not set (make abi-test sets it)");
+		return;
+	}
+	char dir[64] = "/tmp/idb-c-lsp-XXXXXX";
+	if (!mkdtemp(dir)) {
+		fail_at(__FILE__, __LINE__, "mkdtemp");
+		return;
+	}
+	char gomod[128], main_go[128], notes[128];
+	snprintf(gomod, sizeof gomod, "%s/go.mod", dir);
+	snprintf(main_go, sizeof main_go, "%s/main.go", dir);
+	snprintf(notes, sizeof notes, "%s/notes.txt", dir);
+	write_file(gomod, "module example.com/m\n\ngo 1.22\n");
+	write_file(main_go, "package main\n\nfunc main() {\n\tundefinedThing()\n}\n");
+	write_file(notes, "x");
+
+	char config[1024];
+	snprintf(config, sizeof config, "{\"gopls\":{\"command\":\"%s\",\"extensionToLanguage\":{\".go\":\"go\"}}}", gopls);
+	uint64_t m = 0;
+	CHECK_OK(idb_lsp_new(config, dir, NULL, &m));
+	CHECK_OK(idb_lsp_open(m, main_go, 0));
+	char *out = NULL;
+	CHECK_OK(idb_lsp_settle(m, main_go, 30000, &out));
+	CHECK(out && strstr(out, "\"server\":\"gopls\""), "settle %s", out ? out : "(null)");
+	idb_free(out);
+
+	/* gopls may publish a file's first type errors after the progress
+	 * settle saw ended: settle and drain until they show (30 s at most). */
+	int found = 0;
+	for (int i = 0; i < 300 && !found; i++) {
+		out = NULL;
+		CHECK_OK(idb_lsp_settle(m, main_go, 2000, &out));
+		idb_free(out);
+		out = NULL;
+		CHECK_OK(idb_lsp_drain(m, &out));
+		found = out && strstr(out, "undefined: undefinedThing") && strstr(out, "\"servers\":[\"gopls\"]");
+		idb_free(out);
+		if (!found)
+			usleep(100000);
+	}
+	CHECK(found, "no drain reported the undefined name");
+
+	out = NULL;
+	CHECK_OK(idb_lsp_servers(m, &out));
+	char *p = out ? strstr(out, "\"pid\":") : NULL;
+	int pid = p ? atoi(p + 6) : 0;
+	CHECK(pid > 0, "servers %s", out ? out : "(null)");
+	idb_free(out);
+
+	CHECK_OK(idb_lsp_change(m, main_go, "package main\n\nfunc main() {\n}\n", 0));
+	out = NULL;
+	CHECK_OK(idb_lsp_settle(m, main_go, 30000, &out));
+	idb_free(out);
+	out = NULL;
+	CHECK_OK(idb_lsp_drain(m, &out));
+	CHECK(!out || !strstr(out, "undefinedThing"), "fixed file still reported: %s", out);
+	idb_free(out);
+	CHECK_OK(idb_lsp_save(m, main_go, 0));
+	CHECK_OK(idb_lsp_close_file(m, main_go, 0));
+	CHECK_STATUS(idb_lsp_settle(m, main_go, 1000, &out), IDB_ERR_NOT_FOUND, "not open");
+	CHECK_STATUS(idb_lsp_open(m, notes, 0), IDB_ERR_NOT_FOUND, "no language server");
+	CHECK_STATUS(idb_lsp_change(m, main_go, NULL, 0), IDB_ERR_ARGUMENT, "text is NULL");
+	CHECK_OK(idb_lsp_shutdown(m, 10000));
+	CHECK(pid > 0 && kill(pid, 0) != 0, "gopls (pid %d) still running after shutdown", pid);
+
+	uint64_t bad[] = {0, m, 5, m ^ 1};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_STATUS(idb_lsp_open(bad[i], main_go, 0), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_change(bad[i], main_go, "", 0), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_save(bad[i], main_go, 0), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_close_file(bad[i], main_go, 0), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_settle(bad[i], main_go, 0, &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_drain(bad[i], &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_servers(bad[i], &out), IDB_ERR_HANDLE, "bad handle");
+		CHECK_STATUS(idb_lsp_shutdown(bad[i], 0), IDB_ERR_HANDLE, "bad handle");
+	}
+	CHECK_STATUS(idb_lsp_new("{\"x\":{}}", dir, NULL, &m), IDB_ERR_ARGUMENT, "config_json");
+
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fail_at(__FILE__, __LINE__, "cannot remove %s", dir);
+}
+
 /* ---- last error per thread ---- */
 
 struct err_thread {
@@ -629,6 +729,7 @@ int main(int argc, char **argv) {
 	test_bad_handles();
 	test_registry_threads();
 	test_ide();
+	test_lsp();
 
 	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());
 	printf("abi_test: %d passed, %d failed\n", passed, failed);

@@ -105,3 +105,19 @@ class HeadlessIDE {
 }
 
 module.exports.HeadlessIDE = HeadlessIDE;
+
+/** Returns gopls: $GOPLS (make sets it), PATH, or $(go env GOPATH)/bin. */
+function findGopls() {
+  const { execFileSync } = require('node:child_process');
+  if (process.env.GOPLS) return process.env.GOPLS;
+  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+    const p = path.join(dir, 'gopls');
+    if (dir && fs.existsSync(p)) return p;
+  }
+  const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim();
+  const p = path.join(gopath, 'bin', 'gopls');
+  if (fs.existsSync(p)) return p;
+  throw new Error('gopls not found: run `make tools` or set GOPLS');
+}
+
+module.exports.findGopls = findGopls;

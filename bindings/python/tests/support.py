@@ -109,3 +109,18 @@ class HeadlessIDE:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def find_gopls() -> str:
+    """Returns gopls: $GOPLS (make sets it), PATH, or $(go env GOPATH)/bin."""
+    import shutil
+    import subprocess
+
+    path = os.environ.get("GOPLS") or shutil.which("gopls")
+    if not path:
+        gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True).stdout.strip()
+        candidate = os.path.join(gopath, "bin", "gopls")
+        path = candidate if os.path.exists(candidate) else ""
+    if not path:
+        raise RuntimeError("gopls not found: run `make tools` or set GOPLS")
+    return path
