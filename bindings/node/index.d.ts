@@ -98,7 +98,7 @@ export interface FileDiagnostics {
   cut: number;
 }
 
-/** What a drain hands out (Go: lspdiag.Attachment); the same JSON as idebridge diag --json. */
+/** What a drain hands out (Go: lspdiag.Attachment); the same JSON as the "attachment" member of idebridge diag --json. */
 export interface Attachment {
   servers: string[];
   files: FileDiagnostics[];
@@ -498,8 +498,9 @@ export declare class LSPManager {
    * idb_registry_drain does, with notes saying which files' diagnostics may be
    * stale or incomplete.
    *
-   * @returns the attachment, the same JSON as idebridge diag --json; null
-   *   when there is nothing new and nothing to note.
+   * @returns the attachment, the same JSON as the "attachment" member of
+   *   idebridge diag --json; null when there is nothing new and nothing to
+   *   note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain(): Attachment | null;
@@ -668,8 +669,9 @@ export declare class Registry {
    * limits.
    *
    * @returns the attachment {"servers", "files": [{"uri", "path",
-   *   "diagnostics", "cut"}], "cut", "notes"}, the same JSON as idebridge
-   *   diag --json; null when nothing new is pending.
+   *   "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
+   *   "attachment" member of idebridge diag --json; null when nothing new is
+   *   pending.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain(): Attachment | null;

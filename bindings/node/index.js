@@ -692,9 +692,9 @@ class LSPManager {
    * idb_registry_drain does, with notes saying which files' diagnostics may be
    * stale or incomplete.
    *
-   * @returns {Attachment | null} the attachment, the same JSON as
-   *   idebridge diag --json; null when there is nothing new and nothing to
-   *   note.
+   * @returns {Attachment | null} the attachment, the same JSON as the
+   *   "attachment" member of idebridge diag --json; null when there is
+   *   nothing new and nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain() {
@@ -947,7 +947,8 @@ class Registry {
    *
    * @returns {Attachment | null} the attachment {"servers", "files":
    *   [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same
-   *   JSON as idebridge diag --json; null when nothing new is pending.
+   *   JSON as the "attachment" member of idebridge diag --json; null when
+   *   nothing new is pending.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain() {

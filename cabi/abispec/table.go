@@ -252,7 +252,7 @@ var Funcs = []Func{
 		},
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
-		ResultDoc: `the attachment {"servers", "files": [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same JSON as idebridge diag --json`,
+		ResultDoc: `the attachment {"servers", "files": [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the "attachment" member of idebridge diag --json`,
 		Binding:   Method, Class: "Registry", Method: "drain", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Attachment | null",
 	},
 	{
@@ -381,7 +381,7 @@ var Funcs = []Func{
 		},
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
-		ResultDoc: `the attachment, the same JSON as idebridge diag --json`,
+		ResultDoc: `the attachment, the same JSON as the "attachment" member of idebridge diag --json`,
 		Binding:   Method, Class: "LSPManager", Method: "drain", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Attachment | null",
 	},
 	{
@@ -550,7 +550,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "Attachment",
-		Doc:  "What a drain hands out (Go: lspdiag.Attachment); the same JSON as idebridge diag --json.",
+		Doc:  "What a drain hands out (Go: lspdiag.Attachment); the same JSON as the \"attachment\" member of idebridge diag --json.",
 		Body: `{
   servers: string[];
   files: FileDiagnostics[];

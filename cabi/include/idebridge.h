@@ -492,9 +492,10 @@ int idb_registry_set_version(uint64_t registry, const char *uri, int64_t version
  *   out       on IDB_OK receives the attachment as JSON, a new string the
  *             caller frees with idb_free(): the attachment {"servers",
  *             "files": [{"uri", "path", "diagnostics", "cut"}], "cut",
- *             "notes"}, the same JSON as idebridge diag --json. It
- *             receives NULL (nothing to free) when nothing new is pending.
- *             Left unchanged on failure. Must not be NULL.
+ *             "notes"}, the same JSON as the "attachment" member of
+ *             idebridge diag --json. It receives NULL (nothing to free)
+ *             when nothing new is pending. Left unchanged on failure. Must
+ *             not be NULL.
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -710,9 +711,9 @@ int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, char 
  *   manager  the LSP manager handle (from idb_lsp_new).
  *   out      on IDB_OK receives the attachment as JSON, a new string the
  *            caller frees with idb_free(): the attachment, the same JSON
- *            as idebridge diag --json. It receives NULL (nothing to free)
- *            when there is nothing new and nothing to note. Left unchanged
- *            on failure. Must not be NULL.
+ *            as the "attachment" member of idebridge diag --json. It
+ *            receives NULL (nothing to free) when there is nothing new and
+ *            nothing to note. Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.

@@ -880,8 +880,9 @@ class LSPManager:
         may be stale or incomplete.
 
         Returns:
-            the attachment, the same JSON as idebridge diag --json; None
-            when there is nothing new and nothing to note.
+            the attachment, the same JSON as the "attachment" member of
+            idebridge diag --json; None when there is nothing new and
+            nothing to note.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
@@ -1226,8 +1227,9 @@ class Registry:
 
         Returns:
             the attachment {"servers", "files": [{"uri", "path",
-            "diagnostics", "cut"}], "cut", "notes"}, the same JSON as
-            idebridge diag --json; None when nothing new is pending.
+            "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
+            "attachment" member of idebridge diag --json; None when nothing
+            new is pending.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
