@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idebridge/idebridge/lspdiag"
 )
@@ -109,4 +111,47 @@ func BenchmarkRegistryPublishDrain10(b *testing.B) {
 			idb_registry_reset(h, nil)
 		}
 	})
+}
+
+// BenchmarkRegistryPublish10Ratio alternates batches of the Go call and the
+// export on the same machine moments apart, so that load from elsewhere
+// affects both alike, and reports the median ratio of their times per
+// publish as abi/go (the goal: under 3). The cgo transition itself
+// is not included; cabi/test/abi_test.c bench measures it from C.
+func BenchmarkRegistryPublish10Ratio(b *testing.B) {
+	params := publish10(b)
+	reg := lspdiag.NewRegistry(nil)
+	raw := json.RawMessage(params)
+	var h C_uint64
+	if st := idb_registry_new(nil, &h); st != 0 {
+		b.Fatal(st)
+	}
+	defer idb_registry_free(h)
+	server, p := cstr(b, "plugin:go:gopls"), cstr(b, params)
+	const batch = 100
+	var ratios []float64
+	var goTotal, abiTotal time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for i := 0; i < batch; i++ {
+			if err := reg.Publish("plugin:go:gopls", raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		for i := 0; i < batch; i++ {
+			if st := idb_registry_publish(h, server, p); st != 0 {
+				b.Fatal(st)
+			}
+		}
+		t2 := time.Now()
+		goTotal += t1.Sub(t0)
+		abiTotal += t2.Sub(t1)
+		ratios = append(ratios, float64(t2.Sub(t1))/float64(t1.Sub(t0)))
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "abi/go")
+	b.ReportMetric(float64(goTotal.Nanoseconds())/float64(b.N*batch), "go-ns/publish")
+	b.ReportMetric(float64(abiTotal.Nanoseconds())/float64(b.N*batch), "abi-ns/publish")
+	b.ReportMetric(0, "ns/op")
 }
