@@ -388,13 +388,13 @@ export declare function discover(options?: DiscoverOptions): Candidate[];
  * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
  * default.
  *
- * @param attachmentJson an attachment as returned by a drain (a
+ * @param attachment an attachment as returned by a drain (a
  *   JSON-serialisable value, or a string holding JSON).
  * @param [options] options.
  * @returns the text block.
  * @throws {IdebridgeError} ArgumentError, InternalError.
  */
-export declare function renderAttachment(attachmentJson: Attachment | string, options?: RenderAttachmentOptions): string;
+export declare function renderAttachment(attachment: Attachment | string, options?: RenderAttachmentOptions): string;
 
 /**
  * Starts language servers from plugin LSP configuration, keeps the files an
@@ -408,7 +408,7 @@ export declare class LSPManager {
    * server starts until a file needs it; its diagnostics feed a registry of
    * the manager's own.
    *
-   * @param configJson the servers, as a .lsp.json document: {"name":
+   * @param config the servers, as a .lsp.json document: {"name":
    *   {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}
    *   (a JSON-serialisable value, or a string holding JSON).
    * @param projectDir the project directory (CLAUDE_PROJECT_DIR, and the
@@ -416,7 +416,7 @@ export declare class LSPManager {
    * @param [options] options.
    * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
    */
-  constructor(configJson: Record<string, LSPServerConfig> | string, projectDir: string, options?: LSPManagerInitOptions);
+  constructor(config: Record<string, LSPServerConfig> | string, projectDir: string, options?: LSPManagerInitOptions);
   /** The C handle; 0n once closed. */
   readonly handle: bigint;
   /**
@@ -586,8 +586,8 @@ export declare class IDEClient {
    * Blocks until the IDE answers or the timeout elapses.
    *
    * @param name the tool's name, e.g. "getDiagnostics".
-   * @param [argsJson] the tool's arguments as a JSON object (NULL for
-   *   none) (a JSON-serialisable value, or a string holding JSON).
+   * @param [args] the tool's arguments as a JSON object (NULL for none) (a
+   *   JSON-serialisable value, or a string holding JSON).
    * @param [timeoutMs] milliseconds to wait; omitted for the client's call
    *   timeout (30 seconds unless callTimeoutMs says otherwise), and no limit
    *   for openDiff, negative or Infinity to wait without limit.
@@ -596,7 +596,7 @@ export declare class IDEClient {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
-  call(name: string, argsJson?: Record<string, unknown> | string, timeoutMs?: number): ToolResult;
+  call(name: string, args?: Record<string, unknown> | string, timeoutMs?: number): ToolResult;
   /**
    * Takes the next notification the IDE sent (selection_changed, at_mentioned,
    * log_event, or any other), waiting for one up to the timeout. Notifications
@@ -647,12 +647,12 @@ export declare class Registry {
    * server had pending for the document.
    *
    * @param server the server's name, e.g. "plugin:go:gopls".
-   * @param paramsJson the notification's params: {"uri", "version"?,
+   * @param params the notification's params: {"uri", "version"?,
    *   "diagnostics": [...]} as LSP sends them (a JSON-serialisable value, or
    *   a string holding JSON).
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
-  publish(server: string, paramsJson: PublishDiagnosticsParams | string): void;
+  publish(server: string, params: PublishDiagnosticsParams | string): void;
   /**
    * Records the current version of an open document: publishes carrying an
    * older version are dropped as stale, and pending diagnostics of older

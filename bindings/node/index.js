@@ -549,14 +549,14 @@ function discover(options = {}) {
  * (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
  * default.
  *
- * @param {Attachment | string} attachmentJson an attachment as returned by
- *   a drain (a JSON-serialisable value, or a string holding JSON).
+ * @param {Attachment | string} attachment an attachment as returned by a
+ *   drain (a JSON-serialisable value, or a string holding JSON).
  * @param {RenderAttachmentOptions} [options] options.
  * @returns {string} the text block.
  * @throws {IdebridgeError} ArgumentError, InternalError.
  */
-function renderAttachment(attachmentJson, options = {}) {
-  return _idb_render_attachment(attachmentJson, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}));
+function renderAttachment(attachment, options = {}) {
+  return _idb_render_attachment(attachment, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}));
 }
 
 /**
@@ -573,18 +573,18 @@ class LSPManager {
    * server starts until a file needs it; its diagnostics feed a registry of
    * the manager's own.
    *
-   * @param {Record<string, LSPServerConfig> | string} configJson the
-   *   servers, as a .lsp.json document: {"name": {"command",
-   *   "extensionToLanguage", "args"?, "env"?, "settings"?, ...}} (a
-   *   JSON-serialisable value, or a string holding JSON).
+   * @param {Record<string, LSPServerConfig> | string} config the servers,
+   *   as a .lsp.json document: {"name": {"command", "extensionToLanguage",
+   *   "args"?, "env"?, "settings"?, ...}} (a JSON-serialisable value, or a
+   *   string holding JSON).
    * @param {string} projectDir the project directory (CLAUDE_PROJECT_DIR,
    *   and the servers' default workspace folder).
    * @param {LSPManagerInitOptions} [options] options.
    * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
    */
-  constructor(configJson, projectDir, options = {}) {
+  constructor(config, projectDir, options = {}) {
     /** @type {bigint} */
-    this._h = _idb_lsp_new(configJson, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig}));
+    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig}));
   }
 
   /** The C handle as a bigint; 0n once closed. */
@@ -824,9 +824,9 @@ class IDEClient {
    * Blocks until the IDE answers or the timeout elapses.
    *
    * @param {string} name the tool's name, e.g. "getDiagnostics".
-   * @param {Record<string, unknown> | string} [argsJson] the tool's
-   *   arguments as a JSON object (NULL for none) (a JSON-serialisable value,
-   *   or a string holding JSON).
+   * @param {Record<string, unknown> | string} [args] the tool's arguments
+   *   as a JSON object (NULL for none) (a JSON-serialisable value, or a
+   *   string holding JSON).
    * @param {number} [timeoutMs] milliseconds to wait; omitted for the
    *   client's call timeout (30 seconds unless callTimeoutMs says
    *   otherwise), and no limit for openDiff, negative or Infinity to wait
@@ -836,8 +836,8 @@ class IDEClient {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
-  call(name, argsJson, timeoutMs) {
-    return _idb_ide_call(this._handle(), name, argsJson, toTimeoutMs(timeoutMs));
+  call(name, args, timeoutMs) {
+    return _idb_ide_call(this._handle(), name, args, toTimeoutMs(timeoutMs));
   }
 
   /**
@@ -918,13 +918,13 @@ class Registry {
    * server had pending for the document.
    *
    * @param {string} server the server's name, e.g. "plugin:go:gopls".
-   * @param {PublishDiagnosticsParams | string} paramsJson the
-   *   notification's params: {"uri", "version"?, "diagnostics": [...]} as
-   *   LSP sends them (a JSON-serialisable value, or a string holding JSON).
+   * @param {PublishDiagnosticsParams | string} params the notification's
+   *   params: {"uri", "version"?, "diagnostics": [...]} as LSP sends them (a
+   *   JSON-serialisable value, or a string holding JSON).
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
-  publish(server, paramsJson) {
-    return _idb_registry_publish(this._handle(), server, paramsJson);
+  publish(server, params) {
+    return _idb_registry_publish(this._handle(), server, params);
   }
 
   /**

@@ -117,14 +117,14 @@ func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispe
 		case abispec.Handle:
 			call = append(call, "this._handle()")
 		case abispec.String:
-			params = append(params, jsParam{camel(p.Name), or(p.TS, "string"), p.Doc, false})
-			call = append(call, camel(p.Name))
+			params = append(params, jsParam{camel(bindName(p)), or(p.TS, "string"), p.Doc, false})
+			call = append(call, camel(bindName(p)))
 		case abispec.OptString:
-			params = append(params, jsParam{camel(p.Name), or(p.TS, "string"), p.Doc, true})
-			call = append(call, camel(p.Name))
+			params = append(params, jsParam{camel(bindName(p)), or(p.TS, "string"), p.Doc, true})
+			call = append(call, camel(bindName(p)))
 		case abispec.Bytes:
-			params = append(params, jsParam{camel(p.Name), or(p.TS, "string | Uint8Array"), p.Doc, false})
-			call = append(call, camel(p.Name))
+			params = append(params, jsParam{camel(bindName(p)), or(p.TS, "string | Uint8Array"), p.Doc, false})
+			call = append(call, camel(bindName(p)))
 		case abispec.JSON:
 			if len(p.Fields) > 0 {
 				optsFields = p.Fields
@@ -139,11 +139,11 @@ func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispe
 				call = append(call, "pick({"+strings.Join(members, ", ")+"})")
 				continue
 			}
-			params = append(params, jsParam{camel(p.Name), or(p.TS, "unknown"), p.Doc + " (a JSON-serialisable value, or a string holding JSON)", !p.Required})
-			call = append(call, camel(p.Name))
+			params = append(params, jsParam{camel(bindName(p)), or(p.TS, "unknown"), p.Doc + " (a JSON-serialisable value, or a string holding JSON)", !p.Required})
+			call = append(call, camel(bindName(p)))
 		case abispec.Int:
-			params = append(params, jsParam{camel(p.Name), "number", p.Doc, false})
-			call = append(call, camel(p.Name))
+			params = append(params, jsParam{camel(bindName(p)), "number", p.Doc, false})
+			call = append(call, camel(bindName(p)))
 		case abispec.TimeoutMS:
 			if hasFields {
 				call = append(call, "toTimeoutMs(options.timeoutMs)")

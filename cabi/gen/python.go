@@ -116,17 +116,17 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 		case abispec.Handle:
 			call = append(call, "self._handle()")
 		case abispec.String:
-			sig = append(sig, fmt.Sprintf("%s: %s", p.Name, or(p.PyType, "str")))
-			call = append(call, p.Name)
-			docs = append(docs, [2]string{p.Name, p.Doc})
+			sig = append(sig, fmt.Sprintf("%s: %s", bindName(p), or(p.PyType, "str")))
+			call = append(call, bindName(p))
+			docs = append(docs, [2]string{bindName(p), p.Doc})
 		case abispec.OptString:
-			sig = append(sig, fmt.Sprintf("%s: %s = None", p.Name, or(p.PyType, "Optional[str]")))
-			call = append(call, p.Name)
-			docs = append(docs, [2]string{p.Name, p.Doc + "; None when omitted"})
+			sig = append(sig, fmt.Sprintf("%s: %s = None", bindName(p), or(p.PyType, "Optional[str]")))
+			call = append(call, bindName(p))
+			docs = append(docs, [2]string{bindName(p), p.Doc + "; None when omitted"})
 		case abispec.Bytes:
-			sig = append(sig, fmt.Sprintf("%s: %s", p.Name, or(p.PyType, "Union[bytes, str]")))
-			call = append(call, p.Name)
-			docs = append(docs, [2]string{p.Name, p.Doc})
+			sig = append(sig, fmt.Sprintf("%s: %s", bindName(p), or(p.PyType, "Union[bytes, str]")))
+			call = append(call, bindName(p))
+			docs = append(docs, [2]string{bindName(p), p.Doc})
 		case abispec.JSON:
 			if len(p.Fields) > 0 {
 				var members []string
@@ -145,17 +145,17 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 			}
 			typ := or(p.PyType, "Any")
 			if p.Required {
-				sig = append(sig, fmt.Sprintf("%s: %s", p.Name, typ))
-				docs = append(docs, [2]string{p.Name, p.Doc + " (a JSON-serialisable value, or a str holding JSON)"})
+				sig = append(sig, fmt.Sprintf("%s: %s", bindName(p), typ))
+				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON)"})
 			} else {
-				sig = append(sig, fmt.Sprintf("%s: %s = None", p.Name, typ))
-				docs = append(docs, [2]string{p.Name, p.Doc + " (a JSON-serialisable value, or a str holding JSON; None for the default)"})
+				sig = append(sig, fmt.Sprintf("%s: %s = None", bindName(p), typ))
+				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON; None for the default)"})
 			}
-			call = append(call, p.Name)
+			call = append(call, bindName(p))
 		case abispec.Int:
-			sig = append(sig, fmt.Sprintf("%s: int", p.Name))
-			call = append(call, p.Name)
-			docs = append(docs, [2]string{p.Name, p.Doc})
+			sig = append(sig, fmt.Sprintf("%s: int", bindName(p)))
+			call = append(call, bindName(p))
+			docs = append(docs, [2]string{bindName(p), p.Doc})
 		case abispec.TimeoutMS:
 			sig = append(sig, "timeout: Optional[float] = None")
 			call = append(call, "_timeout_ms(timeout)")
@@ -164,6 +164,12 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 		}
 	}
 	return sig, call, docs
+}
+
+// bindName is a parameter's name in the bindings: its C name without the
+// _json suffix (args_json is args), since the bindings take values.
+func bindName(p abispec.Param) string {
+	return strings.TrimSuffix(p.Name, "_json")
 }
 
 func or(s, def string) string {

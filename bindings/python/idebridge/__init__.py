@@ -693,13 +693,13 @@ def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lo
     return _idb_discover(_options({"cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "allowInsecure": allow_insecure}), _timeout_ms(timeout))
 
 
-def render_attachment(attachment_json: Any, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
+def render_attachment(attachment: Any, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
     """Renders a drained attachment as the model-facing text block
     (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
     default.
 
     Args:
-        attachment_json: an attachment as returned by a drain (a
+        attachment: an attachment as returned by a drain (a
             JSON-serialisable value, or a str holding JSON).
         project_dir: paths of files inside this directory are shown relative
             to it; None for the default.
@@ -714,7 +714,7 @@ def render_attachment(attachment_json: Any, project_dir: Optional[str] = None, t
     Raises:
         IdebridgeError: on failure, as one of ArgumentError, InternalError.
     """
-    return _idb_render_attachment(attachment_json, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}))
+    return _idb_render_attachment(attachment, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}))
 
 
 class LSPManager:
@@ -727,13 +727,13 @@ class LSPManager:
     also released when the object is garbage-collected.
     """
 
-    def __init__(self, config_json: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period_ms: Optional[int] = None, settle_timeout_ms: Optional[int] = None, startup_timeout_ms: Optional[int] = None, shutdown_timeout_ms: Optional[int] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period_ms: Optional[int] = None, settle_timeout_ms: Optional[int] = None, startup_timeout_ms: Optional[int] = None, shutdown_timeout_ms: Optional[int] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
 
         Args:
-            config_json: the servers, as a .lsp.json document: {"name":
+            config: the servers, as a .lsp.json document: {"name":
                 {"command", "extensionToLanguage", "args"?, "env"?, "settings"?,
                 ...}} (a JSON-serialisable value, or a str holding JSON).
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
@@ -761,7 +761,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config_json, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": quiet_period_ms, "settleTimeoutMs": settle_timeout_ms, "startupTimeoutMs": startup_timeout_ms, "shutdownTimeoutMs": shutdown_timeout_ms, "waitForProgress": wait_for_progress, "userConfig": user_config}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": quiet_period_ms, "settleTimeoutMs": settle_timeout_ms, "startupTimeoutMs": startup_timeout_ms, "shutdownTimeoutMs": shutdown_timeout_ms, "waitForProgress": wait_for_progress, "userConfig": user_config}))
 
     @property
     def handle(self) -> int:
@@ -1056,7 +1056,7 @@ class IDEClient:
         """
         return _idb_ide_tools(self._handle(), _timeout_ms(timeout))
 
-    def call(self, name: str, args_json: Any = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def call(self, name: str, args: Any = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
         isError, or an error object in place of a result) gives IDB_ERR_TOOL
         with the IDE's message. openDiff waits for the user: by default it
@@ -1064,8 +1064,8 @@ class IDEClient:
 
         Args:
             name: the tool's name, e.g. "getDiagnostics".
-            args_json: the tool's arguments as a JSON object (NULL for none)
-                (a JSON-serialisable value, or a str holding JSON; None for the
+            args: the tool's arguments as a JSON object (NULL for none) (a
+                JSON-serialisable value, or a str holding JSON; None for the
                 default).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), and no limit for
@@ -1082,7 +1082,7 @@ class IDEClient:
 
         Blocks until the IDE answers or the timeout elapses.
         """
-        return _idb_ide_call(self._handle(), name, args_json, _timeout_ms(timeout))
+        return _idb_ide_call(self._handle(), name, args, _timeout_ms(timeout))
 
     def next_notification(self, timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
         """Takes the next notification the IDE sent (selection_changed,
@@ -1187,7 +1187,7 @@ class Registry:
             raise ClosedError("Registry is closed", IDB_ERR_CLOSED)
         return h
 
-    def publish(self, server: str, params_json: Any) -> None:
+    def publish(self, server: str, params: Any) -> None:
         """Registers one textDocument/publishDiagnostics notification of a
         language server. A newer publish of the same server for the same
         document replaces the pending one (publishes are whole sets); an
@@ -1195,7 +1195,7 @@ class Registry:
 
         Args:
             server: the server's name, e.g. "plugin:go:gopls".
-            params_json: the notification's params: {"uri", "version"?,
+            params: the notification's params: {"uri", "version"?,
                 "diagnostics": [...]} as LSP sends them (a JSON-serialisable
                 value, or a str holding JSON).
 
@@ -1203,7 +1203,7 @@ class Registry:
             IdebridgeError: on failure, as one of HandleError,
                 ArgumentError, InternalError.
         """
-        return _idb_registry_publish(self._handle(), server, params_json)
+        return _idb_registry_publish(self._handle(), server, params)
 
     def set_version(self, uri: str, version: int) -> None:
         """Records the current version of an open document: publishes carrying

@@ -46,6 +46,8 @@ class IDETest(LeakCheckedTestCase):
             names = {t["name"] for t in ide.tools()}
             self.assertTrue({"openFile", "openDiff", "getWorkspaceFolders"} <= names, names)
             res = ide.call("getWorkspaceFolders")
+            # The keyword names are part of the API.
+            self.assertEqual(ide.call(name="getWorkspaceFolders", args={}, timeout=5), res)
             self.assertIn(self.ide.workspace, res["content"][0]["text"].replace("\\/", "/"))
             res = ide.call(
                 "openDiff",

@@ -89,7 +89,7 @@ class LSPTest(LeakCheckedTestCase):
             idebridge.LSPManager({}, self.dir, max_open_documents="many")  # type: ignore[arg-type]
 
     def test_shutdown_is_idempotent(self) -> None:
-        mgr = idebridge.LSPManager({}, self.dir, max_open_documents=3)
+        mgr = idebridge.LSPManager(config={}, project_dir=self.dir, max_open_documents=3)
         mgr.shutdown(timeout=5)
         mgr.shutdown()
         mgr.close()

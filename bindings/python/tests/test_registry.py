@@ -49,7 +49,7 @@ class RegistryTest(LeakCheckedTestCase):
     def test_options_dedup_reset_and_versions(self) -> None:
         params = {"uri": "file:///a.go", "version": 5, "diagnostics": [diag(1, "e1"), diag(2, "e2"), diag(3, "h", 4)]}
         with idebridge.Registry(max_per_file=5, min_severity="Warning") as reg:
-            reg.publish("srv", params)
+            reg.publish(server="srv", params=params)
             att = reg.drain()
             self.assertEqual([d["message"] for d in att["files"][0]["diagnostics"]], ["e1", "e2"])
             reg.publish("srv", params)
