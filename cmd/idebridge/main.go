@@ -47,6 +47,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 )
 
@@ -105,7 +106,14 @@ func register(c *command) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C, SIGTERM and SIGHUP cancel the command's context; once that
+	// happened the default behaviour is back, so a second signal kills a
+	// command that does not stop.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	inv := &invocation{
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,

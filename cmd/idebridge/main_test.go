@@ -37,6 +37,18 @@ func init() {
 		},
 	})
 	register(&command{
+		Name:    "zz-test wait",
+		Summary: "print ready, wait for the context to end, print cancelled",
+		Setup: func(*flag.FlagSet) runFunc {
+			return func(ctx context.Context, inv *invocation, _ []string) int {
+				fmt.Fprintln(inv.Stdout, "ready")
+				<-ctx.Done()
+				fmt.Fprintln(inv.Stdout, "cancelled")
+				return exitOK
+			}
+		},
+	})
+	register(&command{
 		Name:    "zz-test env",
 		Summary: "print an environment variable and the working directory",
 		Setup: func(*flag.FlagSet) runFunc {
