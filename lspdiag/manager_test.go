@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestManagerRouting(t *testing.T) {
@@ -238,5 +240,45 @@ func TestManagerReload(t *testing.T) {
 	}
 	if err := m.Open(ctx, fa); !errors.Is(err, ErrNoServer) {
 		t.Errorf("Open of a file of a removed server: %v", err)
+	}
+}
+
+// TestManagerLeavesNoGoroutines runs a manager through starts, a crash, a
+// restart, a cancelled request and shutdown, and checks that every
+// goroutine it started has ended.
+func TestManagerLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	dir := t.TempDir()
+	m := NewManager([]ServerConfig{scriptConfig("crashy", ".c", "-crash-on", "2"), scriptConfig("ok", ".s")}, testOptions(dir))
+	ctx := context.Background()
+	c := writeSource(t, dir, "a.c", "ERROR")
+	s := writeSource(t, dir, "a.s", "ERROR")
+	for _, p := range []string{c, s} {
+		if err := m.Open(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, m, p)
+	}
+	_ = m.Call(ctx, c, "test/echo", nil, nil)
+	if err := m.Call(ctx, c, "test/echo", nil, nil); !errors.Is(err, ErrServerExited) {
+		t.Fatalf("crash: %v", err)
+	}
+	if err := m.Open(ctx, c); err != nil { // restarts
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	_ = m.Call(cctx, s, "test/slow", nil, nil)
+	cancel()
+	m.Drain()
+	if err := m.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
