@@ -57,10 +57,17 @@ const maxContentModifiedRetries = 3
 
 // pipeRWC joins a server's stdout and stdin into one stream. Every write
 // has a deadline, so a server that stops reading cannot block us forever.
+// A failed write leaves a partial frame behind, so the stream is beyond
+// repair: broken is called (it kills the server, which is then handled as
+// a crash).
 type pipeRWC struct {
 	r, w         *os.File
 	writeTimeout time.Duration
+	broken       func()
 	once         sync.Once
+
+	mu  sync.Mutex
+	err error // the first failed write
 }
 
 func (p *pipeRWC) Read(b []byte) (int, error) { return p.r.Read(b) }
@@ -69,7 +76,26 @@ func (p *pipeRWC) Write(b []byte) (int, error) {
 	if p.writeTimeout > 0 {
 		_ = p.w.SetWriteDeadline(time.Now().Add(p.writeTimeout))
 	}
-	return p.w.Write(b)
+	n, err := p.w.Write(b)
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		p.mu.Lock()
+		first := p.err == nil
+		if first {
+			p.err = err
+		}
+		p.mu.Unlock()
+		if first && p.broken != nil {
+			p.broken()
+		}
+	}
+	return n, err
+}
+
+// writeErr returns the first failed write's error, if any.
+func (p *pipeRWC) writeErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 // Close closes both pipes. The shutdown sequence closes stdin on its own

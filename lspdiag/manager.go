@@ -405,9 +405,8 @@ func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance,
 	srv.syncMu.Unlock()
 	m.closeOthers(ctx, others)
 	if err != nil {
-		if inst.isGone() || errors.Is(err, ErrConnClosed) {
-			<-inst.gone
-			return false, inst.exitErr
+		if ferr := inst.failed(err); ferr != nil {
+			return false, ferr
 		}
 		return false, fmt.Errorf("syncing %s with %s: %w", abs, srv.cfg.Name, err)
 	}
@@ -663,9 +662,8 @@ func (m *Manager) Call(ctx context.Context, path, method string, params, result 
 		return err
 	}
 	if err := inst.conn.call(ctx, method, params, result); err != nil {
-		if errors.Is(err, ErrConnClosed) {
-			<-inst.gone
-			return inst.exitErr
+		if ferr := inst.failed(err); ferr != nil {
+			return ferr
 		}
 		return fmt.Errorf("%s: %w", r.srv.cfg.Name, err)
 	}

@@ -194,7 +194,7 @@ func (s *server) runStart() {
 	s.inst = inst
 	s.setState(StateRunning)
 	s.mu.Unlock()
-	s.log.Debug("lspdiag: language server running", "pid", inst.proc.cmd.Process.Pid, "encoding", inst.enc)
+	s.log.Debug("lspdiag: language server running", "pid", inst.proc.cmd.Process.Pid, "encoding", inst.encoding())
 }
 
 func (s *server) startupTimeout() time.Duration {
@@ -281,7 +281,9 @@ func (s *server) spawn() (*instance, error) {
 	if err := inst.conn.call(ctx, "initialize", s.initializeParams(folder), &res); err != nil {
 		return abort(err)
 	}
+	inst.fmu.Lock()
 	inst.enc = res.encoding()
+	inst.fmu.Unlock()
 	if err := inst.conn.notify(ctx, "initialized", struct{}{}); err != nil {
 		return abort(err)
 	}
@@ -447,7 +449,7 @@ func (s *server) status() ServerStatus {
 	}
 	if s.inst != nil && s.state == StateRunning {
 		st.PID = s.inst.proc.cmd.Process.Pid
-		st.PositionEncoding = s.inst.enc
+		st.PositionEncoding = s.inst.encoding()
 	}
 	return st
 }
@@ -458,7 +460,7 @@ type instance struct {
 	proc     *proc
 	rwc      *pipeRWC
 	conn     *conn
-	enc      string // position encoding; set before the instance is used
+	enc      string // position encoding; guarded by fmu
 	gone     chan struct{}
 	goneOnce sync.Once
 	exitErr  *ServerError // set before gone is closed
@@ -504,9 +506,16 @@ func newInstance(s *server, p *proc, restarts int) *instance {
 		pubs: map[string]pubRecord{}, texts: map[string]*docText{},
 		markTime: time.Now(),
 	}
-	inst.rwc = &pipeRWC{r: p.stdout, w: p.stdin, writeTimeout: s.m.opts.WriteTimeout}
+	inst.rwc = &pipeRWC{r: p.stdout, w: p.stdin, writeTimeout: s.m.opts.WriteTimeout, broken: p.kill}
 	inst.conn = newConn(inst.rwc, inst, s.m.opts.RetryBackoff, s.log)
 	return inst
+}
+
+// encoding is the position encoding the server chose.
+func (inst *instance) encoding() string {
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	return inst.enc
 }
 
 func (inst *instance) isGone() bool {
@@ -516,6 +525,17 @@ func (inst *instance) isGone() bool {
 	default:
 		return false
 	}
+}
+
+// failed returns the instance's failure when err, from sending to it,
+// means the instance is gone or going (the connection closed, or a write
+// failed and the server is being killed); nil otherwise.
+func (inst *instance) failed(err error) error {
+	if !inst.isGone() && !errors.Is(err, ErrConnClosed) && inst.rwc.writeErr() == nil {
+		return nil
+	}
+	<-inst.gone
+	return inst.exitErr
 }
 
 // kill kills the process group at once.
@@ -549,6 +569,8 @@ func (inst *instance) watch() {
 	if err := inst.conn.stream.readErr(); err != nil && errors.Is(err, ErrFrame) &&
 		!errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
 		cause = fmt.Errorf("%w: connection lost: %w", ErrServerExited, err)
+	} else if err := inst.rwc.writeErr(); err != nil {
+		cause = fmt.Errorf("%w: writing to it failed: %w", ErrServerExited, err)
 	}
 	inst.exitErr = inst.failure(cause)
 	// The server's state changes before gone is closed, so that whoever
@@ -795,9 +817,10 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	}
 	p.URI = canonicalURI(p.URI)
 	inst.fmu.Lock()
+	enc := inst.enc
 	txt := inst.texts[p.URI]
 	var idx *lineIndex
-	if txt != nil && len(p.Diagnostics) > 0 && inst.enc != EncodingUTF32 {
+	if txt != nil && len(p.Diagnostics) > 0 && enc != EncodingUTF32 {
 		idx = txt.index()
 	}
 	others := map[string]*lineIndex{}
@@ -817,23 +840,23 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 		return
 	}
 	stale := p.Version != nil && *p.Version < txt.version
-	if inst.enc != EncodingUTF32 && len(p.Diagnostics) > 0 {
+	if enc != EncodingUTF32 && len(p.Diagnostics) > 0 {
 		if idx == nil {
 			idx = diskIndex(p.URI)
 		}
 		for i := range p.Diagnostics {
 			d := &p.Diagnostics[i]
 			if idx != nil {
-				d.Range = idx.convertRange(d.Range, inst.enc)
+				d.Range = idx.convertRange(d.Range, enc)
 			}
 			for j := range d.RelatedInformation {
 				loc := &d.RelatedInformation[j].Location
 				loc.URI = canonicalURI(loc.URI)
 				switch {
 				case loc.URI == p.URI && idx != nil:
-					loc.Range = idx.convertRange(loc.Range, inst.enc)
+					loc.Range = idx.convertRange(loc.Range, enc)
 				case others[loc.URI] != nil:
-					loc.Range = others[loc.URI].convertRange(loc.Range, inst.enc)
+					loc.Range = others[loc.URI].convertRange(loc.Range, enc)
 				}
 			}
 		}

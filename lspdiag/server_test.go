@@ -701,6 +701,28 @@ func TestScriptedMalformedFrame(t *testing.T) {
 	}
 }
 
+func TestScriptedServerStopsReading(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.WriteTimeout = 200 * time.Millisecond
+	cfg := scriptConfig("deaf", ".s", "-stop-reading")
+	cfg.RestartOnCrash = false
+	m := newManager(t, []ServerConfig{cfg}, opts)
+	a := writeSource(t, dir, "a.s", "")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	// More than a pipe holds: the write blocks until its deadline.
+	err := m.Change(context.Background(), a, strings.Repeat("x", 4<<20))
+	var se *ServerError
+	if !errors.As(err, &se) || !errors.Is(err, os.ErrDeadlineExceeded) || !strings.Contains(err.Error(), "writing to it failed") {
+		t.Fatalf("Change: %v, want a server failure from the write timeout", err)
+	}
+	if st := m.Servers()[0]; st.State != StateError {
+		t.Errorf("state %v", st.State)
+	}
+}
+
 func TestScriptedSettleReasons(t *testing.T) {
 	dir := t.TempDir()
 	opts := testOptions(dir)

@@ -37,6 +37,7 @@ var (
 	askConfig       = flag.String("ask-config", "", "comma-separated sections to request with workspace/configuration after initialized")
 	stderrText      = flag.String("stderr", "", "write this to stderr at start")
 	sleep           = flag.Bool("sleep", false, "just sleep (the grandchild)")
+	stopReading     = flag.Bool("stop-reading", false, "stop reading stdin after initialized")
 	twoPhase        = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
 )
 
@@ -221,6 +222,9 @@ func handle(m *message) {
 				items = append(items, map[string]string{"section": s})
 			}
 			request("workspace/configuration", map[string]any{"items": items})
+		}
+		if *stopReading {
+			time.Sleep(time.Hour)
 		}
 		if *ignoreExit {
 			cmd := exec.Command(os.Args[0], "-sleep")
