@@ -354,6 +354,7 @@ func (m *mux) keepAlive(interval time.Duration) {
 	defer m.bg.Done()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var pinging atomic.Bool
 	for {
 		select {
 		case <-m.done:
@@ -364,14 +365,19 @@ func (m *mux) keepAlive(interval time.Duration) {
 			m.fail(connLost(fmt.Errorf("nothing received from the IDE for %v despite keep-alive pings (half-open connection)", idle.Round(time.Millisecond))))
 			return
 		}
-		err := m.t.ping()
+		err := m.t.ping(interval)
 		if errors.Is(err, errNoTransportPing) {
-			// An MCP ping; any answer, even -32601, is a sign of life.
-			ctx, cancel := context.WithTimeout(context.Background(), interval)
-			_, err = m.call(ctx, "ping", nil, 0)
-			cancel()
-			if errors.Is(err, context.DeadlineExceeded) {
-				err = nil // the idle check above decides
+			// An MCP ping, off this loop (a POST to a frozen server can
+			// block): any answer, even -32601, is a sign of life, and
+			// the idle check above decides.
+			err = nil
+			if pinging.CompareAndSwap(false, true) {
+				m.goBackground(func() {
+					defer pinging.Store(false)
+					ctx, cancel := context.WithTimeout(context.Background(), 2*interval)
+					defer cancel()
+					m.call(ctx, "ping", nil, 0)
+				})
 			}
 		}
 		if err != nil && m.failure() == nil {

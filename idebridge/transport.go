@@ -26,10 +26,10 @@ type transport interface {
 	// call. recv is called only from the read loop; after close, or when
 	// the connection fails, it returns the cause.
 	recv() ([]byte, error)
-	// ping sends a transport-level keep-alive probe (a WebSocket ping). It
-	// returns errNoTransportPing when the transport has none and the client
-	// should send an MCP ping instead.
-	ping() error
+	// ping sends a transport-level keep-alive probe (a WebSocket ping),
+	// waiting at most wait. It returns errNoTransportPing when the
+	// transport has none and the client should send an MCP ping instead.
+	ping(wait time.Duration) error
 	// close closes the connection and unblocks recv and send. It is
 	// idempotent.
 	close() error

@@ -31,6 +31,7 @@ type sseTransport struct {
 	token   string
 	body    io.ReadCloser
 	events  *SSEReader
+	ctx     context.Context // ends with the transport
 	cancel  context.CancelFunc
 
 	closing   atomic.Bool
@@ -124,6 +125,7 @@ func dialSSE(ctx context.Context, rawURL, token string, maxSize int64, act *acti
 		token:   token,
 		body:    resp.Body,
 		events:  events,
+		ctx:     streamCtx,
 		cancel:  cancel,
 	}, nil
 }
@@ -145,16 +147,27 @@ func sameOrigin(a, b *url.URL) bool {
 	return port(a) == port(b)
 }
 
-func (t *sseTransport) ping() error { return errNoTransportPing }
+func (t *sseTransport) ping(time.Duration) error { return errNoTransportPing }
 
+// send POSTs one message. Once the POST has started, the IDE may have the
+// message whatever becomes of the response, so the POST is not tied to the
+// caller's ctx (a cancelled call must still be able to say
+// notifications/cancelled about a request the IDE did get); it ends with
+// the transport or after wsWriteTimeout.
 func (t *sseTransport) send(ctx context.Context, m *msgBuf) error {
 	if t.closing.Load() {
 		putMsgBuf(m)
 		return ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		putMsgBuf(m)
+		return err
+	}
+	postCtx, cancel := context.WithTimeout(t.ctx, wsWriteTimeout)
+	defer cancel()
 	body := &pooledBody{m: m}
 	body.r.Reset(m.payload())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.postURL, body)
+	req, err := http.NewRequestWithContext(postCtx, http.MethodPost, t.postURL, body)
 	if err != nil {
 		body.Close()
 		return err

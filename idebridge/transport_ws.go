@@ -97,9 +97,11 @@ func dialWS(ctx context.Context, rawURL, token string, maxSize int64, act *activ
 // noBufferPool is a BufferPool that never holds a buffer.
 type noBufferPool struct{}
 
-func (noBufferPool) Get() any      { return nil }
-func (noBufferPool) Put(any)       {}
-func (t *wsTransport) ping() error { return t.writeControl(websocket.PingMessage, nil, wsWriteTimeout) }
+func (noBufferPool) Get() any { return nil }
+func (noBufferPool) Put(any)  {}
+func (t *wsTransport) ping(wait time.Duration) error {
+	return t.writeControl(websocket.PingMessage, nil, wait)
+}
 
 func (t *wsTransport) send(ctx context.Context, m *msgBuf) error {
 	defer putMsgBuf(m)
