@@ -282,3 +282,29 @@ func TestManagerLeavesNoGoroutines(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestManagerShutdownDuringSettle(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("hung", ".s", "-hang-progress")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if err := m.Change(ctx, a, "x"); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Settle(ctx, a)
+		errc <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let Settle wait on the hung progress
+	if err := m.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, ErrManagerClosed) {
+		t.Errorf("Settle during Shutdown: %v", err)
+	}
+}

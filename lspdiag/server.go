@@ -90,6 +90,9 @@ func newServer(m *Manager, cfg ServerConfig) *server {
 	return &server{m: m, cfg: cfg, log: m.log.With("server", cfg.Name), stateCh: make(chan struct{})}
 }
 
+// errShutDown is the end of an instance that was shut down on purpose.
+var errShutDown = errors.New("language server was shut down")
+
 // errRetired is returned by ensure for a server that Reload removed.
 var errRetired = errors.New("language server configuration was replaced")
 
@@ -566,7 +569,9 @@ func (inst *instance) watch() {
 	cancel()
 	inst.conn.close()
 	cause := ErrServerExited
-	if err := inst.conn.stream.readErr(); err != nil && errors.Is(err, ErrFrame) &&
+	if stopping {
+		cause = errShutDown
+	} else if err := inst.conn.stream.readErr(); err != nil && errors.Is(err, ErrFrame) &&
 		!errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
 		cause = fmt.Errorf("%w: connection lost: %w", ErrServerExited, err)
 	} else if err := inst.rwc.writeErr(); err != nil {

@@ -149,9 +149,20 @@ func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error)
 		case <-changed:
 		case <-quietC:
 		case <-inst.gone:
+			res.Elapsed = time.Since(start)
+			if inst.stopping.Load() {
+				// Shutdown, or Reload replaced the server: the document
+				// is no longer tracked.
+				m.mu.Lock()
+				closed := m.closed
+				m.mu.Unlock()
+				if closed {
+					return res, ErrManagerClosed
+				}
+				return res, fmt.Errorf("settling %s: %w", abs, ErrNotOpen)
+			}
 			err := inst.exitErr
 			m.noteFailure(abs, doc.srv, err)
-			res.Elapsed = time.Since(start)
 			return res, err
 		case <-deadline.C:
 			res.Elapsed = time.Since(start)
