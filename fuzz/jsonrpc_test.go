@@ -1,0 +1,92 @@
+package fuzz
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"testing"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
+
+// normJSON makes two encodings of one JSON value comparable: compact, with
+// HTML characters escaped as encoding/json writes them.
+func normJSON(t *testing.T, raw []byte) string {
+	t.Helper()
+	if len(raw) == 0 {
+		return ""
+	}
+	var c, h bytes.Buffer
+	if err := json.Compact(&c, raw); err != nil {
+		t.Fatalf("raw member %q is not JSON: %v", raw, err)
+	}
+	json.HTMLEscape(&h, c.Bytes())
+	return h.String()
+}
+
+// FuzzJSONRPCDecode checks the JSON-RPC decoder, which sees every byte an
+// IDE sends: it never panics; a failure wraps ErrInvalidMessage; a decoded
+// message is exactly one of request, notification and response; encoded
+// again and decoded again it is the same message, and the second encoding
+// is identical to the first; ids the client matches replies by are read
+// exactly; and the append-style string encoder agrees with encoding/json.
+func FuzzJSONRPCDecode(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := jsonrpc.Decode(data)
+		if err != nil {
+			if m != nil || !errors.Is(err, jsonrpc.ErrInvalidMessage) {
+				t.Fatalf("Decode(%q) = %v, %v; want nil and ErrInvalidMessage", data, m, err)
+			}
+			return
+		}
+		kinds := 0
+		for _, k := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse()} {
+			if k {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			t.Fatalf("%q is %d of request/notification/response", data, kinds)
+		}
+
+		b1, err := json.Marshal(m)
+		if err != nil {
+			t.Fatalf("re-encoding %q: %v", data, err)
+		}
+		m2, err := jsonrpc.Decode(b1)
+		if err != nil {
+			t.Fatalf("decoding the re-encoding %s of %q: %v", b1, data, err)
+		}
+		b2, err := json.Marshal(m2)
+		if err != nil || !bytes.Equal(b1, b2) {
+			t.Fatalf("encodings differ:\n%s\n%s", b1, b2)
+		}
+		if m.JSONRPC != m2.JSONRPC || m.Method != m2.Method ||
+			normJSON(t, m.ID) != normJSON(t, m2.ID) || normJSON(t, m.Params) != normJSON(t, m2.Params) ||
+			normJSON(t, m.Result) != normJSON(t, m2.Result) || (m.Error == nil) != (m2.Error == nil) {
+			t.Fatalf("round trip changed the message:\n%+v\n%+v", m, m2)
+		}
+		if m.Error != nil && (m.Error.Code != m2.Error.Code || m.Error.Message != m2.Error.Message || normJSON(t, m.Error.Data) != normJSON(t, m2.Error.Data)) {
+			t.Fatalf("round trip changed the error: %+v vs %+v", m.Error, m2.Error)
+		}
+
+		// Reply matching: ParseIntID agrees with strconv on the id's text.
+		if id, ok := jsonrpc.ParseIntID(m.ID); ok {
+			text := string(m.ID)
+			if uq, err := strconv.Unquote(text); err == nil {
+				text = uq
+			}
+			if want, err := strconv.ParseInt(text, 10, 64); err != nil || want != id {
+				t.Fatalf("ParseIntID(%s) = %d, strconv says %d, %v", m.ID, id, want, err)
+			}
+		}
+
+		// The client's own encoder writes the method back as encoding/json
+		// reads it.
+		var back string
+		if err := json.Unmarshal(jsonrpc.AppendString(nil, m.Method), &back); err != nil || back != m.Method {
+			t.Fatalf("AppendString(%q) read back as %q, %v", m.Method, back, err)
+		}
+	})
+}
