@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -65,7 +66,7 @@ func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, 
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
 		return exitFailure
 	}
-	configs, code := diagConfigs(inv, wd, configPath)
+	configs, code := diagConfigs(inv, wd, configPath, args)
 	if code != exitOK {
 		return code
 	}
@@ -146,15 +147,26 @@ func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, 
 	return code
 }
 
-// diagConfigs loads --config, or builds the gopls default.
-func diagConfigs(inv *invocation, wd, configPath string) ([]lspdiag.ServerConfig, int) {
+// diagConfigs loads --config, or builds the gopls default, working on the
+// module of the first .go file.
+func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lspdiag.ServerConfig, int) {
 	if configPath == "" {
 		gopls, err := lspdiag.FindGopls(inv.Getenv)
 		if err != nil {
 			// Files other than .go still get a clear "no server" below.
 			return nil, exitOK
 		}
-		return []lspdiag.ServerConfig{lspdiag.GoplsConfig(gopls, wd)}, exitOK
+		cfg := lspdiag.GoplsConfig(gopls, wd)
+		for _, f := range files {
+			if strings.EqualFold(filepath.Ext(f), ".go") {
+				if !filepath.IsAbs(f) {
+					f = filepath.Join(wd, f)
+				}
+				cfg.WorkspaceFolder = moduleRoot(filepath.Dir(f), wd)
+				break
+			}
+		}
+		return []lspdiag.ServerConfig{cfg}, exitOK
 	}
 	if !filepath.IsAbs(configPath) {
 		configPath = filepath.Join(wd, configPath)
@@ -168,6 +180,19 @@ func diagConfigs(inv *invocation, wd, configPath string) ([]lspdiag.ServerConfig
 		return nil, exitUnavailable
 	}
 	return configs, exitOK
+}
+
+// moduleRoot returns the nearest directory at or above dir holding a
+// go.mod, or fallback.
+func moduleRoot(dir, fallback string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && st.Mode().IsRegular() {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return fallback
+		}
+	}
 }
 
 // diagAdvice explains an error and, where it can, what to do.
