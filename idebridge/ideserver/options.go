@@ -51,12 +51,12 @@ type Options struct {
 	// header. Default: 32 random bytes from crypto/rand, hex encoded.
 	AuthToken string
 	// LockfileDir is where <port>.lock is written. Default
-	// $CLAUDE_CONFIG_DIR/ide, or ~/.claude/ide (see DefaultLockfileDir).
+	// $CLAUDE_CONFIG_DIR/ide, or ~/.claude/ide (see lockfile.Dir).
 	LockfileDir string
 	// NoLockfile turns off writing a lockfile (embedding, tests).
 	NoLockfile bool
-	// Getenv reads the environment for the default lockfile directory.
-	// Default os.Getenv.
+	// Getenv reads the environment for the default lockfile directory
+	// (CLAUDE_CONFIG_DIR, HOME). Default os.Getenv.
 	Getenv func(string) string
 
 	// ProtocolVersion answered to initialize, whatever the client asked
@@ -152,9 +152,7 @@ func resolveOptions(o *Options) (*config, error) {
 	if c.DiffPolicy == nil {
 		c.DiffPolicy = RejectDiffs
 	}
-	if c.Getenv == nil {
-		c.Getenv = os.Getenv
-	}
+	getenv := c.Getenv
 	if c.ToolsPageSize < 0 {
 		return nil, fmt.Errorf("ideserver: negative ToolsPageSize %d", c.ToolsPageSize)
 	}
@@ -181,35 +179,14 @@ func resolveOptions(o *Options) (*config, error) {
 		c.folders = append(c.folders, abs)
 	}
 	if !c.NoLockfile && c.LockfileDir == "" {
-		dir, err := DefaultLockfileDir(c.Getenv)
+		// lockfile.Dir falls back to os.UserHomeDir only for a nil getenv.
+		dir, err := lockfile.Dir(getenv, nil)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("ideserver: default lockfile directory: %w", err)
 		}
 		c.LockfileDir = dir
 	}
 	return c, nil
-}
-
-// DefaultLockfileDir returns where IDEs write lockfiles: $CLAUDE_CONFIG_DIR/ide
-// when that variable is set and non-empty, else ~/.claude/ide. getenv reads
-// the environment (nil means os.Getenv); the home directory comes from
-// $HOME, then os.UserHomeDir.
-func DefaultLockfileDir(getenv func(string) string) (string, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return filepath.Join(d, "ide"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("ideserver: default lockfile directory: %w", err)
-		}
-		home = h
-	}
-	return filepath.Join(home, ".claude", "ide"), nil
 }
 
 // loopbackListenHost validates Options.Host and returns the IP literal to

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 )
 
 // PromptOptions configure NewPromptPolicy.
@@ -25,10 +24,12 @@ type PromptOptions struct {
 // every later diff, as does the call's context ending. Questions are asked
 // one at a time.
 //
-// Lines are read from in by one goroutine, started at the first question,
-// that runs until in reaches its end.
+// A line is read only while a question waits for it, so an editor run by
+// Edit has the terminal to itself. A question whose context ends leaves
+// its read pending (a blocked read cannot be interrupted); the next
+// question takes that line.
 func NewPromptPolicy(in io.Reader, out io.Writer, opts *PromptOptions) DiffPolicy {
-	p := &promptPolicy{in: in, out: out, turn: make(chan struct{}, 1)}
+	p := &promptPolicy{in: bufio.NewReader(in), out: out, turn: make(chan struct{}, 1)}
 	if opts != nil {
 		p.edit = opts.Edit
 	}
@@ -36,35 +37,46 @@ func NewPromptPolicy(in io.Reader, out io.Writer, opts *PromptOptions) DiffPolic
 }
 
 type promptPolicy struct {
-	in   io.Reader
+	in   *bufio.Reader
 	out  io.Writer
 	edit func(context.Context, *DiffRequest) (string, error)
 
-	turn chan struct{} // one question at a time
+	turn chan struct{} // one question at a time; guards the fields below
 
-	once  sync.Once
-	lines chan string // closed at end of input
+	pending chan lineResult // the read in progress, if any
+	eof     bool
 }
 
-func (p *promptPolicy) readLines() {
-	defer close(p.lines)
-	sc := bufio.NewScanner(p.in)
-	for sc.Scan() {
-		p.lines <- sc.Text()
+type lineResult struct {
+	line string
+	err  error
+}
+
+// readLine starts reading one line unless a read is already in progress,
+// and returns where its result will arrive.
+func (p *promptPolicy) readLine() chan lineResult {
+	if p.pending == nil {
+		ch := make(chan lineResult, 1)
+		p.pending = ch
+		go func() {
+			line, err := p.in.ReadString('\n')
+			ch <- lineResult{line, err}
+		}()
 	}
+	return p.pending
 }
 
 func (p *promptPolicy) Decide(ctx context.Context, req *DiffRequest) (DiffDecision, error) {
+	reject := DiffDecision{Action: DiffReject}
 	select {
 	case p.turn <- struct{}{}:
 		defer func() { <-p.turn }()
 	case <-ctx.Done():
-		return DiffDecision{Action: DiffReject}, nil
+		return reject, nil
 	}
-	p.once.Do(func() {
-		p.lines = make(chan string)
-		go p.readLines()
-	})
+	if p.eof {
+		return reject, nil
+	}
 	who := req.Client.Name
 	if who == "" {
 		who = "the agent"
@@ -87,33 +99,40 @@ func (p *promptPolicy) Decide(ctx context.Context, req *DiffRequest) (DiffDecisi
 	}
 	for {
 		fmt.Fprintf(p.out, "Apply? %s: ", choices)
-		var line string
-		var ok bool
+		var r lineResult
 		select {
-		case line, ok = <-p.lines:
+		case r = <-p.readLine():
+			p.pending = nil
 		case <-ctx.Done():
 			fmt.Fprintln(p.out, "\n(closed)")
-			return DiffDecision{Action: DiffReject}, nil
+			return reject, nil
 		}
-		if !ok {
-			fmt.Fprintln(p.out, "\n(end of input: rejected)")
-			return DiffDecision{Action: DiffReject}, nil
+		if r.err != nil {
+			p.eof = true
+			if strings.TrimSpace(r.line) == "" {
+				fmt.Fprintln(p.out, "\n(end of input: rejected)")
+				return reject, nil
+			}
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
+		switch strings.ToLower(strings.TrimSpace(r.line)) {
 		case "y", "yes":
 			return SaveDiff(req.NewContents), nil
 		case "n", "no":
-			return DiffDecision{Action: DiffReject}, nil
+			return reject, nil
 		case "e", "edit":
 			if p.edit == nil {
-				continue
+				break
 			}
 			text, err := p.edit(ctx, req)
 			if err != nil {
 				fmt.Fprintf(p.out, "edit failed: %v\n", err)
-				continue
+				break
 			}
 			return SaveDiff(text), nil
+		}
+		if p.eof {
+			fmt.Fprintln(p.out, "(end of input: rejected)")
+			return reject, nil
 		}
 	}
 }

@@ -135,14 +135,6 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 func TestDefaultLockfileDir(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	got, err := ideserver.DefaultLockfileDir(env(map[string]string{"CLAUDE_CONFIG_DIR": "/cfg", "HOME": "/home/me"}))
-	if err != nil || got != "/cfg/ide" {
-		t.Errorf("with CLAUDE_CONFIG_DIR: %q, %v", got, err)
-	}
-	got, err = ideserver.DefaultLockfileDir(env(map[string]string{"CLAUDE_CONFIG_DIR": "", "HOME": "/home/me"}))
-	if err != nil || got != "/home/me/.claude/ide" {
-		t.Errorf("with HOME: %q, %v", got, err)
-	}
 	// The default directory is used when LockfileDir is empty.
 	cfg := t.TempDir()
 	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{t.TempDir()}, Getenv: env(map[string]string{"CLAUDE_CONFIG_DIR": cfg})})
