@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/lockfile"
+)
+
+func init() {
+	register(&command{
+		Name:    "ide serve",
+		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--port N] [--lockfile-dir DIR] [-v]",
+		Summary: "run a headless IDE that agents connect to, until interrupted",
+		Help: "Serves the workspace folders as an IDE would: writes a lockfile (mode 0600) that\n" +
+			"agents discover, and answers MCP over WebSocket (or legacy SSE) on 127.0.0.1 with\n" +
+			"the default tools: openFile, openDiff, close_tab, closeAllDiffTabs,\n" +
+			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument.\n" +
+			"\n" +
+			"The first line of standard output is a JSON object with port, lockfile,\n" +
+			"transport, workspaceFolders, url and pid. SIGINT, SIGTERM or SIGHUP stop the\n" +
+			"server cleanly: pending diffs are rejected and the lockfile is removed.\n" +
+			"\n" +
+			"--diff decides openDiff: accept saves every proposal, reject rejects it, and\n" +
+			"prompt (the default) shows the unified diff on standard error and asks y/n/e on\n" +
+			"standard input; e opens $VISUAL or $EDITOR on the proposal. When standard input\n" +
+			"is not a terminal, or reaches its end, prompt rejects every diff.\n" +
+			"\n" +
+			"-v logs every MCP message received (method, id, client) to standard error as\n" +
+			"JSON lines; without it only warnings (refused connections) are logged.",
+		Setup: func(fs *flag.FlagSet) runFunc {
+			var o serveFlags
+			fs.Var(&o.workspaces, "workspace", "a workspace folder; repeat for several (default: the working directory)")
+			fs.StringVar(&o.transport, "transport", lockfile.TransportWS, "ws (WebSocket) or sse (legacy Server-Sent Events)")
+			fs.StringVar(&o.diff, "diff", "prompt", "how openDiff is decided: accept, reject or prompt")
+			fs.IntVar(&o.port, "port", 0, "the port to listen on (default: a free port)")
+			fs.StringVar(&o.lockfileDir, "lockfile-dir", "", "where to write the lockfile (default: $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide)")
+			fs.StringVar(&o.ideName, "ide-name", ideserver.DefaultIDEName, "the ideName written in the lockfile")
+			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received to standard error (JSON lines)")
+			return func(ctx context.Context, inv *invocation, args []string) int {
+				if len(args) > 0 {
+					fmt.Fprintf(inv.Stderr, "idebridge ide serve: unexpected argument %q\n", args[0])
+					return exitUsage
+				}
+				return ideServe(ctx, inv, &o)
+			}
+		},
+	})
+}
+
+type serveFlags struct {
+	workspaces  stringList
+	transport   string
+	diff        string
+	port        int
+	lockfileDir string
+	ideName     string
+	verbose     bool
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// serveInfo is the first line ide serve prints.
+type serveInfo struct {
+	Port             int      `json:"port"`
+	Lockfile         string   `json:"lockfile"`
+	Transport        string   `json:"transport"`
+	WorkspaceFolders []string `json:"workspaceFolders"`
+	URL              string   `json:"url"`
+	PID              int      `json:"pid"`
+}
+
+// shutdownGrace bounds how long running tool calls may finish at exit.
+const shutdownGrace = 5 * time.Second
+
+func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
+	const name = "idebridge ide serve"
+	switch o.transport {
+	case lockfile.TransportWS, lockfile.TransportSSE:
+	default:
+		fmt.Fprintf(inv.Stderr, "%s: --transport must be ws or sse, not %q\n", name, o.transport)
+		return exitUsage
+	}
+	wd, err := inv.Getwd()
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: working directory: %v\n", name, err)
+		return exitFailure
+	}
+	folders := []string{wd}
+	if len(o.workspaces) > 0 {
+		folders = folders[:0]
+		for _, w := range o.workspaces {
+			if !filepath.IsAbs(w) {
+				w = filepath.Join(wd, w)
+			}
+			folders = append(folders, filepath.Clean(w))
+		}
+	}
+	policy, note, ok := diffPolicy(inv, o.diff)
+	if !ok {
+		fmt.Fprintf(inv.Stderr, "%s: --diff must be accept, reject or prompt, not %q\n", name, o.diff)
+		return exitUsage
+	}
+	if note != "" {
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, note)
+	}
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewJSONHandler(inv.Stderr, &slog.HandlerOptions{Level: level}))
+	lockDir := o.lockfileDir
+	if lockDir != "" && !filepath.IsAbs(lockDir) {
+		lockDir = filepath.Join(wd, lockDir)
+	}
+	srv, err := ideserver.New(&ideserver.Options{
+		WorkspaceFolders: folders,
+		IDEName:          o.ideName,
+		Transport:        o.transport,
+		Port:             o.port,
+		LockfileDir:      lockDir,
+		Getenv:           inv.Getenv,
+		Logger:           logger,
+		DiffPolicy:       policy,
+	})
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitUsage
+	}
+	// main stops on SIGINT; a headless IDE must also clean up when its
+	// terminal goes away or a supervisor stops it.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitFailure
+	}
+	info := serveInfo{
+		Port:             srv.Port(),
+		Lockfile:         srv.LockfilePath(),
+		Transport:        srv.Transport(),
+		WorkspaceFolders: srv.WorkspaceFolders(),
+		URL:              srv.URL(),
+		PID:              os.Getpid(),
+	}
+	line, _ := json.Marshal(info) // plain strings and ints: cannot fail
+	if _, err := fmt.Fprintf(inv.Stdout, "%s\n", line); err != nil {
+		srv.Close()
+		fmt.Fprintf(inv.Stderr, "%s: writing to standard output: %v\n", name, err)
+		return exitFailure
+	}
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(inv.Stderr, "%s: shutting down: %v\n", name, err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// stdinIsTerminal reports whether r is an interactive terminal; a variable
+// so that tests can drive the prompt through a pipe.
+var stdinIsTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// diffPolicy maps --diff to a policy, with a note for the user when prompt
+// cannot ask.
+func diffPolicy(inv *invocation, mode string) (ideserver.DiffPolicy, string, bool) {
+	switch mode {
+	case "accept":
+		return ideserver.AcceptDiffs, "", true
+	case "reject":
+		return ideserver.RejectDiffs, "", true
+	case "prompt":
+		if !stdinIsTerminal(inv.Stdin) {
+			return ideserver.RejectDiffs, "standard input is not a terminal: every diff will be rejected (use --diff accept or reject to choose)", true
+		}
+		var opts ideserver.PromptOptions
+		if editor := firstNonEmpty(inv.Getenv("VISUAL"), inv.Getenv("EDITOR")); editor != "" {
+			opts.Edit = func(ctx context.Context, req *ideserver.DiffRequest) (string, error) {
+				return editProposal(ctx, inv, editor, req)
+			}
+		}
+		return ideserver.NewPromptPolicy(inv.Stdin, inv.Stderr, &opts), "", true
+	}
+	return nil, "", false
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// editProposal opens the proposed text in the user's editor (a command line
+// such as "vim" or "code --wait") and returns what the user saved.
+func editProposal(ctx context.Context, inv *invocation, editor string, req *ideserver.DiffRequest) (string, error) {
+	f, err := os.CreateTemp("", "idebridge-*-"+filepath.Base(req.NewPath))
+	if err != nil {
+		return "", fmt.Errorf("editing the proposal: %w", err)
+	}
+	path := f.Name()
+	defer os.Remove(path)
+	_, werr := io.WriteString(f, req.NewContents)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return "", fmt.Errorf("editing the proposal: %w", werr)
+	}
+	argv := strings.Fields(editor)
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], path)...)
+	// The editor gets the terminal itself; any other reader would be
+	// copied by a goroutine that outlives the editor, taking input from
+	// the prompt.
+	if f, ok := inv.Stdin.(*os.File); ok {
+		cmd.Stdin = f
+	}
+	cmd.Stdout, cmd.Stderr = inv.Stderr, inv.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("running %s: %w", editor, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the edited proposal: %w", err)
+	}
+	return string(b), nil
+}
