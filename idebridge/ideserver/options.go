@@ -97,8 +97,9 @@ type Options struct {
 	RefusePing bool
 
 	// OnEvent, if set, is called for every client lifecycle event. It runs
-	// on the client's connection goroutine, outside the server's locks, and
-	// must not block for long.
+	// on the client's connection goroutine, outside the server's locks, so
+	// calls for different clients may be concurrent; one client's events
+	// arrive in order. It must not block for long.
 	OnEvent func(Event)
 }
 

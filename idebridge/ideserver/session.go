@@ -146,8 +146,10 @@ func (ss *session) replyError(id json.RawMessage, e *Error) {
 }
 
 // handle processes one message received from the client. It never blocks on
-// a tool: tools/call runs in its own goroutine.
-func (ss *session) handle(data []byte) {
+// a tool (Inline tools aside): a tools/call comes back as a function that
+// runs the tool and answers, for the caller to run on a goroutine that is
+// not needed for reading.
+func (ss *session) handle(data []byte) (toolCall func()) {
 	msg, err := jsonrpc.Decode(data)
 	if err != nil {
 		e := &Error{Code: CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
@@ -156,7 +158,7 @@ func (ss *session) handle(data []byte) {
 		}
 		ss.srv.log.Warn("invalid message from client", "client", ss.info.ID, "err", err)
 		ss.replyError(nil, e)
-		return
+		return nil
 	}
 	if log := ss.srv.log; log.Enabled(ss.ctx, slog.LevelDebug) {
 		ss.mu.Lock()
@@ -170,6 +172,9 @@ func (ss *session) handle(data []byte) {
 	}
 	switch {
 	case msg.IsRequest():
+		if msg.Method == "tools/call" {
+			return ss.callTool(msg)
+		}
 		ss.request(msg)
 	case msg.IsNotification():
 		ss.notification(msg)
@@ -177,6 +182,7 @@ func (ss *session) handle(data []byte) {
 		// A response: the server sends no requests, so there is nothing
 		// waiting for it.
 	}
+	return nil
 }
 
 func (ss *session) request(msg *jsonrpc.Message) {
@@ -202,8 +208,6 @@ func (ss *session) request(msg *jsonrpc.Message) {
 			return
 		}
 		ss.reply(msg.ID, res)
-	case "tools/call":
-		ss.callTool(msg)
 	default:
 		ss.replyError(msg.ID, methodNotFound(msg.Method))
 	}
@@ -300,19 +304,21 @@ func (ss *session) notification(msg *jsonrpc.Message) {
 	}
 }
 
-func (ss *session) callTool(msg *jsonrpc.Message) {
+// callTool validates a tools/call and returns the function that runs it,
+// or nil when it was answered already (an error, or an Inline tool).
+func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if !ss.params(msg, &p) {
-		return
+		return nil
 	}
 	t, ok := ss.srv.tools.get(p.Name)
 	if !ok {
 		// The Neovim plugin's answer, message and all.
 		ss.replyError(msg.ID, &Error{Code: CodeMethodNotFound, Message: "Tool not found: " + p.Name})
-		return
+		return nil
 	}
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
@@ -321,12 +327,12 @@ func (ss *session) callTool(msg *jsonrpc.Message) {
 	if t.Inline {
 		if !ss.srv.beginHandler() {
 			ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
-			return
+			return nil
 		}
-		// Nothing can cancel it but the session ending: it blocks the
+		// Nothing can cancel it but the session ending: it holds up the
 		// reader that would see notifications/cancelled.
 		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()})
-		return
+		return nil
 	}
 	key := string(msg.ID)
 	ctx, cancel := context.WithCancelCause(ss.ctx)
@@ -340,18 +346,20 @@ func (ss *session) callTool(msg *jsonrpc.Message) {
 	if busy {
 		cancel(nil)
 		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
-		return
+		return nil
 	}
+	// From here on shutdown waits for this call, so the goroutine that
+	// runs it (and a reader taking over) may be started.
 	if !ss.srv.beginHandler() {
 		ss.forget(key, call)
 		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
-		return
+		return nil
 	}
 	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
-	ss.srv.pool.run(func() {
+	return func() {
 		defer ss.forget(key, call)
 		ss.runTool(ctx, msg.ID, t, tc)
-	}, ss.srv.spawn)
+	}
 }
 
 func (ss *session) forget(key string, call *inflightCall) {

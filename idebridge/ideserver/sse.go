@@ -136,7 +136,11 @@ func (s *Server) serveSSEPost(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, "Accepted")
-	sc.session.handle(body)
+	// The POST is answered; a tool call runs on its own goroutine so the
+	// response ends now (a client may wait for the end of its body).
+	if call := sc.session.handle(body); call != nil {
+		s.pool.run(call, s.spawn)
+	}
 }
 
 // sseConn is one client's event stream. Writes are serialised by mu and

@@ -47,39 +47,36 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.SetReadLimit(s.cfg.MaxMessageSize)
-	var keepAlive sync.WaitGroup
 	if iv := s.cfg.PingInterval; iv > 0 {
 		// A client must show life (any frame, pongs included) every two
 		// intervals; a half-open connection is dropped at the read deadline.
 		extend := func() { c.SetReadDeadline(time.Now().Add(2 * iv)) }
 		extend()
 		c.SetPongHandler(func(string) error { extend(); return nil })
-		keepAlive.Add(1)
-		go func() {
-			defer keepAlive.Done()
-			wc.pingLoop(iv)
-		}()
-		defer keepAlive.Wait()
+		// The session keeps shutdown waiting, so this Add is in time.
+		s.spawn(func() { wc.pingLoop(iv) })
 	}
-	err = s.wsReadLoop(ss, wc)
-	s.removeSession(ss, err)
+	s.wsRead(ss, wc)
 }
 
-func (s *Server) wsReadLoop(ss *session, wc *wsConn) error {
+// wsRead reads the client's messages until the connection ends. When a
+// tool call arrives, reading moves to another goroutine and this one runs
+// the tool: the call starts at once on a goroutine whose stack has grown
+// already, and the handoff is off the call's path.
+func (s *Server) wsRead(ss *session, wc *wsConn) {
 	c := wc.c
 	for {
 		typ, data, err := c.ReadMessage()
 		if err != nil {
-			if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
-				return nil
-			}
-			if errors.Is(err, websocket.ErrReadLimit) {
+			switch {
+			case websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived),
+				wc.isClosed(): // we closed it
+				err = nil
+			case errors.Is(err, websocket.ErrReadLimit):
 				s.log.Warn("client message over the size limit", "client", ss.info.ID, "limit", s.cfg.MaxMessageSize)
 			}
-			if wc.isClosed() {
-				return nil // we closed it
-			}
-			return err
+			s.removeSession(ss, err)
+			return
 		}
 		if s.cfg.PingInterval > 0 {
 			c.SetReadDeadline(time.Now().Add(2 * s.cfg.PingInterval))
@@ -88,9 +85,14 @@ func (s *Server) wsReadLoop(ss *session, wc *wsConn) error {
 			// One JSON-RPC message per text frame; binary is a protocol
 			// error, as for the Neovim plugin.
 			wc.close(closeUnsupported, "binary messages are not supported")
-			return errors.New("client sent a binary message")
+			s.removeSession(ss, errors.New("client sent a binary message"))
+			return
 		}
-		ss.handle(data)
+		if call := ss.handle(data); call != nil {
+			s.pool.run(func() { s.wsRead(ss, wc) }, s.spawn)
+			call()
+			return
+		}
 	}
 }
 
