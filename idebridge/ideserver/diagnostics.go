@@ -1,0 +1,443 @@
+package ideserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idebridge/idebridge/lspdiag"
+)
+
+// ToolGetDiagnostics is the name of the diagnostics tool.
+const ToolGetDiagnostics = "getDiagnostics"
+
+// DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
+// and every zero field, means the documented default.
+type DiagnosticsOptions struct {
+	// Configs are the language servers (see lspdiag.LoadFile). Nil means
+	// gopls for .go files (lspdiag.GoplsConfig), found with
+	// lspdiag.FindGopls and working on the server's first workspace
+	// folder; NewDiagnostics fails with an error matching
+	// lspdiag.ErrGoplsNotFound when there is none. An empty, non-nil
+	// slice means no server: every file answers an empty list.
+	Configs []lspdiag.ServerConfig
+	// Getenv is used to find gopls ($GOPLS, $GOPATH). Nil means os.Getenv.
+	Getenv func(string) string
+	// Environ is the base environment of the server processes. Nil means
+	// os.Environ().
+	Environ []string
+	// SettleTimeout bounds how long one file waits for its servers'
+	// diagnostics. Default lspdiag.DefaultSettleTimeout (10 s).
+	SettleTimeout time.Duration
+	// MaxFiles bounds the files kept open in the servers and answered by
+	// getDiagnostics without a uri (the most recently asked or opened).
+	// Default lspdiag.DefaultMaxOpenDocuments (50).
+	MaxFiles int
+	// Logger receives the servers' messages and the manager's notes. Nil
+	// is silent.
+	Logger *slog.Logger
+}
+
+// Diagnostics answers getDiagnostics from language servers, as a headless
+// IDE's diagnostics: register its Tool with the Server it was made for.
+//
+// For each call it opens the requested file (without a uri: every file
+// opened with openFile or asked about before) in the servers that serve
+// its extension, re-reads it from disk at the moment of the call and
+// sends the servers its current text when that changed (agents write
+// files themselves and ask within milliseconds), waits until the servers'
+// diagnostics for that text are complete (lspdiag's Settle with
+// WaitForProgress: gopls's analysis results too), and answers the
+// deployed JSON shape:
+//
+//	[{"uri":"file:///p/main.go","diagnostics":[{"message":"undefined: x",
+//	  "severity":"Error","source":"compiler","code":"UndeclaredName",
+//	  "range":{"start":{"line":3,"character":9},"end":{...}}}]}]
+//
+// with severities as strings ("Error", "Warning", "Information", "Hint")
+// and columns in characters. A file no server serves answers an empty
+// list; a file that does not exist answers -32001. Calls are answered one
+// at a time. Diagnostics owns its lspdiag.Manager: nothing else may drain
+// it.
+type Diagnostics struct {
+	srv      *Server
+	mgr      *lspdiag.Manager
+	log      *slog.Logger
+	maxFiles int
+
+	sem chan struct{} // one call at a time; guards the fields below
+
+	asked []string             // files asked about, most recent last
+	docs  map[string]*docDiags // by absolute path
+}
+
+// docDiags is the last complete diagnostic set known for one document.
+type docDiags struct {
+	server string
+	uri    string
+	diags  []lspdiag.Diagnostic
+	// seq is the registry's sequence number of the publish diags come
+	// from (0: none yet); when the registry's last publish for the
+	// document has another number, diags may be out of date.
+	seq uint64
+}
+
+// NewDiagnostics returns the diagnostics of srv's files from the language
+// servers opts configures. No server starts until a file needs it.
+func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error) {
+	var o DiagnosticsOptions
+	if opts != nil {
+		o = *opts
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	folder := srv.cfg.folders[0]
+	configs := o.Configs
+	if configs == nil {
+		gopls, err := lspdiag.FindGopls(o.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("ideserver: diagnostics for .go files: %w", err)
+		}
+		cfg := lspdiag.GoplsConfig(gopls, folder)
+		// gopls holds its analysis pass back for diagnosticsDelay (1 s)
+		// after a change, and Settle waits for that pass: an IDE asked
+		// right after a write should not idle that second.
+		cfg.InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
+		configs = []lspdiag.ServerConfig{cfg}
+	}
+	maxFiles := o.MaxFiles
+	if maxFiles <= 0 {
+		maxFiles = lspdiag.DefaultMaxOpenDocuments
+	}
+	// The registry hands out whole sets: no limit short of absurd, and
+	// every severity (getDiagnostics reports what the IDE shows).
+	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
+		MaxPerPublish: 100_000,
+		MaxPerFile:    100_000,
+		MaxTotal:      1 << 30,
+		Logger:        log,
+	})
+	mgr := lspdiag.NewManager(configs, &lspdiag.ManagerOptions{
+		Registry:         reg,
+		ProjectDir:       folder,
+		MaxOpenDocuments: maxFiles,
+		SettleTimeout:    o.SettleTimeout,
+		WaitForProgress:  true,
+		Environ:          o.Environ,
+		ClientName:       "idebridge-ideserver",
+		Logger:           log,
+	})
+	for _, p := range mgr.Problems() {
+		log.Warn("language server configuration", "problem", p)
+	}
+	return &Diagnostics{
+		srv:      srv,
+		mgr:      mgr,
+		log:      log,
+		maxFiles: maxFiles,
+		sem:      make(chan struct{}, 1),
+		docs:     map[string]*docDiags{},
+	}, nil
+}
+
+// Tool returns the getDiagnostics tool, to pass to Server.RegisterTool.
+func (d *Diagnostics) Tool() Tool {
+	return Tool{
+		Name:        ToolGetDiagnostics,
+		Description: "Get language diagnostics (errors, warnings) from the editor's language servers",
+		InputSchema: schema(`"uri":{"type":"string","description":"Optional file URI to get diagnostics for. If not provided, gets diagnostics for all open files."}`),
+		Handler:     d.handle,
+	}
+}
+
+// Manager returns the language server manager, for status (Servers,
+// Problems). Do not drain its registry.
+func (d *Diagnostics) Manager() *lspdiag.Manager { return d.mgr }
+
+// Close stops the language servers (see lspdiag.Manager.Shutdown). Close
+// the Server first, so that no call is running. Close is idempotent.
+func (d *Diagnostics) Close(ctx context.Context) error {
+	if err := d.mgr.Shutdown(ctx); err != nil {
+		return fmt.Errorf("ideserver: stopping language servers: %w", err)
+	}
+	return nil
+}
+
+// wireFileDiagnostics and wireDiagnostic are the deployed answer's shape.
+type wireFileDiagnostics struct {
+	URI         string           `json:"uri"`
+	Diagnostics []wireDiagnostic `json:"diagnostics"`
+}
+
+type wireDiagnostic struct {
+	Message  string        `json:"message"`
+	Severity string        `json:"severity"`
+	Source   string        `json:"source,omitempty"`
+	Code     string        `json:"code,omitempty"`
+	Range    lspdiag.Range `json:"range"`
+}
+
+// severityName is the IDE's name of an LSP severity.
+func severityName(s lspdiag.Severity) string {
+	switch s {
+	case lspdiag.SeverityWarning:
+		return "Warning"
+	case lspdiag.SeverityInformation:
+		return "Information"
+	case lspdiag.SeverityHint:
+		return "Hint"
+	}
+	return "Error"
+}
+
+func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, error) {
+	var a struct {
+		URI string `json:"uri"`
+	}
+	if err := call.Bind(&a); err != nil {
+		return nil, err
+	}
+	var target string
+	if a.URI != "" {
+		if strings.Contains(a.URI, ":") && !strings.HasPrefix(a.URI, "file:") && !filepath.IsAbs(a.URI) {
+			return nil, invalidParams("uri %q is not a file URI", a.URI)
+		}
+		p, err := d.srv.resolvePath(a.URI)
+		if err != nil {
+			return nil, err
+		}
+		target = p
+	}
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-d.sem }()
+
+	var targets []string
+	if target != "" {
+		d.remember(target)
+		targets = []string{target}
+	} else {
+		targets = d.known()
+	}
+	sets, errs := d.refresh(ctx, targets)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := []wireFileDiagnostics{}
+	for i, p := range targets {
+		if err := errs[i]; err != nil {
+			if target == "" {
+				d.log.Debug("getDiagnostics: leaving a file out", "path", p, "err", err)
+				continue
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, &Error{Code: CodeFileNotOpen, Message: "File not found", Data: mustJSON("Cannot get diagnostics of " + p + ": it does not exist")}
+			}
+			return nil, fmt.Errorf("getting diagnostics of %s: %w", p, err)
+		}
+		if target == "" && len(sets[i]) == 0 {
+			continue
+		}
+		f := wireFileDiagnostics{URI: lspURI(p), Diagnostics: make([]wireDiagnostic, len(sets[i]))}
+		for j, dg := range sets[i] {
+			f.Diagnostics[j] = wireDiagnostic{Message: dg.Message, Severity: severityName(dg.Severity), Source: dg.Source, Code: dg.Code, Range: dg.Range}
+		}
+		out = append(out, f)
+	}
+	return JSONResult(out)
+}
+
+// remember records p as asked about, most recent last.
+func (d *Diagnostics) remember(p string) {
+	d.asked = slices.DeleteFunc(d.asked, func(q string) bool { return q == p })
+	d.asked = append(d.asked, p)
+	if len(d.asked) > d.maxFiles {
+		for _, old := range d.asked[:len(d.asked)-d.maxFiles] {
+			delete(d.docs, old)
+		}
+		d.asked = slices.Delete(d.asked, 0, len(d.asked)-d.maxFiles)
+	}
+}
+
+// known returns the files getDiagnostics without a uri answers for: those
+// opened in the editor and those asked about, the most recent maxFiles,
+// sorted.
+func (d *Diagnostics) known() []string {
+	all := append(d.srv.ed.openFiles(), d.asked...)
+	seen := map[string]bool{}
+	var out []string
+	for i := len(all) - 1; i >= 0 && len(out) < d.maxFiles; i-- {
+		if p := all[i]; !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refresh brings every target up to date with the disk and returns each
+// one's complete diagnostic set, or why it has none.
+func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]lspdiag.Diagnostic, []error) {
+	sets := make([][]lspdiag.Diagnostic, len(targets))
+	errs := make([]error, len(targets))
+	texts := make([]string, len(targets))
+	served := make([]bool, len(targets))
+	for i, p := range targets {
+		b, err := readBounded(p, d.srv.cfg.MaxMessageSize)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				d.forget(ctx, p)
+			}
+			errs[i] = err
+			continue
+		}
+		texts[i] = string(b)
+		server, err := d.mgr.ServerFor(p)
+		if errors.Is(err, lspdiag.ErrNoServer) {
+			continue // no server: no diagnostics, as an editor shows none
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		st := d.docs[p]
+		if st == nil {
+			st = &docDiags{server: server, uri: lspURI(p)}
+			d.docs[p] = st
+		}
+		// Opens the file, or sends its text when it changed on disk;
+		// nothing when the server has it already.
+		if errs[i] = d.mgr.Change(ctx, p, texts[i]); errs[i] == nil {
+			served[i] = true
+		}
+	}
+	d.settle(ctx, targets, served, errs)
+	d.drain()
+
+	// A set is complete when it comes from the last publish the registry
+	// saw for the document. Otherwise a publish was missed (it arrived
+	// while the registry was being reset): reopen the file, which makes
+	// its server publish the whole set again.
+	var again []bool
+	for i, p := range targets {
+		if served[i] && errs[i] == nil && !d.current(p) {
+			if again == nil {
+				again = make([]bool, len(targets))
+			}
+			d.log.Debug("getDiagnostics: reopening a file whose diagnostics were missed", "path", p)
+			_ = d.mgr.Close(ctx, p)
+			d.docs[p].diags, d.docs[p].seq = nil, 0
+			errs[i] = d.mgr.Change(ctx, p, texts[i])
+			again[i] = errs[i] == nil
+		}
+	}
+	if again != nil {
+		d.settle(ctx, targets, again, errs)
+		d.drain()
+	}
+	for i, p := range targets {
+		if served[i] && errs[i] == nil {
+			sets[i] = d.docs[p].diags
+		}
+	}
+	return sets, errs
+}
+
+// settle waits for the diagnostics of every target marked in which.
+func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, errs []error) {
+	for i, p := range targets {
+		if !which[i] || errs[i] != nil {
+			continue
+		}
+		res, err := d.mgr.Settle(ctx, p)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if !res.Freshness.Fresh() {
+			d.log.Debug("getDiagnostics: the language server did not finish in time; answering what it has", "path", p, "freshness", res.Freshness)
+		}
+	}
+}
+
+// drain takes every pending publish from the registry into d.docs. The
+// registry delivers each diagnostic once (it is built for a turn loop);
+// resetting each drained document right away makes its next publish
+// deliver the whole set again, so a drained document always yields its
+// complete current set.
+func (d *Diagnostics) drain() {
+	reg := d.mgr.Registry()
+	pre := make(map[string]uint64, len(d.docs))
+	for _, st := range d.docs {
+		pre[st.uri] = lastSeq(reg, st)
+	}
+	att, _ := d.mgr.Drain()
+	drained := map[string]bool{}
+	if att != nil {
+		for _, note := range att.Notes {
+			d.log.Debug("getDiagnostics: language server note", "note", note)
+		}
+		for _, f := range att.Files {
+			reg.Reset(f.URI)
+			drained[f.URI] = true
+			if st := d.docs[f.Path]; st != nil && st.uri == f.URI {
+				st.diags, st.seq = f.Diagnostics, pre[f.URI]
+			}
+		}
+	}
+	for _, st := range d.docs {
+		if drained[st.uri] || pre[st.uri] == st.seq {
+			continue
+		}
+		// A publish that delivered nothing: a clean file, or the document
+		// was closed (its publishes forgotten).
+		if lp, ok := reg.LastPublish(st.server, st.uri); !ok || lp.Count == 0 {
+			st.diags, st.seq = nil, pre[st.uri]
+		}
+	}
+}
+
+// current reports whether p's set comes from the last publish for it.
+func (d *Diagnostics) current(p string) bool {
+	st := d.docs[p]
+	return st != nil && lastSeq(d.mgr.Registry(), st) == st.seq
+}
+
+func lastSeq(reg *lspdiag.Registry, st *docDiags) uint64 {
+	if lp, ok := reg.LastPublish(st.server, st.uri); ok {
+		return lp.Seq
+	}
+	return 0
+}
+
+// forget closes a file that no longer exists.
+func (d *Diagnostics) forget(ctx context.Context, p string) {
+	if _, ok := d.docs[p]; ok {
+		_ = d.mgr.Close(ctx, p)
+		delete(d.docs, p)
+	}
+	d.asked = slices.DeleteFunc(d.asked, func(q string) bool { return q == p })
+}
+
+// lspURI is the file URI lspdiag uses for an absolute path.
+func lspURI(path string) string {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
