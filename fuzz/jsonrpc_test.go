@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -26,14 +27,24 @@ func normJSON(t *testing.T, raw []byte) string {
 }
 
 // FuzzJSONRPCDecode checks the JSON-RPC decoder, which sees every byte an
-// IDE sends: it never panics; a failure wraps ErrInvalidMessage; a decoded
+// IDE sends: it never panics; its single-pass path agrees with encoding/json
+// (DecodeStd) on every input; a failure wraps ErrInvalidMessage; a decoded
 // message is exactly one of request, notification and response; encoded
 // again and decoded again it is the same message, and the second encoding
 // is identical to the first; ids the client matches replies by are read
-// exactly; and the append-style string encoder agrees with encoding/json.
+// exactly; the append-style string encoder agrees with encoding/json; and
+// so do the scanners the client decodes tool results with.
 func FuzzJSONRPCDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkScanners(t, data)
 		m, err := jsonrpc.Decode(data)
+		ref, refErr := jsonrpc.DecodeStd(data)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("Decode(%q) error %v, but encoding/json says %v", data, err, refErr)
+		}
+		if err == nil && !reflect.DeepEqual(m, ref) {
+			t.Fatalf("Decode(%q) = %+v, encoding/json says %+v", data, m, ref)
+		}
 		if err != nil {
 			if m != nil || !errors.Is(err, jsonrpc.ErrInvalidMessage) {
 				t.Fatalf("Decode(%q) = %v, %v; want nil and ErrInvalidMessage", data, m, err)
@@ -89,4 +100,32 @@ func FuzzJSONRPCDecode(f *testing.F) {
 			t.Fatalf("AppendString(%q) read back as %q, %v", m.Method, back, err)
 		}
 	})
+}
+
+// checkScanners holds the single-pass scanners to encoding/json: the same
+// verdict on validity for objects and arrays, and the same string for every
+// string literal.
+func checkScanners(t *testing.T, data []byte) {
+	valid := json.Valid(data)
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	all := func([]byte, []byte) bool { return true }
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		if got := jsonrpc.ScanObject(data, all); got != valid {
+			t.Fatalf("ScanObject(%q) = %v, json.Valid says %v", data, got, valid)
+		}
+	} else if jsonrpc.ScanObject(data, all) {
+		t.Fatalf("ScanObject accepted a non-object %q", data)
+	}
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if got := jsonrpc.ScanArray(data, func([]byte) bool { return true }); got != valid {
+			t.Fatalf("ScanArray(%q) = %v, json.Valid says %v", data, got, valid)
+		}
+	}
+	lit := append(append([]byte{'"'}, data...), '"')
+	got, ok := jsonrpc.UnquoteString(lit)
+	var want string
+	werr := json.Unmarshal(lit, &want)
+	if ok != (werr == nil) || got != want {
+		t.Fatalf("UnquoteString(%q) = %q, %v; encoding/json says %q, %v", lit, got, ok, want, werr)
+	}
 }

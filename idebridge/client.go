@@ -1,6 +1,7 @@
 package idebridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -331,7 +332,13 @@ func (c *Client) handshake(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return err
+			if c.m.failure() != nil || ctx.Err() != nil {
+				return err
+			}
+			// ide_connected is the IDE extensions' own notification; a
+			// generic MCP server may refuse it (the official SDK's SSE
+			// server answers the POST with 400) and still serve tools.
+			c.cfg.Logger.Debug("the server refused ide_connected", "err", err)
 		}
 	}
 	if _, err := c.Tools(ctx); err != nil {
@@ -535,25 +542,156 @@ func decodeToolResult(name string, msg *jsonrpc.Message) (*ToolResult, error) {
 	if msg.Error != nil {
 		return nil, &ToolError{Tool: name, Code: msg.Error.Code, Message: msg.Error.Message, Data: msg.Error.Data}
 	}
-	var res struct {
-		ToolResult
-		// The Neovim quirk: an error object inside result.
-		Code    *int64          `json:"code"`
-		Message *string         `json:"message"`
-		Data    json.RawMessage `json:"data"`
+	return DecodeToolResult(name, msg.Result)
+}
+
+// DecodeToolResult decodes a tools/call result of tool name as CallTool
+// does: an isError result, and a result holding an error object (code and
+// message) but no content, come back as a *ToolError. It is for results
+// obtained some other way (a log, the C ABI); result is kept as Raw.
+func DecodeToolResult(name string, result json.RawMessage) (*ToolResult, error) {
+	r, ok := decodeToolResultFast(result)
+	if !ok {
+		var res struct {
+			ToolResult
+			// The Neovim quirk: an error object inside result.
+			Code    *int64          `json:"code"`
+			Message *string         `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(result, &res); err != nil {
+			return nil, fmt.Errorf("decoding result of IDE tool %s: %w", name, err)
+		}
+		if res.Content == nil && res.Code != nil && res.Message != nil {
+			return nil, &ToolError{Tool: name, Code: *res.Code, Message: *res.Message, Data: res.Data}
+		}
+		r = &res.ToolResult
 	}
-	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", name, err)
-	}
-	r := &res.ToolResult
-	r.Raw = msg.Result
-	if r.Content == nil && res.Code != nil && res.Message != nil {
-		return nil, &ToolError{Tool: name, Code: *res.Code, Message: *res.Message, Data: res.Data}
-	}
+	r.Raw = result
 	if r.IsError {
 		return nil, &ToolError{Tool: name, Message: r.Text(), Result: r}
 	}
 	return r, nil
+}
+
+// decodeToolResultFast decodes the usual result in one pass over it; ok is
+// false whenever encoding/json must decide (invalid JSON, the Neovim quirk,
+// case-folded or escaped or duplicated keys, unexpected types), so that the
+// two never disagree (FuzzToolResult checks it).
+func decodeToolResultFast(raw []byte) (*ToolResult, bool) {
+	r := &ToolResult{}
+	var seen int
+	ok := jsonrpc.ScanObject(raw, func(key, v []byte) bool {
+		var bit int
+		switch string(key) {
+		case "content":
+			bit = 1
+			if v[0] == 'n' {
+				break
+			}
+			if v[0] != '[' {
+				return false
+			}
+			n := 0
+			jsonrpc.ScanArray(v, func([]byte) bool { n++; return true })
+			r.Content = make([]Content, 0, n)
+			if !jsonrpc.ScanArray(v, func(elem []byte) bool {
+				c, ok := decodeContentFast(elem)
+				r.Content = append(r.Content, c)
+				return ok
+			}) {
+				return false
+			}
+		case "isError":
+			bit = 2
+			switch string(v) {
+			case "true":
+				r.IsError = true
+			case "false", "null":
+			default:
+				return false
+			}
+		case "structuredContent":
+			bit = 4
+			r.StructuredContent = bytes.Clone(v)
+		case "code", "message", "data":
+			return false // maybe the Neovim quirk: the slow path knows
+		default:
+			return plainUnknownKey(key, "content", "isError", "structuredContent", "code", "message", "data")
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+	return r, ok
+}
+
+func decodeContentFast(elem []byte) (Content, bool) {
+	var c Content
+	if elem[0] != '{' {
+		return c, false
+	}
+	var seen int
+	ok := jsonrpc.ScanObject(elem, func(key, v []byte) bool {
+		var dst *string
+		var bit int
+		switch string(key) {
+		case "type":
+			dst, bit = &c.Type, 1
+		case "text":
+			dst, bit = &c.Text, 2
+		case "data":
+			dst, bit = &c.Data, 4
+		case "mimeType":
+			dst, bit = &c.MimeType, 8
+		case "uri":
+			dst, bit = &c.URI, 16
+		case "name":
+			dst, bit = &c.Name, 32
+		case "resource":
+			bit = 64
+			c.Resource = bytes.Clone(v)
+		default:
+			return plainUnknownKey(key, "type", "text", "data", "mimeType", "uri", "name", "resource")
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if dst != nil {
+			switch v[0] {
+			case 'n':
+			case '"':
+				s, ok := jsonrpc.UnquoteString(v)
+				if !ok {
+					return false
+				}
+				*dst = s
+			default:
+				return false
+			}
+		}
+		return true
+	})
+	return c, ok
+}
+
+// plainUnknownKey reports whether encoding/json would also ignore key: it
+// does not match any of known by case folding, and has no escapes.
+func plainUnknownKey(key []byte, known ...string) bool {
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	for _, k := range known {
+		if bytes.EqualFold(key, []byte(k)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Notifications returns the channel of notifications from the IDE (all of

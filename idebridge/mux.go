@@ -116,6 +116,9 @@ func (m *mux) call(ctx context.Context, method string, params paramsFunc, timeou
 	m.mu.Unlock()
 
 	if err := m.t.send(ctx, b); err != nil {
+		if errors.Is(err, ErrConnectionLost) {
+			m.fail(err)
+		}
 		if r, ok := m.abandon(id, pc); ok {
 			return r.msg, r.err // the connection failed meanwhile
 		}
@@ -229,6 +232,9 @@ func (m *mux) notify(ctx context.Context, method string, params paramsFunc) erro
 		return &MessageTooLargeError{Size: size, Limit: m.maxSize}
 	}
 	if err := m.t.send(ctx, b); err != nil {
+		if errors.Is(err, ErrConnectionLost) {
+			m.fail(err)
+		}
 		if ferr := m.failure(); ferr != nil {
 			return ferr
 		}

@@ -20,7 +20,8 @@ type transport interface {
 	// (the WebSocket transport masks in place). It is safe for concurrent
 	// use. A ctx that ends before the message starts going out abandons it;
 	// once started, a message is written whole or the connection dies, so
-	// that a cancelled call never leaves half a message on the wire.
+	// that a cancelled call never leaves half a message on the wire. An
+	// error that means the connection is gone wraps ErrConnectionLost.
 	send(ctx context.Context, m *msgBuf) error
 	// recv returns the next message. The slice is valid until the next
 	// call. recv is called only from the read loop; after close, or when

@@ -1,14 +1,17 @@
 package idebridge
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,6 +36,9 @@ type sseTransport struct {
 	events  *SSEReader
 	ctx     context.Context // ends with the transport
 	cancel  context.CancelFunc
+	// post sends messages over plain http without net/http (see poster);
+	// nil for https, where net/http does it.
+	post *poster
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -118,7 +124,7 @@ func dialSSE(ctx context.Context, rawURL, token string, maxSize int64, act *acti
 		resp.Body.Close()
 		return fail(ctx.Err())
 	}
-	return &sseTransport{
+	t := &sseTransport{
 		client:  client,
 		tr:      tr,
 		postURL: endpoint.String(),
@@ -127,7 +133,11 @@ func dialSSE(ctx context.Context, rawURL, token string, maxSize int64, act *acti
 		events:  events,
 		ctx:     streamCtx,
 		cancel:  cancel,
-	}, nil
+	}
+	if strings.EqualFold(endpoint.Scheme, "http") {
+		t.post = newPoster(endpoint, token)
+	}
+	return t, nil
 }
 
 // sameOrigin compares scheme, host and port (with the scheme's default).
@@ -162,6 +172,23 @@ func (t *sseTransport) send(ctx context.Context, m *msgBuf) error {
 	if err := ctx.Err(); err != nil {
 		putMsgBuf(m)
 		return err
+	}
+	if t.post != nil {
+		defer putMsgBuf(m)
+		if err := t.post.send(t.ctx, m.payload()); err != nil {
+			if t.closing.Load() {
+				return ErrClosed
+			}
+			var se *httpStatusError
+			if errors.As(err, &se) {
+				return fmt.Errorf("posting to the SSE endpoint: %w", err)
+			}
+			// The IDE could not be reached, or dropped the request: it
+			// may or may not have the message, and the session cannot be
+			// trusted any more.
+			return connLost(fmt.Errorf("posting to the SSE endpoint: %w", err))
+		}
+		return nil
 	}
 	postCtx, cancel := context.WithTimeout(t.ctx, wsWriteTimeout)
 	defer cancel()
@@ -238,6 +265,335 @@ func (t *sseTransport) close() error {
 		t.cancel()
 		t.body.Close()
 		t.tr.CloseIdleConnections()
+		if t.post != nil {
+			t.post.close()
+		}
 	})
 	return nil
+}
+
+// poster POSTs messages to a plain-http SSE endpoint over kept-alive
+// connections, without net/http: the request goes out with one write (its
+// header and body together) and the response is read on the caller's
+// goroutine. net/http hands every request to a writer goroutine and every
+// response back from a reader goroutine, and writes header and body
+// separately; on a loopback round trip that is most of the client's cost.
+// It speaks just enough HTTP/1.1 for an IDE's message endpoint: status and
+// headers, then a body by Content-Length, chunked, or until the connection
+// closes.
+type poster struct {
+	addr string // host:port to dial
+	head []byte // request line and fixed headers, up to "Content-Length: "
+
+	mu     sync.Mutex
+	idle   []*postConn
+	active map[*postConn]bool
+	closed bool
+}
+
+type postConn struct {
+	c        net.Conn
+	br       *bufio.Reader
+	lastUsed time.Time
+}
+
+// Connections idle for longer are checked before reuse, or dropped: IDE
+// servers close idle keep-alive connections (Node's default is after 5 s).
+const (
+	postFreshIdle = time.Second
+	postMaxIdle   = 4 * time.Second
+	postMaxConns  = 16
+)
+
+func newPoster(u *url.URL, token string) *poster {
+	host := u.Host
+	addr := host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	var h []byte
+	h = append(h, "POST "...)
+	h = append(h, u.RequestURI()...)
+	h = append(h, " HTTP/1.1\r\nHost: "...)
+	h = append(h, host...)
+	h = append(h, "\r\nUser-Agent: idebridge\r\nContent-Type: application/json\r\n"...)
+	if token != "" {
+		h = append(h, AuthHeader+": "...)
+		h = append(h, token...)
+		h = append(h, "\r\n"...)
+	}
+	h = append(h, "Content-Length: "...)
+	return &poster{addr: addr, head: h, active: map[*postConn]bool{}}
+}
+
+// send POSTs body and reads the response; an error is returned for a
+// status other than 2xx. It ends with ctx or after wsWriteTimeout.
+func (p *poster) send(ctx context.Context, body []byte) error {
+	pc, err := p.get(ctx)
+	if err != nil {
+		return err
+	}
+	// Header and body in one buffer and one write: on loopback, and more
+	// so under gVisor, a syscall costs more than copying the message.
+	req := getMsgBuf()
+	defer putMsgBuf(req)
+	h := append(req.b[:0], p.head...)
+	h = strconv.AppendInt(h, int64(len(body)), 10)
+	h = append(h, "\r\n\r\n"...)
+	h = append(h, body...)
+	req.b = h
+	deadline := time.Now().Add(wsWriteTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	pc.c.SetDeadline(deadline)
+	if _, err := pc.c.Write(h); err != nil {
+		p.drop(pc)
+		return err
+	}
+	status, reusable, err := readPostResponse(pc.br)
+	if err != nil {
+		p.drop(pc)
+		return err
+	}
+	if reusable {
+		p.put(pc)
+	} else {
+		p.drop(pc)
+	}
+	if status < 200 || status > 299 {
+		return &httpStatusError{status}
+	}
+	return nil
+}
+
+// httpStatusError is a POST answered with a status other than 2xx: the
+// server is there and refused this one message.
+type httpStatusError struct{ status int }
+
+func (e *httpStatusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.status, http.StatusText(e.status))
+}
+
+// get returns an idle connection that is still usable, or a new one.
+func (p *poster) get(ctx context.Context) (*postConn, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	for len(p.idle) > 0 {
+		pc := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		idle := time.Since(pc.lastUsed)
+		if idle < postFreshIdle || (idle < postMaxIdle && stillOpen(pc)) {
+			p.active[pc] = true
+			p.mu.Unlock()
+			return pc, nil
+		}
+		pc.c.Close()
+	}
+	p.mu.Unlock()
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := dialContext(dctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	pc := &postConn{c: c, br: bufio.NewReaderSize(c, 4096)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		c.Close()
+		return nil, ErrClosed
+	}
+	p.active[pc] = true
+	return pc, nil
+}
+
+// stillOpen reports whether the server has not closed an idle connection
+// (nothing may arrive on it between requests).
+func stillOpen(pc *postConn) bool {
+	pc.c.SetReadDeadline(time.Now())
+	_, err := pc.br.Peek(1)
+	pc.c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (p *poster) put(pc *postConn) {
+	pc.c.SetDeadline(time.Time{})
+	pc.lastUsed = time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.active, pc)
+	if p.closed || len(p.idle) >= postMaxConns {
+		pc.c.Close()
+		return
+	}
+	p.idle = append(p.idle, pc)
+}
+
+func (p *poster) drop(pc *postConn) {
+	pc.c.Close()
+	p.mu.Lock()
+	delete(p.active, pc)
+	p.mu.Unlock()
+}
+
+// close closes every connection, unblocking POSTs in flight.
+func (p *poster) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, pc := range p.idle {
+		pc.c.Close()
+	}
+	p.idle = nil
+	for pc := range p.active {
+		pc.c.Close()
+	}
+}
+
+// maxPostResponse bounds what is read of a response to a POST: a message
+// endpoint answers "Accepted" or nothing.
+const maxPostResponse = 1 << 20
+
+// readPostResponse reads one HTTP/1.x response and discards its body. It
+// reports the status and whether the connection can carry another request.
+func readPostResponse(br *bufio.Reader) (status int, reusable bool, err error) {
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return 0, false, err
+		}
+		// HTTP/1.1 202 Accepted
+		proto, rest, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
+			return 0, false, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+		}
+		status, err = strconv.Atoi(rest[:3])
+		if err != nil {
+			return 0, false, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+		}
+		reusable = proto == "HTTP/1.1"
+		contentLength := int64(-1)
+		chunked := false
+		for {
+			h, err := readLine(br)
+			if err != nil {
+				return 0, false, err
+			}
+			if h == "" {
+				break
+			}
+			name, value, ok := strings.Cut(h, ":")
+			if !ok {
+				return 0, false, fmt.Errorf("malformed HTTP header %q", truncateText(h, 80))
+			}
+			value = strings.TrimSpace(value)
+			switch {
+			case strings.EqualFold(name, "Content-Length"):
+				n, err := strconv.ParseInt(value, 10, 64)
+				if err != nil || n < 0 {
+					return 0, false, fmt.Errorf("malformed Content-Length %q", value)
+				}
+				contentLength = n
+			case strings.EqualFold(name, "Transfer-Encoding"):
+				chunked = strings.EqualFold(value, "chunked")
+				if !chunked {
+					return 0, false, fmt.Errorf("unsupported Transfer-Encoding %q", value)
+				}
+			case strings.EqualFold(name, "Connection"):
+				for _, tok := range strings.Split(value, ",") {
+					switch strings.ToLower(strings.TrimSpace(tok)) {
+					case "close":
+						reusable = false
+					case "keep-alive":
+						if proto == "HTTP/1.0" {
+							reusable = true
+						}
+					}
+				}
+			}
+		}
+		if status >= 100 && status < 200 && status != 101 {
+			continue // 100 Continue and friends come before the real answer
+		}
+		switch {
+		case status == 204 || status == 304:
+		case chunked:
+			if err := discardChunked(br); err != nil {
+				return 0, false, err
+			}
+		case contentLength >= 0:
+			if contentLength > maxPostResponse {
+				return status, false, nil // not worth reading; drop the connection
+			}
+			if _, err := br.Discard(int(contentLength)); err != nil {
+				return 0, false, err
+			}
+		default:
+			// The body runs to the end of the connection.
+			if _, err := io.Copy(io.Discard, io.LimitReader(br, maxPostResponse)); err != nil {
+				return 0, false, err
+			}
+			reusable = false
+		}
+		return status, reusable, nil
+	}
+}
+
+// readLine reads one CRLF- (or LF-) terminated line of at most 8 KiB.
+func readLine(br *bufio.Reader) (string, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return "", errors.New("HTTP header line too long")
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", err
+	}
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	return string(line), nil
+}
+
+func discardChunked(br *bufio.Reader) error {
+	var total int64
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return err
+		}
+		size, _, _ := strings.Cut(line, ";")
+		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("malformed chunk size %q", truncateText(line, 40))
+		}
+		if n == 0 {
+			for { // trailers
+				t, err := readLine(br)
+				if err != nil {
+					return err
+				}
+				if t == "" {
+					return nil
+				}
+			}
+		}
+		if total += n; total > maxPostResponse {
+			return errors.New("response to a POST too large")
+		}
+		if _, err := br.Discard(int(n)); err != nil {
+			return err
+		}
+		if l, err := readLine(br); err != nil || l != "" {
+			if err == nil {
+				err = errors.New("malformed chunk end")
+			}
+			return err
+		}
+	}
 }

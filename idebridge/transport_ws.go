@@ -106,7 +106,16 @@ func (t *wsTransport) ping(wait time.Duration) error {
 func (t *wsTransport) send(ctx context.Context, m *msgBuf) error {
 	defer putMsgBuf(m)
 	frame := buildFrame(m.b, opText)
-	return t.nc.writeFrame(ctx, frame, wsWriteTimeout)
+	if err := t.nc.writeFrame(ctx, frame, wsWriteTimeout); err != nil {
+		if ctx.Err() != nil && !t.nc.failed.Load() {
+			return err // abandoned before writing
+		}
+		if t.closing.Load() {
+			return ErrClosed
+		}
+		return connLost(fmt.Errorf("writing to the IDE: %w", err))
+	}
+	return nil
 }
 
 const (

@@ -86,12 +86,27 @@ var ErrInvalidMessage = errors.New("invalid JSON-RPC message")
 
 // Decode parses one JSON-RPC message. It rejects input that is not a JSON
 // object, a message that is neither request, notification nor response, and
-// an id that is not a string or number. It never panics.
+// an id that is not a string or number. It never panics. Its result is the
+// same as DecodeStd's on every input; ordinary messages take a single-pass
+// path (scan.go).
 func Decode(data []byte) (*Message, error) {
+	if m, ok := decodeFast(data); ok {
+		return validate(m)
+	}
+	return DecodeStd(data)
+}
+
+// DecodeStd is Decode done with encoding/json alone: the reference Decode
+// must agree with, and its fallback for unusual input.
+func DecodeStd(data []byte) (*Message, error) {
 	var m Message
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidMessage, err)
 	}
+	return validate(&m)
+}
+
+func validate(m *Message) (*Message, error) {
 	if len(m.ID) > 0 {
 		switch m.ID[0] {
 		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'n':
@@ -105,7 +120,7 @@ func Decode(data []byte) (*Message, error) {
 	if m.Method == "" && m.Result == nil && m.Error == nil {
 		return nil, fmt.Errorf("%w: response %s has neither result nor error", ErrInvalidMessage, truncate(m.ID))
 	}
-	return &m, nil
+	return m, nil
 }
 
 func truncate(b []byte) string {
