@@ -5,8 +5,10 @@ go 1.25.0
 replace github.com/idebridge/idebridge => ../
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/idebridge/idebridge v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/sourcegraph/jsonrpc2 v0.2.3
 )
 
 require (
@@ -14,10 +16,10 @@ require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
-	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/text v0.30.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
