@@ -275,3 +275,26 @@ func TestDiagnosticsContext(t *testing.T) {
 		t.Fatalf("clean file: %+v, %v", res, err)
 	}
 }
+
+// A headless IDE whose getDiagnostics comes from gopls (found on PATH or
+// in $GOPATH/bin): what `idebridge ide serve` runs.
+func ExampleNewDiagnostics() {
+	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{"."}, DiffPolicy: ideserver.RejectDiffs})
+	if err != nil {
+		panic(err)
+	}
+	diags, err := ideserver.NewDiagnostics(srv, nil) // nil: gopls for .go files
+	if err != nil {
+		panic(err) // lspdiag.ErrGoplsNotFound says how to install gopls
+	}
+	if err := srv.RegisterTool(diags.Tool()); err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	if err := srv.Start(ctx); err != nil {
+		panic(err)
+	}
+	// ... agents connect, call getDiagnostics {"uri": "file:///..."} ...
+	srv.Close()
+	diags.Close(ctx)
+}

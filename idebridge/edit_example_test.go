@@ -1,0 +1,97 @@
+package idebridge_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/idebridge/ideserver"
+)
+
+// An agent proposes an edit; the IDE shows it in its diff viewer and the
+// user accepts it (here a headless IDE that accepts everything); the file
+// is written.
+func ExampleReviewer_ProposeEdit() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "main.go")
+	os.WriteFile(path, []byte("package main\n"), 0o644)
+
+	ide, _ := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true, DiffPolicy: ideserver.AcceptDiffs})
+	ide.Start(ctx)
+	defer ide.Close()
+
+	client, err := idebridge.DialURL(ctx, ide.URL(), ide.AuthToken(), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	r := idebridge.NewReviewer(client, nil)
+	res, err := r.ProposeEdit(ctx, idebridge.EditRequest{Path: path, NewText: "package main\n\nfunc main() {}\n"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	text, _ := os.ReadFile(path)
+	fmt.Println(res.Status, res.Written)
+	fmt.Print(string(text))
+	// Output:
+	// accepted true
+	// package main
+	//
+	// func main() {}
+}
+
+// Without an IDE, the same edit is written directly, and the result says
+// so.
+func ExampleApplyEdit() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "notes.txt")
+	res, err := idebridge.ApplyEdit(idebridge.EditRequest{Path: path, NewText: "hello\n"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status, res.ViaIDE, res.Created)
+	// Output: applied false true
+}
+
+// The line map lines up a file before and after an edit.
+func ExampleNewLineMap() {
+	m := idebridge.NewLineMap("a\nb\nc\n", "a\nnew\nb\nc\n")
+	for line := range 3 {
+		to, ok := m.Map(line)
+		fmt.Println(line, "->", to, ok)
+	}
+	// Output:
+	// 0 -> 0 true
+	// 1 -> 2 true
+	// 2 -> 3 true
+}
+
+// The environment decides whether an agent connects to an IDE on its own.
+func ExampleShouldAutoConnect() {
+	env := map[string]string{"TERM_PROGRAM": "vscode"}
+	fmt.Println(idebridge.ShouldAutoConnect(nil, env))
+	env["CLAUDE_CODE_AUTO_CONNECT_IDE"] = "0"
+	fmt.Println(idebridge.ShouldAutoConnect(nil, env))
+	// Output:
+	// true running in Visual Studio Code's terminal (TERM_PROGRAM)
+	// false CLAUDE_CODE_AUTO_CONNECT_IDE=0 turns auto-connect off
+}
+
+// An IDE extension older than the minimum is warned about, not refused.
+func ExampleCheckServerVersion() {
+	vc := idebridge.CheckServerVersion(idebridge.ServerInfo{Name: "claudecode-neovim", Version: "0.2.0"}, "0.3.0")
+	fmt.Println(vc.Older)
+	fmt.Println(vc.Message)
+	// Output:
+	// true
+	// claudecode-neovim 0.2.0 is older than 0.3.0: update the IDE extension; features it lacks will fail
+}
