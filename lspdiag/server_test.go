@@ -48,7 +48,7 @@ func scriptConfig(name, ext string, args ...string) ServerConfig {
 func testOptions(dir string) *ManagerOptions {
 	return &ManagerOptions{
 		ProjectDir:     dir,
-		QuietPeriod:    50 * time.Millisecond,
+		QuietPeriod:    time.Second, // long enough that a loaded CI machine never mistakes a slow publish for quiet
 		SettleTimeout:  10 * time.Second,
 		RestartBackoff: 5 * time.Millisecond,
 		RetryBackoff:   time.Millisecond,
@@ -726,7 +726,7 @@ func TestScriptedServerStopsReading(t *testing.T) {
 func TestScriptedSettleReasons(t *testing.T) {
 	dir := t.TempDir()
 	opts := testOptions(dir)
-	opts.SettleTimeout = 300 * time.Millisecond
+	opts.SettleTimeout = 3 * opts.QuietPeriod
 	m := newManager(t, []ServerConfig{
 		scriptConfig("published", ".pub"),
 		scriptConfig("progress", ".prog", "-quiet-changes", "-progress"),

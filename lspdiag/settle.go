@@ -20,7 +20,9 @@ const (
 	// current version after the last change.
 	FreshPublished
 	// FreshProgressEnded: the work-done progress the server began after
-	// the last change has ended (gopls with verboseWorkDoneProgress).
+	// the last change has ended (gopls with verboseWorkDoneProgress), and
+	// either a publish for the version arrived or the quiet period passed
+	// after it.
 	FreshProgressEnded
 	// FreshQuiet: nothing changed: the server sent no publish and no
 	// progress for the quiet period (gopls does not republish an
@@ -200,12 +202,19 @@ func (inst *instance) freshness(uri string, version int, mark uint64, quiet time
 	if len(inst.active) > 0 {
 		return FreshUnknown, 0, inst.fresh
 	}
-	if inst.ended > mark {
+	// A progress that began after the mark has ended.
+	ended := inst.ended > mark
+	if ended && published {
 		return FreshProgressEnded, 0, nil
 	}
 	if published {
 		return FreshPublished, 0, nil
 	}
+	// Ended without a publish for this version: a server that does not
+	// republish an unchanged set, or one whose publish is still on its way
+	// (gopls, loaded, can end its "diagnosing" progress just before the
+	// publish, and on a first open it may end one progress and begin the
+	// next). Settle only after a quiet period since the last progress.
 	if !inst.conn.idle() {
 		// A message is on its way: look again after a quiet period.
 		return FreshUnknown, quiet, inst.fresh
@@ -215,6 +224,9 @@ func (inst *instance) freshness(uri string, version int, mark uint64, quiet time
 		last = inst.activity
 	}
 	if idle := now.Sub(last); idle >= quiet {
+		if ended {
+			return FreshProgressEnded, 0, nil
+		}
 		return FreshQuiet, 0, nil
 	} else {
 		return FreshUnknown, quiet - idle, inst.fresh
