@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lockfile"
@@ -21,34 +22,52 @@ import (
 func init() {
 	register(&command{
 		Name:    "ide list",
-		Usage:   "[--json] [--cwd DIR]",
+		Usage:   "[--json] [--cwd DIR] [--wait D]",
 		Summary: "list the IDEs found through their lockfiles, usable or not, with reasons",
 		Help: "Reads every lockfile (CLAUDE_CONFIG_DIR/ide or ~/.claude/ide, and the Windows\n" +
 			"profiles' under WSL), and checks each: workspace folder, pid, ancestry inside an\n" +
 			"IDE terminal, TCP port. Nothing is removed. Exit status 0 whenever the listing\n" +
-			"ran, even if nothing was found (the output says where it looked).",
+			"ran, even if nothing was found (the output says where it looked).\n" +
+			"\n" +
+			"--wait D waits as auto-connect does: it looks once a second until exactly one\n" +
+			"IDE is usable, for at most D, then lists what it saw last. Exit status 0 when\n" +
+			"exactly one is usable, 2 when none or several are (standard error says why).",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			asJSON := fs.Bool("json", false, "print a JSON array of objects with the keys port, ideName, transport,\nworkspaceFolders, pid, url, valid, reasons, message, path")
 			cwd := fs.String("cwd", "", "the directory the IDE's workspace must contain (default: the working directory)")
+			wait := fs.Duration("wait", 0, "wait up to D for exactly one usable IDE, looking once a second (auto-connect's rule)")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
 					fmt.Fprintf(inv.Stderr, "idebridge ide list: unexpected argument %q\n", args[0])
 					return exitUsage
 				}
-				return ideList(ctx, inv, *cwd, *asJSON)
+				if *wait < 0 {
+					fmt.Fprintln(inv.Stderr, "idebridge ide list: --wait must not be negative")
+					return exitUsage
+				}
+				return ideList(ctx, inv, *cwd, *asJSON, *wait)
 			}
 		},
 	})
 }
 
-func ideList(ctx context.Context, inv *invocation, cwd string, asJSON bool) int {
+func ideList(ctx context.Context, inv *invocation, cwd string, asJSON bool, wait time.Duration) int {
 	dir, code := resolveDir(inv, cwd)
 	if code != exitOK {
 		return code
 	}
 	opts := &idebridge.DiscoverOptions{Cwd: dir, Env: inv.Env}
 	dirs := idebridge.LockfileDirs(opts)
-	cands, err := idebridge.Discover(ctx, opts)
+	var cands []idebridge.Candidate
+	var err, waitErr error
+	if wait > 0 {
+		_, cands, err = idebridge.WaitForIDE(ctx, &idebridge.AutoConnectOptions{Discover: opts, Wait: wait})
+		if errors.Is(err, idebridge.ErrNoIDE) || errors.Is(err, idebridge.ErrAmbiguousIDE) {
+			waitErr, err = err, nil // list what was seen, then say why
+		}
+	} else {
+		cands, err = idebridge.Discover(ctx, opts)
+	}
 	if err != nil {
 		var de *lockfile.DirError
 		if !errors.As(err, &de) {
@@ -71,10 +90,20 @@ func ideList(ctx context.Context, inv *invocation, cwd string, asJSON bool) int 
 		if len(cands) == 0 {
 			fmt.Fprintln(inv.Stderr, nothingFound(dirs))
 		}
-		return exitOK
+		return waitStatus(inv, waitErr)
 	}
 	printCandidates(inv.Stdout, dir, dirs, cands)
-	return exitOK
+	return waitStatus(inv, waitErr)
+}
+
+// waitStatus reports how --wait ended: 0 with exactly one usable IDE, 2
+// (and why) otherwise.
+func waitStatus(inv *invocation, waitErr error) int {
+	if waitErr == nil {
+		return exitOK
+	}
+	fmt.Fprintf(inv.Stderr, "idebridge ide list: %v\n", waitErr)
+	return exitUnavailable
 }
 
 // resolveDir returns the directory to match workspaces against: --cwd
