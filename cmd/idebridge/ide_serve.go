@@ -8,27 +8,37 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unicode/utf16"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/lspdiag"
 )
 
 func init() {
 	register(&command{
 		Name:    "ide serve",
-		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--port N] [--lockfile-dir DIR] [-v]",
+		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [-v]",
 		Summary: "run a headless IDE that agents connect to, until interrupted",
 		Help: "Serves the workspace folders as an IDE would: writes a lockfile (mode 0600) that\n" +
 			"agents discover, and answers MCP over WebSocket (or legacy SSE) on 127.0.0.1 with\n" +
 			"the default tools: openFile, openDiff, close_tab, closeAllDiffTabs,\n" +
-			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument.\n" +
+			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument, and\n" +
+			"getDiagnostics, answered by language servers: gopls for .go files (found\n" +
+			"through $GOPLS, PATH or $(go env GOPATH)/bin), or the servers of --lsp-config\n" +
+			"(a .lsp.json, as in Claude Code plugins). Each call re-reads the file from disk,\n" +
+			"so an agent that writes a file and asks at once gets the new diagnostics.\n" +
 			"\n" +
 			"The first line of standard output is a JSON object with port, lockfile,\n" +
 			"transport, workspaceFolders, url and pid. SIGINT, SIGTERM or SIGHUP stop the\n" +
@@ -38,6 +48,10 @@ func init() {
 			"prompt (the default) shows the unified diff on standard error and asks y/n/e on\n" +
 			"standard input; e opens $VISUAL or $EDITOR on the proposal. When standard input\n" +
 			"is not a terminal, or reaches its end, prompt rejects every diff.\n" +
+			"\n" +
+			"--selection FILE:LINE sends every client, once it has initialized, a\n" +
+			"selection_changed notification selecting that line (1-based) of FILE, as an\n" +
+			"editor does when the user clicks, for testing agents.\n" +
 			"\n" +
 			"-v logs every MCP message received (method, id, client) to standard error as\n" +
 			"JSON lines; without it only warnings (refused connections) are logged.",
@@ -50,6 +64,8 @@ func init() {
 			fs.StringVar(&o.lockfileDir, "lockfile-dir", "", "where to write the lockfile (default: $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide)")
 			fs.StringVar(&o.ideName, "ide-name", ideserver.DefaultIDEName, "the ideName written in the lockfile")
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received to standard error (JSON lines)")
+			fs.StringVar(&o.lspConfig, "lsp-config", "", "a .lsp.json configuring the language servers behind getDiagnostics (default: gopls for .go)")
+			fs.StringVar(&o.selection, "selection", "", "FILE:LINE to announce as the user's selection (selection_changed) to each client")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
 					fmt.Fprintf(inv.Stderr, "idebridge ide serve: unexpected argument %q\n", args[0])
@@ -69,6 +85,8 @@ type serveFlags struct {
 	lockfileDir string
 	ideName     string
 	verbose     bool
+	lspConfig   string
+	selection   string
 }
 
 // stringList is a repeatable string flag.
@@ -134,7 +152,28 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	if lockDir != "" && !filepath.IsAbs(lockDir) {
 		lockDir = filepath.Join(wd, lockDir)
 	}
-	srv, err := ideserver.New(&ideserver.Options{
+	var sel *selectionParams
+	if o.selection != "" {
+		if sel, err = parseSelection(wd, o.selection); err != nil {
+			fmt.Fprintf(inv.Stderr, "%s: --selection: %v\n", name, err)
+			return exitUsage
+		}
+	}
+	var srv *ideserver.Server
+	var announce sync.WaitGroup
+	defer announce.Wait()
+	onEvent := func(ev ideserver.Event) {
+		if sel == nil || ev.Kind != ideserver.EventInitialized {
+			return
+		}
+		// OnEvent must not block: Notify waits for every client.
+		announce.Add(1)
+		go func() {
+			defer announce.Done()
+			_ = srv.Notify("selection_changed", sel) // fails only once closed
+		}()
+	}
+	srv, err = ideserver.New(&ideserver.Options{
 		WorkspaceFolders: folders,
 		IDEName:          o.ideName,
 		Transport:        o.transport,
@@ -143,11 +182,21 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		Getenv:           inv.Getenv,
 		Logger:           logger,
 		DiffPolicy:       policy,
+		OnEvent:          onEvent,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitUsage
 	}
+	diags, code := serveDiagnostics(inv, srv, wd, o.lspConfig, logger)
+	if code != exitOK {
+		return code
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		_ = diags.Close(sctx) // stops the language servers, killing what does not stop
+	}()
 	// main stops on SIGINT; a headless IDE must also clean up when its
 	// terminal goes away or a supervisor stops it.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -256,4 +305,102 @@ func editProposal(ctx context.Context, inv *invocation, editor string, req *ides
 		return "", fmt.Errorf("reading the edited proposal: %w", err)
 	}
 	return string(b), nil
+}
+
+// serveDiagnostics registers getDiagnostics backed by the language servers
+// of lspConfig, or by gopls; without gopls it warns and answers every file
+// with an empty list.
+func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd, lspConfig string, logger *slog.Logger) (*ideserver.Diagnostics, int) {
+	const name = "idebridge ide serve"
+	environ := make([]string, 0, len(inv.Env))
+	for k, v := range inv.Env {
+		environ = append(environ, k+"="+v)
+	}
+	sort.Strings(environ)
+	opts := &ideserver.DiagnosticsOptions{Getenv: inv.Getenv, Environ: environ, Logger: logger}
+	if lspConfig != "" {
+		if !filepath.IsAbs(lspConfig) {
+			lspConfig = filepath.Join(wd, lspConfig)
+		}
+		configs, errs := lspdiag.LoadFile(lspConfig, &lspdiag.LoadOptions{ProjectDir: srv.WorkspaceFolders()[0]})
+		for _, err := range errs {
+			fmt.Fprintf(inv.Stderr, "%s: warning: %v\n", name, err)
+		}
+		if len(configs) == 0 {
+			fmt.Fprintf(inv.Stderr, "%s: %s configures no usable language server\n", name, lspConfig)
+			return nil, exitUnavailable
+		}
+		opts.Configs = configs
+	}
+	diags, err := ideserver.NewDiagnostics(srv, opts)
+	if errors.Is(err, lspdiag.ErrGoplsNotFound) {
+		fmt.Fprintf(inv.Stderr, "%s: warning: getDiagnostics will find nothing in .go files: %v\n", name, err)
+		opts.Configs = []lspdiag.ServerConfig{}
+		diags, err = ideserver.NewDiagnostics(srv, opts)
+	}
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return nil, exitUnavailable
+	}
+	if err := srv.RegisterTool(diags.Tool()); err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return nil, exitFailure
+	}
+	return diags, exitOK
+}
+
+// selectionParams is a selection_changed notification's params.
+type selectionParams struct {
+	Text      string         `json:"text"`
+	FilePath  string         `json:"filePath"`
+	FileURL   string         `json:"fileUrl"`
+	Selection selectionRange `json:"selection"`
+}
+
+type selectionRange struct {
+	Start   selectionPos `json:"start"`
+	End     selectionPos `json:"end"`
+	IsEmpty bool         `json:"isEmpty"`
+}
+
+type selectionPos struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+// parseSelection reads FILE:LINE (LINE 1-based) and selects that whole
+// line, its end counted in UTF-16 units as editors count columns.
+func parseSelection(wd, spec string) (*selectionParams, error) {
+	i := strings.LastIndexByte(spec, ':')
+	if i <= 0 {
+		return nil, fmt.Errorf("want FILE:LINE, got %q", spec)
+	}
+	line, err := strconv.Atoi(spec[i+1:])
+	if err != nil || line < 1 {
+		return nil, fmt.Errorf("want FILE:LINE with LINE 1 or more, got %q", spec)
+	}
+	path := spec[:i]
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(wd, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(data), "\n")
+	if line > len(lines) || line == len(lines) && lines[line-1] == "" {
+		return nil, fmt.Errorf("%s has no line %d", path, line)
+	}
+	text := strings.TrimSuffix(lines[line-1], "\r")
+	width := len(utf16.Encode([]rune(text)))
+	return &selectionParams{
+		Text:     text,
+		FilePath: path,
+		FileURL:  (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String(),
+		Selection: selectionRange{
+			Start:   selectionPos{Line: line - 1},
+			End:     selectionPos{Line: line - 1, Character: width},
+			IsEmpty: width == 0,
+		},
+	}, nil
 }
