@@ -244,7 +244,8 @@ func WaitForIDE(ctx context.Context, opts *AutoConnectOptions) (*Candidate, []Ca
 			c := valid[0]
 			return &c, cands, nil
 		}
-		if wait < 0 || !time.Now().Add(interval).Before(deadline) {
+		remaining := time.Until(deadline)
+		if wait < 0 || remaining <= 0 {
 			waited := time.Since(start)
 			if wait < 0 {
 				waited = 0
@@ -254,11 +255,13 @@ func WaitForIDE(ctx context.Context, opts *AutoConnectOptions) (*Candidate, []Ca
 			}
 			return nil, cands, &NoIDEError{Candidates: cands, Dirs: LockfileDirs(o.Discover), Waited: waited}
 		}
+		// The last look is at the deadline itself.
+		pause := min(interval, remaining)
 		if timer == nil {
-			timer = time.NewTimer(interval)
+			timer = time.NewTimer(pause)
 			defer timer.Stop()
 		} else {
-			timer.Reset(interval)
+			timer.Reset(pause)
 		}
 		select {
 		case <-ctx.Done():

@@ -134,7 +134,8 @@ type review struct {
 	settled   bool // the outcome is being acted on; CancelAll leaves it
 }
 
-// NewReviewer returns a Reviewer that uses c.
+// NewReviewer returns a Reviewer that uses c. With a nil c, ProposeEdit
+// and CancelAll return an error matching ErrNoIDE.
 func NewReviewer(c *Client, opts *ReviewerOptions) *Reviewer {
 	r := &Reviewer{c: c, closeTimeout: DefaultCloseTabTimeout, pending: map[string]*review{}}
 	if opts != nil {
@@ -172,6 +173,9 @@ func NewReviewer(c *Client, opts *ReviewerOptions) *Reviewer {
 // ErrConnectionLost for a lost connection). An edit ended by CancelAll
 // returns EditRejected with Cancelled set and no error.
 func (r *Reviewer) ProposeEdit(ctx context.Context, req EditRequest) (*EditResult, error) {
+	if r.c == nil {
+		return nil, fmt.Errorf("proposing an edit of %s: %w (use ApplyEdit to write without one)", req.Path, ErrNoIDE)
+	}
 	abs, err := filepath.Abs(req.Path)
 	if err != nil {
 		return nil, fmt.Errorf("proposing an edit of %s: %w", req.Path, err)
@@ -266,6 +270,9 @@ func (r *Reviewer) closeTab(ctx context.Context, res *EditResult) {
 // cancelled even then). closeAllDiffTabs is called even when nothing is
 // pending, since the IDE may still show tabs.
 func (r *Reviewer) CancelAll(ctx context.Context) (int, error) {
+	if r.c == nil {
+		return 0, fmt.Errorf("cancelling edit reviews: %w", ErrNoIDE)
+	}
 	r.mu.Lock()
 	var victims []*review
 	for _, rv := range r.pending {

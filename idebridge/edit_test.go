@@ -735,3 +735,14 @@ func TestApplyEdit(t *testing.T) {
 	}
 	onlyFiles(t, dir, "main.go")
 }
+
+// TestReviewerWithoutIDE: a Reviewer without a client fails cleanly.
+func TestReviewerWithoutIDE(t *testing.T) {
+	r := idebridge.NewReviewer(nil, nil)
+	if _, err := r.ProposeEdit(reviewCtx(t), idebridge.EditRequest{Path: "x", NewText: "y"}); !errors.Is(err, idebridge.ErrNoIDE) {
+		t.Errorf("ProposeEdit: %v", err)
+	}
+	if _, err := r.CancelAll(reviewCtx(t)); !errors.Is(err, idebridge.ErrNoIDE) {
+		t.Errorf("CancelAll: %v", err)
+	}
+}
