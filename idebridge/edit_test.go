@@ -26,7 +26,7 @@ import (
 
 const reviewTimeout = 30 * time.Second
 
-func reviewCtx(t *testing.T) context.Context {
+func reviewCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), reviewTimeout)
 	t.Cleanup(cancel)
 	return ctx
@@ -49,7 +49,7 @@ func reviewIDE(t *testing.T, policy ideserver.DiffPolicy) (*ideserver.Server, st
 }
 
 // reviewClient connects to url (the server's own, or a proxy's).
-func reviewClient(t *testing.T, url, token string) *idebridge.Client {
+func reviewClient(t testing.TB, url, token string) *idebridge.Client {
 	t.Helper()
 	c, err := idebridge.DialURL(reviewCtx(t), url, token, nil)
 	if err != nil {
@@ -59,7 +59,7 @@ func reviewClient(t *testing.T, url, token string) *idebridge.Client {
 	return c
 }
 
-func writeFile(t *testing.T, path, text string, mode fs.FileMode) {
+func writeFile(t testing.TB, path, text string, mode fs.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), mode); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 // goplsIDE starts a headless IDE on a new Go module holding files, with
 // getDiagnostics answered by gopls and openDiff by policy.
-func goplsIDE(t *testing.T, policy ideserver.DiffPolicy, files map[string]string) (*idebridge.Client, string) {
+func goplsIDE(t testing.TB, policy ideserver.DiffPolicy, files map[string]string) (*idebridge.Client, string) {
 	t.Helper()
 	dir := t.TempDir()
 	files["go.mod"] = "module example.com/edit\n\ngo 1.22\n"
@@ -272,5 +272,36 @@ func TestEditDiagnosticsDiffViews(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "undefined: y|undefined: z" {
 		t.Errorf("new diagnostics %q", got)
+	}
+}
+
+// BenchmarkEditDiagnostics is the agent's whole diagnostics round around
+// one edit, over WebSocket against the gopls-backed headless IDE: the
+// snapshot (getDiagnostics {uri}), the write, and the fetch after it
+// (getDiagnostics {uri} and {}), with the line diff between.
+func BenchmarkEditDiagnostics(b *testing.B) {
+	c, dir := goplsIDE(b, ideserver.AcceptDiffs, map[string]string{"main.go": cleanMain})
+	path := filepath.Join(dir, "main.go")
+	broken := strings.Replace(cleanMain, `fmt.Println("hi")`, `fmt.Println(undefinedAfterEdit)`, 1)
+	ctx := b.Context()
+	if _, err := idebridge.SnapshotDiagnostics(ctx, c, path); err != nil { // gopls loads the module
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		text, want := broken, 1
+		if i%2 == 1 {
+			text, want = cleanMain, 0
+		}
+		snap, err := idebridge.SnapshotDiagnostics(ctx, c, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := idebridge.WriteFileAtomic(path, []byte(text), nil); err != nil {
+			b.Fatal(err)
+		}
+		news, err := snap.NewDiagnostics(ctx, c)
+		if err != nil || len(news.Diagnostics) != want {
+			b.Fatalf("iteration %d: %+v, %v", i, news, err)
+		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // diagModule writes a Go module with the given files into a new directory.
-func diagModule(t *testing.T, files map[string]string) string {
+func diagModule(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files["go.mod"] = "module example.com/diag\n\ngo 1.22\n"
@@ -25,7 +25,7 @@ func diagModule(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func writeText(t *testing.T, path, text string) {
+func writeText(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -33,13 +33,13 @@ func writeText(t *testing.T, path, text string) {
 }
 
 // goplsEnviron isolates gopls: its own cache, no network.
-func goplsEnviron(t *testing.T) []string {
+func goplsEnviron(t testing.TB) []string {
 	return append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod")
 }
 
 // startDiagServer starts a server on dir whose getDiagnostics is answered
 // by real gopls (the test fails, never skips, without gopls).
-func startDiagServer(t *testing.T, dir string, configs []lspdiag.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
+func startDiagServer(t testing.TB, dir string, configs []lspdiag.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
 	t.Helper()
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
 	opts := &ideserver.DiagnosticsOptions{Configs: configs, Environ: goplsEnviron(t), SettleTimeout: testTimeout}
@@ -297,4 +297,52 @@ func ExampleNewDiagnostics() {
 	// ... agents connect, call getDiagnostics {"uri": "file:///..."} ...
 	srv.Close()
 	diags.Close(ctx)
+}
+
+// BenchmarkDiagnosticsAfterWrite measures what an agent waits for after
+// writing a file: the file alternates between broken and fixed on disk,
+// and each getDiagnostics must answer for the text just written, complete
+// (gopls's analysis pass included). The headless IDE's gopls runs with
+// diagnosticsDelay 0s; "gopls-default-delay" is the same with gopls's own
+// 1 s default, for comparison.
+func BenchmarkDiagnosticsAfterWrite(b *testing.B) {
+	const broken = "package main\n\nfunc main() {\n\tprintln(x)\n}\n"
+	const fixed = "package main\n\nfunc main() {\n\tprintln(1)\n}\n"
+	gopls, err := lspdiag.FindGopls(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name    string
+		configs func(dir string) []lspdiag.ServerConfig
+	}{
+		{"diagnosticsDelay=0s", func(string) []lspdiag.ServerConfig { return nil }},
+		{"gopls-default-delay", func(dir string) []lspdiag.ServerConfig {
+			return []lspdiag.ServerConfig{lspdiag.GoplsConfig(gopls, dir)}
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			dir := diagModule(b, map[string]string{"main.go": fixed})
+			_, d := startDiagServer(b, dir, bc.configs(dir))
+			h := d.Tool().Handler
+			call := &ideserver.ToolCall{Name: ideserver.ToolGetDiagnostics, Arguments: json.RawMessage(`{"uri":"main.go"}`)}
+			ctx := context.Background()
+			if _, err := h(ctx, call); err != nil { // gopls starts and loads the module
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				text, want := fixed, `"diagnostics":[]`
+				if i%2 == 0 {
+					text, want = broken, `"undefined: x"`
+				}
+				writeText(b, filepath.Join(dir, "main.go"), text)
+				res, err := h(ctx, call)
+				if err != nil || !strings.Contains(res.Content[0].Text, want) {
+					b.Fatalf("iteration %d: %+v, %v", i, res, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/call")
+		})
+	}
 }
