@@ -233,6 +233,7 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, 
 		targets = d.known()
 	}
 	sets, errs := d.refresh(ctx, targets)
+	d.prune(target)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -287,6 +288,20 @@ func (d *Diagnostics) known() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// prune forgets the sets of files no longer answered for (fallen out of
+// the most recent maxFiles), so that a long session stays bounded.
+func (d *Diagnostics) prune(target string) {
+	keep := map[string]bool{target: true}
+	for _, p := range d.known() {
+		keep[p] = true
+	}
+	for p := range d.docs {
+		if !keep[p] {
+			delete(d.docs, p)
+		}
+	}
 }
 
 // refresh brings every target up to date with the disk and returns each

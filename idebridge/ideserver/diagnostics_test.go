@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -344,5 +345,44 @@ func BenchmarkDiagnosticsAfterWrite(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/call")
 		})
+	}
+}
+
+// TestDiagnosticsManyFiles: past MaxFiles, the oldest files drop out of
+// the no-uri answer, and what remains is still complete.
+func TestDiagnosticsManyFiles(t *testing.T) {
+	files := map[string]string{}
+	for i := range 6 {
+		files[fmt.Sprintf("f%d.go", i)] = fmt.Sprintf("package main\n\nvar v%d int = \"s\"\n", i)
+	}
+	files["main.go"] = "package main\n\nfunc main() {}\n"
+	dir := diagModule(t, files)
+	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
+	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Environ: goplsEnviron(t), SettleTimeout: testTimeout, MaxFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	if err := srv.RegisterTool(d.Tool()); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv)
+	c.handshake(1)
+	for i := range 6 {
+		got := getDiagnostics(t, c, map[string]any{"uri": fmt.Sprintf("f%d.go", i)})
+		if len(got) != 1 || len(got[0].Diagnostics) != 1 {
+			t.Fatalf("f%d.go: %+v", i, got)
+		}
+	}
+	all := getDiagnostics(t, c, map[string]any{})
+	var names []string
+	for _, f := range all {
+		names = append(names, filepath.Base(f.URI))
+		if len(f.Diagnostics) != 1 || !strings.Contains(f.Diagnostics[0].Message, "cannot use \"s\"") {
+			t.Errorf("%s: %+v", f.URI, f.Diagnostics)
+		}
+	}
+	if strings.Join(names, ",") != "f3.go,f4.go,f5.go" {
+		t.Errorf("no-uri answer covers %q, want the 3 most recent", names)
 	}
 }
