@@ -14,13 +14,42 @@ import (
 
 type sseEvent struct{ Event, Data, ID string }
 
+// timeoutError is what a read past its deadline returns.
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// stuttering returns its data a byte at a time with a timeout between
+// bytes, as a stream read under ever-expiring deadlines would.
+type stuttering struct {
+	data []byte
+	tick bool
+}
+
+func (s *stuttering) Read(p []byte) (int, error) {
+	if s.tick = !s.tick; s.tick {
+		return 0, timeoutError{}
+	}
+	if len(s.data) == 0 {
+		return 0, io.EOF
+	}
+	p[0] = s.data[0]
+	s.data = s.data[1:]
+	return 1, nil
+}
+
 // readSSE runs the parser over r and returns the events and the final
-// error, normalised to its kind.
+// error, normalised to its kind; a timeout is retried, as the client does.
 func readSSE(r io.Reader, bound int) ([]sseEvent, string) {
 	sr := idebridge.NewSSEReader(r, bound)
 	var out []sseEvent
 	for {
 		ev, err := sr.Next()
+		if errors.Is(err, timeoutError{}) {
+			continue
+		}
 		if err != nil {
 			var tooBig *idebridge.MessageTooLargeError
 			switch {
@@ -126,8 +155,9 @@ func modelSSE(data []byte) ([]sseEvent, string) {
 }
 
 // FuzzSSEParse checks the SSE parser against three properties: splitting
-// the byte stream at any point (or into single bytes) yields the same events
-// and the same ending as one piece; no event's data exceeds the size bound;
+// the byte stream at any point (or into single bytes, or with a read
+// timeout between every byte, after which reading resumes) yields the same
+// events and the same ending as one piece; no event's data exceeds the size bound;
 // and, when the bound is not reached, the events agree with a plain model of
 // the standard's algorithm.
 func FuzzSSEParse(f *testing.F) {
@@ -143,6 +173,10 @@ func FuzzSSEParse(f *testing.F) {
 		bytewise, endBytes := readSSE(iotest.OneByteReader(bytes.NewReader(data)), limit)
 		if diff := cmp.Diff(whole, bytewise); diff != "" || endWhole != endBytes {
 			t.Fatalf("byte by byte: events differ (-whole +bytes):\n%s\nends %q vs %q", diff, endWhole, endBytes)
+		}
+		stutter, endStutter := readSSE(&stuttering{data: bytes.Clone(data)}, limit)
+		if diff := cmp.Diff(whole, stutter); diff != "" || endWhole != endStutter {
+			t.Fatalf("with a timeout between bytes: events differ (-whole +resumed):\n%s\nends %q vs %q", diff, endWhole, endStutter)
 		}
 		for _, ev := range whole {
 			if len(ev.Data) > limit {

@@ -278,6 +278,9 @@ func newClient(t transport, cfg *config, act *activity, where string) *Client {
 	}
 	c.notes = make(chan Notification, max(cfg.NotificationBuffer, 0))
 	c.m = newMux(t, cfg.Logger, cfg.MaxMessageSize, act)
+	if wt, ok := t.(*wsTransport); ok {
+		wt.goBackground = c.m.goBackground
+	}
 	c.m.onNotification = c.handleNotification
 	c.m.onEnd = func() { close(c.notes) }
 	c.m.start(cfg.PingInterval)

@@ -37,9 +37,32 @@ type mux struct {
 	// onEnd is called once, on the read loop, after the last message.
 	onEnd func()
 
-	bg       sync.WaitGroup // goroutines other than the read loop
-	readDone chan struct{}
+	bg       sync.WaitGroup // goroutines other than the reader
+	readDone chan struct{}  // closed once nothing reads or dispatches any more
+
+	// The reader role, with an interruptible transport (WebSocket): the
+	// goroutine waiting for a reply reads the connection itself, so that on
+	// the common path (one call at a time) the reply reaches its caller
+	// without a hand-off between goroutines, which on a loopback round trip
+	// costs as much as the rest of the client together. Whoever holds the
+	// token in readTok reads and dispatches every message: a caller until
+	// its reply is in, or the background reader while no caller waits. A
+	// caller that finds the background reader blocked in recv interrupts it
+	// and takes over; a caller done reading leaves the role free, and the
+	// background reader takes it back only after readerIdleHandoff, so that
+	// back-to-back calls never wake it.
+	shared    bool
+	readTok   chan struct{} // holds the token while nobody reads
+	bgWake    chan struct{}
+	bgReading atomic.Bool  // the background reader holds the token
+	wanting   atomic.Int32 // callers waiting for a reply
+	idleTimer *time.Timer
 }
+
+// readerIdleHandoff is how long the reader role stays free after a call
+// before the background reader takes it again; notifications arriving in
+// between wait at most this long.
+const readerIdleHandoff = 2 * time.Millisecond
 
 type pendingCall struct {
 	ch chan callResult // capacity 1: the read loop never blocks on it
@@ -66,9 +89,20 @@ func newMux(t transport, log *slog.Logger, maxSize int64, act *activity) *mux {
 	return m
 }
 
-// start runs the read loop and, when interval > 0, the keep-alive.
+// start runs the reader and, when interval > 0, the keep-alive.
 func (m *mux) start(pingInterval time.Duration) {
-	go m.readLoop()
+	if m.t.interruptible() {
+		m.shared = true
+		m.readTok = make(chan struct{}, 1)
+		m.readTok <- struct{}{}
+		m.bgWake = make(chan struct{}, 1)
+		m.idleTimer = time.AfterFunc(time.Hour, m.wakeBackground)
+		m.idleTimer.Stop()
+		go m.backgroundReader()
+		m.wakeBackground()
+	} else {
+		go m.readLoop()
+	}
 	if pingInterval > 0 {
 		m.bg.Add(1)
 		go m.keepAlive(pingInterval)
@@ -131,31 +165,194 @@ func (m *mux) call(ctx context.Context, method string, params paramsFunc, timeou
 		return nil, fmt.Errorf("sending %s: %w", method, err)
 	}
 
-	var timeoutC <-chan time.Time
+	var deadline time.Time
 	if timeout > 0 {
-		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
-			timer := time.NewTimer(timeout)
-			defer timer.Stop()
-			timeoutC = timer.C
+		deadline = time.Now().Add(timeout)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline, timeout = time.Time{}, 0 // ctx ends first
 		}
+	}
+	if m.shared {
+		return m.awaitShared(ctx, id, pc, deadline, timeout)
+	}
+	var timeoutC <-chan time.Time
+	if !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		timeoutC = timer.C
 	}
 	select {
 	case r := <-pc.ch:
 		pendingPool.Put(pc)
 		return r.msg, r.err
 	case <-ctx.Done():
-		if r, ok := m.abandon(id, pc); ok {
-			return r.msg, r.err
-		}
-		m.cancelInBackground(id, context.Cause(ctx).Error())
-		return nil, ctx.Err()
+		return m.giveUp(ctx, id, pc, timeout)
 	case <-timeoutC:
-		if r, ok := m.abandon(id, pc); ok {
+		return m.giveUp(ctx, id, pc, timeout)
+	}
+}
+
+// awaitShared waits for a reply, reading the connection itself whenever
+// the reader role is free (see the mux type).
+func (m *mux) awaitShared(ctx context.Context, id int64, pc *pendingCall, deadline time.Time, timeout time.Duration) (*jsonrpc.Message, error) {
+	m.wanting.Add(1)
+	asReader := func() (*jsonrpc.Message, error) {
+		m.wanting.Add(-1)
+		m.idleTimer.Stop()
+		r, ok := m.readOwnReply(ctx, pc, deadline)
+		m.releaseReader()
+		if ok {
+			pendingPool.Put(pc)
 			return r.msg, r.err
 		}
-		m.cancelInBackground(id, "timed out")
-		return nil, fmt.Errorf("no reply within %v: %w", timeout, context.DeadlineExceeded)
+		return m.giveUp(ctx, id, pc, timeout)
 	}
+	select {
+	case <-m.readTok:
+		return asReader()
+	default:
+	}
+	if m.bgReading.Load() {
+		m.t.interrupt() // it sees wanting and lets go
+	}
+	var timeoutC <-chan time.Time
+	if !deadline.IsZero() {
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		timeoutC = timer.C
+	}
+	var err error
+	var msg *jsonrpc.Message
+	select {
+	case r := <-pc.ch:
+		pendingPool.Put(pc)
+		msg, err = r.msg, r.err
+	case <-m.readTok:
+		return asReader()
+	case <-ctx.Done():
+		msg, err = m.giveUp(ctx, id, pc, timeout)
+	case <-timeoutC:
+		msg, err = m.giveUp(ctx, id, pc, timeout)
+	}
+	// Leaving without having read: make sure someone reads again.
+	m.wanting.Add(-1)
+	m.idleTimer.Reset(readerIdleHandoff)
+	return msg, err
+}
+
+// readOwnReply reads and dispatches messages until pc's result is in (ok
+// true), or until ctx ends or the deadline passes (ok false). The caller
+// holds the reader role.
+func (m *mux) readOwnReply(ctx context.Context, pc *pendingCall, deadline time.Time) (r callResult, ok bool) {
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, m.t.interrupt)
+		defer stop()
+	}
+	for {
+		select {
+		case r := <-pc.ch:
+			return r, true
+		default:
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return callResult{}, false
+		}
+		m.t.setReadDeadline(deadline)
+		// After setting the deadline: an interrupt from ctx's AfterFunc
+		// that came before it would have been overwritten.
+		if ctx.Err() != nil {
+			return callResult{}, false
+		}
+		data, err := m.t.recv()
+		if err != nil {
+			if !errors.Is(err, errInterrupted) {
+				m.readFailed(err) // delivers the failure to pc too
+			}
+			continue
+		}
+		m.dispatch(data)
+	}
+}
+
+// releaseReader gives the reader role back; a waiting caller may take it,
+// else the background reader will after readerIdleHandoff.
+func (m *mux) releaseReader() {
+	m.readTok <- struct{}{}
+	m.idleTimer.Reset(readerIdleHandoff)
+}
+
+func (m *mux) wakeBackground() {
+	select {
+	case m.bgWake <- struct{}{}:
+	default:
+	}
+}
+
+// backgroundReader reads whenever no caller does (shared mode).
+func (m *mux) backgroundReader() {
+	defer close(m.readDone)
+	defer func() {
+		// Take the role for good, so that nobody dispatches any more.
+		<-m.readTok
+		if m.onEnd != nil {
+			m.onEnd()
+		}
+	}()
+	for {
+		select {
+		case <-m.bgWake:
+		case <-m.done:
+			return
+		}
+		select {
+		case <-m.readTok:
+		default:
+			continue // a caller reads; it arms idleTimer when it lets go
+		}
+		if !m.readInBackground() {
+			return
+		}
+	}
+}
+
+// readInBackground reads until a caller wants the role (true) or the
+// connection ends (false); it gives the role back either way.
+func (m *mux) readInBackground() bool {
+	m.bgReading.Store(true)
+	defer func() {
+		m.bgReading.Store(false)
+		m.readTok <- struct{}{}
+	}()
+	for {
+		m.t.setReadDeadline(time.Time{})
+		// After clearing the deadline, so that a caller's interrupt is
+		// either seen here or cuts the recv below.
+		if m.wanting.Load() > 0 {
+			return true
+		}
+		data, err := m.t.recv()
+		if err != nil {
+			if errors.Is(err, errInterrupted) {
+				continue
+			}
+			m.readFailed(err)
+			return false
+		}
+		m.dispatch(data)
+	}
+}
+
+// giveUp ends a call whose ctx ended or whose deadline passed.
+func (m *mux) giveUp(ctx context.Context, id int64, pc *pendingCall, timeout time.Duration) (*jsonrpc.Message, error) {
+	if r, ok := m.abandon(id, pc); ok {
+		return r.msg, r.err
+	}
+	if err := ctx.Err(); err != nil {
+		m.cancelInBackground(id, context.Cause(ctx).Error())
+		return nil, err
+	}
+	m.cancelInBackground(id, "timed out")
+	return nil, fmt.Errorf("no reply within %v: %w", timeout, context.DeadlineExceeded)
 }
 
 // abandon forgets a pending call. When the read loop (or a failure) had
@@ -279,6 +476,8 @@ func (m *mux) close() {
 	m.bg.Wait()
 }
 
+// readLoop reads and dispatches every message, for transports that cannot
+// be interrupted (SSE).
 func (m *mux) readLoop() {
 	defer close(m.readDone)
 	defer func() {
@@ -289,26 +488,37 @@ func (m *mux) readLoop() {
 	for {
 		data, err := m.t.recv()
 		if err != nil {
-			if !errors.Is(err, ErrClosed) {
-				err = connLost(err)
-			}
-			m.fail(err)
+			m.readFailed(err)
 			return
 		}
-		msg, err := jsonrpc.Decode(data)
-		if err != nil {
-			m.log.Debug("dropping malformed message from the IDE", "err", err, "size", len(data))
-			continue
-		}
-		switch {
-		case msg.IsResponse():
-			m.deliver(msg)
-		case msg.IsRequest():
-			m.answer(msg)
-		default:
-			if m.onNotification != nil {
-				m.onNotification(msg.Method, msg.Params)
-			}
+		m.dispatch(data)
+	}
+}
+
+// readFailed ends the connection after a failed read.
+func (m *mux) readFailed(err error) {
+	if !errors.Is(err, ErrClosed) {
+		err = connLost(err)
+	}
+	m.fail(err)
+}
+
+// dispatch decodes one message and routes it: a response to its call, a
+// request to answer, a notification to the client.
+func (m *mux) dispatch(data []byte) {
+	msg, err := jsonrpc.Decode(data)
+	if err != nil {
+		m.log.Debug("dropping malformed message from the IDE", "err", err, "size", len(data))
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		m.deliver(msg)
+	case msg.IsRequest():
+		m.answer(msg)
+	default:
+		if m.onNotification != nil {
+			m.onNotification(msg.Method, msg.Params)
 		}
 	}
 }

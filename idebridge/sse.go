@@ -65,23 +65,27 @@ func NewSSEReader(r io.Reader, maxEventSize int) *SSEReader {
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
 // or io.ErrUnexpectedEOF when the stream ended inside an event or a line.
-// A read error from the underlying reader is returned as is. Once Next has
-// returned an error it returns the same error again.
+// A read error from the underlying reader is returned as is, and Next
+// returns the same error again from then on; except a timeout (a net.Error
+// whose Timeout is true, as a passed read deadline gives), after which Next
+// may be called again and resumes where the stream stopped.
 func (s *SSEReader) Next() (SSEEvent, error) {
 	if s.err != nil {
 		return SSEEvent{}, s.err
 	}
 	// Do not keep a large event's buffers for the life of the stream.
-	if cap(s.data) > 1<<20 {
+	if cap(s.data) > 1<<20 && len(s.data) == 0 {
 		s.data = nil
 	}
-	if cap(s.line) > 1<<20 {
+	if cap(s.line) > 1<<20 && len(s.line) == 0 {
 		s.line = nil
 	}
 	for {
 		line, ok, err := s.nextLine()
 		if err != nil {
-			s.err = err
+			if !isTimeout(err) {
+				s.err = err
+			}
 			return SSEEvent{}, err
 		}
 		if !ok {

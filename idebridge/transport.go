@@ -24,9 +24,20 @@ type transport interface {
 	// error that means the connection is gone wraps ErrConnectionLost.
 	send(ctx context.Context, m *msgBuf) error
 	// recv returns the next message. The slice is valid until the next
-	// call. recv is called only from the read loop; after close, or when
-	// the connection fails, it returns the cause.
+	// call. One goroutine at a time calls recv (the mux's reader). After
+	// close, or when the connection fails, it returns the cause. When the
+	// read deadline passes or interrupt is called, it returns an error
+	// wrapping errInterrupted and can be called again (interruptible
+	// transports only).
 	recv() ([]byte, error)
+	// interruptible reports whether setReadDeadline and interrupt work;
+	// the mux then lets callers read their own replies.
+	interruptible() bool
+	// setReadDeadline sets the deadline of recv; zero means none.
+	setReadDeadline(t time.Time)
+	// interrupt makes a recv in progress return errInterrupted soon. It is
+	// safe to call from any goroutine.
+	interrupt()
 	// ping sends a transport-level keep-alive probe (a WebSocket ping),
 	// waiting at most wait. It returns errNoTransportPing when the
 	// transport has none and the client should send an MCP ping instead.

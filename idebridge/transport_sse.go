@@ -28,14 +28,19 @@ import (
 var errForeignEndpoint = errors.New("SSE endpoint is on another origin")
 
 type sseTransport struct {
-	client  *http.Client
-	tr      *http.Transport
 	postURL string
 	token   string
-	body    io.ReadCloser
 	events  *SSEReader
 	ctx     context.Context // ends with the transport
 	cancel  context.CancelFunc
+
+	// The stream: over a connection of its own for plain http (conn set;
+	// reads can be interrupted, so callers read their own replies), or
+	// through net/http for https (client and tr set).
+	stream io.Closer
+	conn   net.Conn
+	client *http.Client
+	tr     *http.Transport
 	// post sends messages over plain http without net/http (see poster);
 	// nil for https, where net/http does it.
 	post *poster
@@ -49,7 +54,108 @@ func dialSSE(ctx context.Context, rawURL, token string, maxSize int64, act *acti
 	if err != nil {
 		return nil, fmt.Errorf("parsing SSE URL: %w", err)
 	}
-	tr := &http.Transport{
+	// The stream outlives ctx, which bounds only the connection attempt.
+	streamCtx, cancel := context.WithCancel(context.Background())
+	t := &sseTransport{token: token, ctx: streamCtx, cancel: cancel}
+	fail := func(err error) (*sseTransport, error) {
+		t.close()
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		return nil, err
+	}
+	var body io.Reader
+	if strings.EqualFold(u.Scheme, "http") {
+		body, err = t.openDirect(ctx, u)
+	} else {
+		body, err = t.openHTTP(ctx, u)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	act.touch()
+	t.events = NewSSEReader(activityReader{r: body, a: act}, int(min(maxSize, int64(^uint(0)>>1))))
+
+	// The endpoint event, within ctx.
+	var stop func() bool
+	if t.conn != nil {
+		if dl, ok := ctx.Deadline(); ok {
+			t.conn.SetReadDeadline(dl)
+		}
+		stop = context.AfterFunc(ctx, t.interrupt)
+	} else {
+		stop = context.AfterFunc(ctx, cancel)
+	}
+	endpoint, err := t.readEndpoint(u)
+	if !stop() || ctx.Err() != nil {
+		return fail(ctx.Err())
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if t.conn != nil {
+		t.conn.SetReadDeadline(time.Time{})
+	}
+	t.postURL = endpoint.String()
+	if strings.EqualFold(endpoint.Scheme, "http") {
+		t.post = newPoster(endpoint, token)
+	}
+	return t, nil
+}
+
+// openDirect sends the GET over a connection of its own and returns the
+// response body.
+func (t *sseTransport) openDirect(ctx context.Context, u *url.URL) (io.Reader, error) {
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	c, err := dialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	t.conn, t.stream = c, c
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host +
+		"\r\nUser-Agent: idebridge\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n"
+	if t.token != "" {
+		req += AuthHeader + ": " + t.token + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(c, 32<<10)
+	var head responseHead
+	for {
+		head, err = readResponseHead(br)
+		if err != nil {
+			return nil, fmt.Errorf("reading the SSE response: %w", err)
+		}
+		if head.status < 100 || head.status > 199 {
+			break
+		}
+	}
+	if err := checkStreamResponse(head.status, http.StatusText(head.status), head.contentType); err != nil {
+		return nil, err
+	}
+	c.SetDeadline(time.Time{})
+	switch {
+	case head.chunked:
+		return &chunkedBody{br: br}, nil
+	case head.contentLength >= 0:
+		return &limitedBody{br: br, left: head.contentLength}, nil
+	default:
+		return br, nil
+	}
+}
+
+// openHTTP sends the GET through net/http (https).
+func (t *sseTransport) openHTTP(ctx context.Context, u *url.URL) (io.Reader, error) {
+	t.tr = &http.Transport{
 		// Loopback IDE connections must never go through a proxy.
 		Proxy:               nil,
 		DialContext:         dialContext,
@@ -58,86 +164,65 @@ func dialSSE(ctx context.Context, rawURL, token string, maxSize int64, act *acti
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	client := &http.Client{Transport: tr}
-	// The stream outlives ctx (which bounds only the connection attempt).
-	streamCtx, cancel := context.WithCancel(context.Background())
-	stop := context.AfterFunc(ctx, cancel)
-	fail := func(err error) (*sseTransport, error) {
-		stop()
-		cancel()
-		tr.CloseIdleConnections()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w (%w)", ctx.Err(), err)
-		}
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, u.String(), nil)
+	t.client = &http.Client{Transport: t.tr}
+	stop := context.AfterFunc(ctx, t.cancel)
+	defer stop()
+	req, err := http.NewRequestWithContext(t.ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
-	if token != "" {
-		req.Header.Set(AuthHeader, token)
+	if t.token != "" {
+		req.Header.Set(AuthHeader, t.token)
 	}
-	resp, err := client.Do(req)
+	resp, err := t.client.Do(req)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		switch resp.StatusCode {
+	t.stream = resp.Body
+	if err := checkStreamResponse(resp.StatusCode, resp.Status, resp.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// checkStreamResponse refuses anything but a 200 event stream.
+func checkStreamResponse(status int, statusText, contentType string) error {
+	if status != http.StatusOK {
+		switch status {
 		case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
-			return fail(fmt.Errorf("%w: SSE request refused with HTTP %s", ErrAuthFailed, resp.Status))
+			return fmt.Errorf("%w: SSE request refused with HTTP %d %s", ErrAuthFailed, status, statusText)
 		}
-		return fail(fmt.Errorf("SSE request refused with HTTP %s", resp.Status))
+		return fmt.Errorf("SSE request refused with HTTP %d %s", status, statusText)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		if mt, _, _ := mime.ParseMediaType(ct); mt != "text/event-stream" {
-			resp.Body.Close()
-			return fail(fmt.Errorf("SSE URL answered with Content-Type %q, not text/event-stream", ct))
+	if contentType != "" {
+		if mt, _, _ := mime.ParseMediaType(contentType); mt != "text/event-stream" {
+			return fmt.Errorf("SSE URL answered with Content-Type %q, not text/event-stream", contentType)
 		}
 	}
-	act.touch()
-	events := NewSSEReader(activityReader{r: resp.Body, a: act}, int(min(maxSize, int64(^uint(0)>>1))))
-	var endpoint *url.URL
-	for endpoint == nil {
-		ev, err := events.Next()
+	return nil
+}
+
+// readEndpoint reads events until the endpoint event and resolves it.
+func (t *sseTransport) readEndpoint(u *url.URL) (*url.URL, error) {
+	for {
+		ev, err := t.events.Next()
 		if err != nil {
-			resp.Body.Close()
-			return fail(fmt.Errorf("reading the SSE endpoint event: %w", err))
+			return nil, fmt.Errorf("reading the SSE endpoint event: %w", err)
 		}
 		if ev.Event != "endpoint" {
 			continue // nothing can be answered before the endpoint is known
 		}
-		endpoint, err = u.Parse(strings.TrimSpace(string(ev.Data)))
+		endpoint, err := u.Parse(strings.TrimSpace(string(ev.Data)))
 		if err != nil {
-			resp.Body.Close()
-			return fail(fmt.Errorf("parsing the SSE endpoint %q: %w", ev.Data, err))
+			return nil, fmt.Errorf("parsing the SSE endpoint %q: %w", ev.Data, err)
 		}
 		if !sameOrigin(u, endpoint) {
-			resp.Body.Close()
-			return fail(fmt.Errorf("%w: %s is not on %s://%s", errForeignEndpoint, endpoint.Redacted(), u.Scheme, u.Host))
+			return nil, fmt.Errorf("%w: %s is not on %s://%s", errForeignEndpoint, endpoint.Redacted(), u.Scheme, u.Host)
 		}
+		return endpoint, nil
 	}
-	if !stop() {
-		resp.Body.Close()
-		return fail(ctx.Err())
-	}
-	t := &sseTransport{
-		client:  client,
-		tr:      tr,
-		postURL: endpoint.String(),
-		token:   token,
-		body:    resp.Body,
-		events:  events,
-		ctx:     streamCtx,
-		cancel:  cancel,
-	}
-	if strings.EqualFold(endpoint.Scheme, "http") {
-		t.post = newPoster(endpoint, token)
-	}
-	return t, nil
 }
 
 // sameOrigin compares scheme, host and port (with the scheme's default).
@@ -158,6 +243,24 @@ func sameOrigin(a, b *url.URL) bool {
 }
 
 func (t *sseTransport) ping(time.Duration) error { return errNoTransportPing }
+
+// Over its own connection, the stream can be interrupted and resumed (the
+// SSE parser, chunkedBody and bufio all keep their state across a read
+// deadline); through net/http it cannot, and the mux keeps a dedicated
+// reader for it.
+func (t *sseTransport) interruptible() bool { return t.conn != nil }
+
+func (t *sseTransport) setReadDeadline(d time.Time) {
+	if t.conn != nil {
+		t.conn.SetReadDeadline(d)
+	}
+}
+
+func (t *sseTransport) interrupt() {
+	if t.conn != nil {
+		t.conn.SetReadDeadline(time.Unix(1, 0))
+	}
+}
 
 // send POSTs one message. Once the POST has started, the IDE may have the
 // message whatever becomes of the response, so the POST is not tied to the
@@ -245,6 +348,9 @@ func (t *sseTransport) recv() ([]byte, error) {
 			if t.closing.Load() {
 				return nil, ErrClosed
 			}
+			if isTimeout(err) {
+				return nil, fmt.Errorf("%w: %w", errInterrupted, err)
+			}
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				return nil, fmt.Errorf("the IDE ended the SSE stream: %w", err)
 			}
@@ -263,8 +369,12 @@ func (t *sseTransport) close() error {
 	t.closeOnce.Do(func() {
 		t.closing.Store(true)
 		t.cancel()
-		t.body.Close()
-		t.tr.CloseIdleConnections()
+		if t.stream != nil {
+			t.stream.Close()
+		}
+		if t.tr != nil {
+			t.tr.CloseIdleConnections()
+		}
 		if t.post != nil {
 			t.post.close()
 		}
@@ -297,12 +407,12 @@ type postConn struct {
 	lastUsed time.Time
 }
 
-// Connections idle for longer are checked before reuse, or dropped: IDE
-// servers close idle keep-alive connections (Node's default is after 5 s).
+// A connection idle for longer is not reused: IDE servers close idle
+// keep-alive connections (Node's default is after 5 s), and a request
+// written just as the server closes would be lost.
 const (
-	postFreshIdle = time.Second
-	postMaxIdle   = 4 * time.Second
-	postMaxConns  = 16
+	postMaxIdle  = time.Second
+	postMaxConns = 16
 )
 
 func newPoster(u *url.URL, token string) *poster {
@@ -385,8 +495,7 @@ func (p *poster) get(ctx context.Context) (*postConn, error) {
 	for len(p.idle) > 0 {
 		pc := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
-		idle := time.Since(pc.lastUsed)
-		if idle < postFreshIdle || (idle < postMaxIdle && stillOpen(pc)) {
+		if time.Since(pc.lastUsed) < postMaxIdle {
 			p.active[pc] = true
 			p.mu.Unlock()
 			return pc, nil
@@ -409,16 +518,6 @@ func (p *poster) get(ctx context.Context) (*postConn, error) {
 	}
 	p.active[pc] = true
 	return pc, nil
-}
-
-// stillOpen reports whether the server has not closed an idle connection
-// (nothing may arrive on it between requests).
-func stillOpen(pc *postConn) bool {
-	pc.c.SetReadDeadline(time.Now())
-	_, err := pc.br.Peek(1)
-	pc.c.SetReadDeadline(time.Time{})
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (p *poster) put(pc *postConn) {
@@ -459,78 +558,99 @@ func (p *poster) close() {
 // endpoint answers "Accepted" or nothing.
 const maxPostResponse = 1 << 20
 
-// readPostResponse reads one HTTP/1.x response and discards its body. It
-// reports the status and whether the connection can carry another request.
-func readPostResponse(br *bufio.Reader) (status int, reusable bool, err error) {
+// responseHead is what the client needs of an HTTP/1.x response head.
+type responseHead struct {
+	status        int
+	keepAlive     bool
+	contentLength int64 // -1 when absent
+	chunked       bool
+	contentType   string
+}
+
+// readResponseHead reads a status line and headers.
+func readResponseHead(br *bufio.Reader) (responseHead, error) {
+	h := responseHead{contentLength: -1}
+	line, err := readLine(br)
+	if err != nil {
+		return h, err
+	}
+	// HTTP/1.1 202 Accepted
+	proto, rest, ok := strings.Cut(line, " ")
+	if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
+		return h, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+	}
+	if h.status, err = strconv.Atoi(rest[:3]); err != nil {
+		return h, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+	}
+	h.keepAlive = proto == "HTTP/1.1"
 	for {
-		line, err := readLine(br)
+		hl, err := readLine(br)
 		if err != nil {
-			return 0, false, err
+			return h, err
 		}
-		// HTTP/1.1 202 Accepted
-		proto, rest, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
-			return 0, false, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+		if hl == "" {
+			return h, nil
 		}
-		status, err = strconv.Atoi(rest[:3])
-		if err != nil {
-			return 0, false, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+		name, value, ok := strings.Cut(hl, ":")
+		if !ok {
+			return h, fmt.Errorf("malformed HTTP header %q", truncateText(hl, 80))
 		}
-		reusable = proto == "HTTP/1.1"
-		contentLength := int64(-1)
-		chunked := false
-		for {
-			h, err := readLine(br)
-			if err != nil {
-				return 0, false, err
+		value = strings.TrimSpace(value)
+		switch {
+		case strings.EqualFold(name, "Content-Length"):
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 0 {
+				return h, fmt.Errorf("malformed Content-Length %q", value)
 			}
-			if h == "" {
-				break
+			h.contentLength = n
+		case strings.EqualFold(name, "Transfer-Encoding"):
+			if h.chunked = strings.EqualFold(value, "chunked"); !h.chunked {
+				return h, fmt.Errorf("unsupported Transfer-Encoding %q", value)
 			}
-			name, value, ok := strings.Cut(h, ":")
-			if !ok {
-				return 0, false, fmt.Errorf("malformed HTTP header %q", truncateText(h, 80))
-			}
-			value = strings.TrimSpace(value)
-			switch {
-			case strings.EqualFold(name, "Content-Length"):
-				n, err := strconv.ParseInt(value, 10, 64)
-				if err != nil || n < 0 {
-					return 0, false, fmt.Errorf("malformed Content-Length %q", value)
-				}
-				contentLength = n
-			case strings.EqualFold(name, "Transfer-Encoding"):
-				chunked = strings.EqualFold(value, "chunked")
-				if !chunked {
-					return 0, false, fmt.Errorf("unsupported Transfer-Encoding %q", value)
-				}
-			case strings.EqualFold(name, "Connection"):
-				for _, tok := range strings.Split(value, ",") {
-					switch strings.ToLower(strings.TrimSpace(tok)) {
-					case "close":
-						reusable = false
-					case "keep-alive":
-						if proto == "HTTP/1.0" {
-							reusable = true
-						}
+		case strings.EqualFold(name, "Content-Type"):
+			h.contentType = value
+		case strings.EqualFold(name, "Connection"):
+			for _, tok := range strings.Split(value, ",") {
+				switch strings.ToLower(strings.TrimSpace(tok)) {
+				case "close":
+					h.keepAlive = false
+				case "keep-alive":
+					if proto == "HTTP/1.0" {
+						h.keepAlive = true
 					}
 				}
 			}
 		}
-		if status >= 100 && status < 200 && status != 101 {
+	}
+}
+
+// readPostResponse reads one HTTP/1.x response and discards its body. It
+// reports the status and whether the connection can carry another request.
+func readPostResponse(br *bufio.Reader) (status int, reusable bool, err error) {
+	for {
+		h, err := readResponseHead(br)
+		if err != nil {
+			return 0, false, err
+		}
+		if h.status >= 100 && h.status < 200 && h.status != 101 {
 			continue // 100 Continue and friends come before the real answer
 		}
+		reusable = h.keepAlive
 		switch {
-		case status == 204 || status == 304:
-		case chunked:
-			if err := discardChunked(br); err != nil {
+		case h.status == 204 || h.status == 304:
+		case h.chunked:
+			n, err := io.Copy(io.Discard, io.LimitReader(&chunkedBody{br: br}, maxPostResponse+1))
+			if err != nil {
 				return 0, false, err
 			}
-		case contentLength >= 0:
-			if contentLength > maxPostResponse {
-				return status, false, nil // not worth reading; drop the connection
+			if n > maxPostResponse {
+				reusable = false // not read to its end
 			}
-			if _, err := br.Discard(int(contentLength)); err != nil {
+		case h.contentLength >= 0:
+			if h.contentLength > maxPostResponse {
+				return h.status, false, nil // not worth reading; drop the connection
+			}
+			if _, err := br.Discard(int(h.contentLength)); err != nil {
 				return 0, false, err
 			}
 		default:
@@ -540,7 +660,7 @@ func readPostResponse(br *bufio.Reader) (status int, reusable bool, err error) {
 			}
 			reusable = false
 		}
-		return status, reusable, nil
+		return h.status, reusable, nil
 	}
 }
 
@@ -560,40 +680,108 @@ func readLine(br *bufio.Reader) (string, error) {
 	return string(line), nil
 }
 
-func discardChunked(br *bufio.Reader) error {
-	var total int64
+// chunkedBody decodes a chunked body. Its progress lives in the struct, so
+// that a read cut by a deadline resumes where it stopped.
+type chunkedBody struct {
+	br        *bufio.Reader
+	left      int64  // data bytes left in the current chunk
+	line      []byte // a line read in part
+	afterData bool   // the CRLF after chunk data comes next
+	trailers  bool   // reading trailers after the last chunk
+	done      bool
+}
+
+func (c *chunkedBody) Read(p []byte) (int, error) {
 	for {
-		line, err := readLine(br)
+		if c.done {
+			return 0, io.EOF
+		}
+		if c.left > 0 {
+			if int64(len(p)) > c.left {
+				p = p[:c.left]
+			}
+			n, err := c.br.Read(p)
+			c.left -= int64(n)
+			if c.left == 0 {
+				c.afterData = true
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+		line, err := c.readLine()
 		if err != nil {
-			return err
+			return 0, err
 		}
-		size, _, _ := strings.Cut(line, ";")
-		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("malformed chunk size %q", truncateText(line, 40))
-		}
-		if n == 0 {
-			for { // trailers
-				t, err := readLine(br)
-				if err != nil {
-					return err
-				}
-				if t == "" {
-					return nil
-				}
+		switch {
+		case c.afterData:
+			if len(line) != 0 {
+				return 0, errors.New("malformed chunked body: no CRLF after chunk data")
 			}
-		}
-		if total += n; total > maxPostResponse {
-			return errors.New("response to a POST too large")
-		}
-		if _, err := br.Discard(int(n)); err != nil {
-			return err
-		}
-		if l, err := readLine(br); err != nil || l != "" {
-			if err == nil {
-				err = errors.New("malformed chunk end")
+			c.afterData = false
+		case c.trailers:
+			if len(line) == 0 {
+				c.done = true
 			}
-			return err
+		default:
+			size, _, _ := bytes.Cut(line, []byte(";"))
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(size)), 16, 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("malformed chunk size %q", truncateText(string(line), 40))
+			}
+			if n == 0 {
+				c.trailers = true
+			}
+			c.left = n
 		}
 	}
+}
+
+// readLine returns the next line without its line ending; a line cut by a
+// read error is kept for the next call.
+func (c *chunkedBody) readLine() ([]byte, error) {
+	for {
+		frag, err := c.br.ReadSlice('\n')
+		if len(c.line)+len(frag) > 8<<10 {
+			return nil, errors.New("chunked body line too long")
+		}
+		c.line = append(c.line, frag...)
+		switch err {
+		case nil:
+			line := bytes.TrimSuffix(bytes.TrimSuffix(c.line, []byte("\n")), []byte("\r"))
+			c.line = c.line[:0]
+			return line, nil
+		case bufio.ErrBufferFull:
+			continue
+		case io.EOF:
+			return nil, io.ErrUnexpectedEOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// limitedBody reads a body of known length, resumably.
+type limitedBody struct {
+	br   *bufio.Reader
+	left int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.br.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// isTimeout reports whether err is a passed read deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

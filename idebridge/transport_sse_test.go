@@ -1,13 +1,18 @@
 package idebridge
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,4 +344,168 @@ func TestSSENotAnEventStream(t *testing.T) {
 	if _, err := DialURL(testCtx(t), srv.URL, "", nil); err == nil || !strings.Contains(err.Error(), "text/event-stream") {
 		t.Fatalf("error %v, want a Content-Type complaint", err)
 	}
+}
+
+func chunked(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		fmt.Fprintf(&b, "%x;ext=1\r\n%s\r\n", len(p), p)
+	}
+	b.WriteString("0\r\nTrailer: x\r\n\r\n")
+	return b.String()
+}
+
+func TestChunkedBodyResumes(t *testing.T) {
+	body := chunked("event: endpoint\n", "data: /messages?x=1\n\n", strings.Repeat("q", 5000))
+	want := "event: endpoint\ndata: /messages?x=1\n\n" + strings.Repeat("q", 5000)
+	for name, r := range map[string]io.Reader{
+		"whole":            strings.NewReader(body),
+		"timeout per byte": &timeoutEvery{data: []byte(body)},
+	} {
+		cb := &chunkedBody{br: bufio.NewReaderSize(r, 16)}
+		var got []byte
+		buf := make([]byte, 7)
+		for {
+			n, err := cb.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil && !isTimeout(err) {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("%s: decoded %d bytes, want %d", name, len(got), len(want))
+		}
+	}
+	for _, bad := range []string{"zz\r\nx\r\n", "3\r\nabcX\r\n", "3\r\nab"} {
+		cb := &chunkedBody{br: bufio.NewReader(strings.NewReader(bad))}
+		if _, err := io.ReadAll(cb); err == nil {
+			t.Errorf("malformed chunked body %q accepted", bad)
+		}
+	}
+}
+
+// TestSSEStreamResumesAfterInterrupts: the SSE parser over a chunked body
+// keeps its place across read deadlines, as the shared reader needs.
+func TestSSEStreamResumesAfterInterrupts(t *testing.T) {
+	stream := chunked("event: endpoint\r", "\ndata: /m\r\n\r\nda", "ta: {\"a\":\ndata: 1}\n\n: c\n", "data: x\n\n")
+	sr := NewSSEReader(&chunkedBody{br: bufio.NewReaderSize(&timeoutEvery{data: []byte(stream)}, 16)}, 0)
+	var got []string
+	for {
+		ev, err := sr.Next()
+		if isTimeout(err) {
+			continue
+		}
+		if err != nil {
+			if err != io.EOF {
+				t.Fatalf("ended with %v", err)
+			}
+			break
+		}
+		got = append(got, ev.Event+"="+string(ev.Data))
+	}
+	want := []string{"endpoint=/m", "message={\"a\":\n1}", "message=x"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+func TestReadPostResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name, resp string
+		status     int
+		reusable   bool
+	}{
+		{"202 no body", "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", 202, true},
+		{"202 Accepted body", "HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted", 202, true},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked("Accepted"), 200, true},
+		{"connection close", "HTTP/1.1 202 Accepted\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", 202, false},
+		{"http/1.0", "HTTP/1.0 202 Accepted\r\nContent-Length: 0\r\n\r\n", 202, false},
+		{"http/1.0 keep-alive", "HTTP/1.0 202 Accepted\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", 202, true},
+		{"100 continue first", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", 202, true},
+		{"body to close", "HTTP/1.1 400 Bad Request\r\n\r\nbad message", 400, false},
+		{"lf only", "HTTP/1.1 202 Accepted\nContent-Length: 2\n\nok", 202, true},
+	} {
+		br := bufio.NewReader(strings.NewReader(tc.resp + "NEXT"))
+		status, reusable, err := readPostResponse(br)
+		if err != nil || status != tc.status || reusable != tc.reusable {
+			t.Errorf("%s: %d %v %v, want %d %v", tc.name, status, reusable, err, tc.status, tc.reusable)
+			continue
+		}
+		if rest, _ := io.ReadAll(br); tc.reusable && string(rest) != "NEXT" {
+			t.Errorf("%s: the body was not read exactly (left %q)", tc.name, rest)
+		}
+	}
+	for _, bad := range []string{"", "HTTP/1.1\r\n\r\n", "SPDY 200 OK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n"} {
+		if _, _, err := readPostResponse(bufio.NewReader(strings.NewReader(bad))); err == nil {
+			t.Errorf("malformed response %q accepted", bad)
+		}
+	}
+}
+
+// TestPosterConnections: POSTs reuse a kept-alive connection, but not one
+// that has been idle long enough for the server to close it.
+func TestPosterConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	closeAfter := make(chan int, 16) // per connection: close after n responses
+	var wg sync.WaitGroup
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			limit := <-closeAfter
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for i := 0; i < limit; i++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(c, "HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted")
+				}
+			}()
+		}
+	}()
+	u, _ := url.Parse("http://" + ln.Addr().String() + "/messages?sessionId=1")
+	p := newPoster(u, "tok")
+	defer p.close()
+	ctx := testCtx(t)
+	closeAfter <- 2
+	for i := range 2 {
+		if err := p.send(ctx, []byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+			t.Fatalf("post %d: %v", i, err)
+		}
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("%d connections for two POSTs, want 1 (kept alive)", n)
+	}
+	// The server closes that connection. One idle for over a second is
+	// not reused (servers close idle connections on their own schedule).
+	wg.Wait()
+	p.mu.Lock()
+	p.idle[0].lastUsed = time.Now().Add(-2 * time.Second)
+	p.mu.Unlock()
+	closeAfter <- 1
+	if err := p.send(ctx, []byte(`{}`)); err != nil {
+		t.Fatalf("post after the server closed the idle connection: %v", err)
+	}
+	if n := accepted.Load(); n != 2 {
+		t.Fatalf("%d connections, want a new one after the old one closed", n)
+	}
+	p.close()
+	wg.Wait()
 }

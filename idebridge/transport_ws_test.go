@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
 )
@@ -340,17 +341,174 @@ func TestIncomingFramesFromTheWild(t *testing.T) {
 			t.Fatalf("%s: %v, %v", name, r, err)
 		}
 	}
-	// The client answered the server's ping with a pong.
-	var pong bool
-	for _, f := range s.takeFrames() {
-		if f.opcode == 0xA && string(f.payload) == "hello" {
-			pong = true
+	// The client answered the server's ping with a pong (sent off the
+	// reading goroutine, so it may trail the reply).
+	deadline := time.Now().Add(10 * time.Second)
+	for pong := false; !pong; {
+		for _, f := range s.takeFrames() {
+			if f.opcode == 0xA && string(f.payload) == "hello" {
+				pong = true
+			}
 		}
-	}
-	if !pong {
-		t.Error("no pong for the server's ping")
+		if !pong && time.Now().After(deadline) {
+			t.Fatal("no pong for the server's ping")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	if _, err := c.CallTool(testCtx(t), "reserved-bits", nil); !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("reserved bits: %v, want ErrConnectionLost", err)
+	}
+}
+
+// timeoutEvery is a reader that hands out its data one byte at a time with
+// a timeout error between bytes: the worst case for resuming after a read
+// deadline.
+type timeoutEvery struct {
+	data []byte
+	tick bool
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func (r *timeoutEvery) Read(p []byte) (int, error) {
+	r.tick = !r.tick
+	if r.tick {
+		return 0, timeoutErr{}
+	}
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	p[0] = r.data[0]
+	r.data = r.data[1:]
+	return 1, nil
+}
+
+func serverFrame(b0 byte, payload []byte) []byte {
+	var hdr []byte
+	switch n := len(payload); {
+	case n <= 125:
+		hdr = []byte{b0, byte(n)}
+	case n <= 0xffff:
+		hdr = []byte{b0, 126, byte(n >> 8), byte(n)}
+	default:
+		hdr = binary.BigEndian.AppendUint64([]byte{b0, 127}, uint64(n))
+	}
+	return append(hdr, payload...)
+}
+
+type gotFrame struct {
+	op      byte
+	payload string
+}
+
+// readFrames reads every frame of data, retrying interrupted reads.
+func readFrames(t *testing.T, r io.Reader, max int64) ([]gotFrame, error) {
+	t.Helper()
+	fr := &frameReader{br: bufio.NewReaderSize(r, 16), maxSize: max}
+	var out []gotFrame
+	for {
+		op, p, err := fr.next()
+		if errors.Is(err, errInterrupted) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, gotFrame{op, string(p)})
+	}
+}
+
+func TestFrameReaderResumesAfterEveryByte(t *testing.T) {
+	big := strings.Repeat("z", 70000)
+	var stream []byte
+	stream = append(stream, serverFrame(0x01, []byte(`{"a":`))...) // text, not final
+	stream = append(stream, serverFrame(0x89, []byte("p"))...)     // ping in between
+	stream = append(stream, serverFrame(0x00, []byte(`1`))...)     // continuation
+	stream = append(stream, serverFrame(0x80, []byte(`}`))...)     // final continuation
+	stream = append(stream, serverFrame(0x82, []byte{0, 1, 2})...) // binary
+	stream = append(stream, serverFrame(0x81, []byte(big))...)     // 64-bit length
+	stream = append(stream, serverFrame(0x81, []byte("x"+big[:300]))...)
+	stream = append(stream, serverFrame(0x88, []byte{0x03, 0xe8, 'b', 'y', 'e'})...)
+	want := []gotFrame{
+		{opPing, "p"}, {opText, `{"a":1}`}, {opBinary, "\x00\x01\x02"}, {opText, big}, {opText, "x" + big[:300]}, {opClose, "\x03\xe8bye"},
+	}
+	for name, r := range map[string]io.Reader{
+		"whole":            bytes.NewReader(stream),
+		"timeout per byte": &timeoutEvery{data: stream},
+	} {
+		got, err := readFrames(t, r, 1<<20)
+		if err != io.EOF {
+			t.Errorf("%s: ended with %v", name, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d frames, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: frame %d is %d %q, want %d %q", name, i, got[i].op, truncateText(got[i].payload, 20), want[i].op, truncateText(want[i].payload, 20))
+			}
+		}
+	}
+}
+
+func TestFrameReaderRefusesBadFrames(t *testing.T) {
+	masked := []byte{0x81, 0x81, 1, 2, 3, 4, 'x'}
+	for name, stream := range map[string][]byte{
+		"masked server frame":       masked,
+		"reserved bits":             serverFrame(0xC1, []byte("x")),
+		"long control frame":        serverFrame(0x89, bytes.Repeat([]byte("x"), 126)),
+		"fragmented control frame":  serverFrame(0x09, []byte("x")),
+		"continuation outside":      serverFrame(0x80, []byte("x")),
+		"message inside a fragment": append(serverFrame(0x01, []byte("a")), serverFrame(0x81, []byte("b"))...),
+		"unknown opcode":            serverFrame(0x83, []byte("x")),
+	} {
+		_, err := readFrames(t, bytes.NewReader(stream), 1<<20)
+		var pe *wsProtocolError
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: %v, want a protocol error", name, err)
+		}
+	}
+	// Too large, known from the header before any payload is read: the
+	// size is exact, fragments included.
+	stream := append(serverFrame(0x01, bytes.Repeat([]byte("a"), 600)), serverFrame(0x80, bytes.Repeat([]byte("b"), 600))...)
+	_, err := readFrames(t, bytes.NewReader(stream), 1000)
+	var tooBig *MessageTooLargeError
+	if !errors.As(err, &tooBig) || tooBig.Size != 1200 || tooBig.Limit != 1000 || !tooBig.Incoming {
+		t.Errorf("over-size message: %v", err)
+	}
+}
+
+// TestCloseRightAfterUpgrade: a 1008 close sent in the same write as the
+// upgrade response (so gorilla's handshake reads it along) is still seen.
+func TestCloseRightAfterUpgrade(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		resp := fmt.Sprintf("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: mcp\r\n\r\n",
+			base64.StdEncoding.EncodeToString(sum[:]))
+		c.Write(append([]byte(resp), serverFrame(0x88, append([]byte{0x03, 0xf0}, "Unauthorized"...))...))
+		io.Copy(io.Discard, br)
+	}()
+	_, err = DialURL(testCtx(t), "ws://"+ln.Addr().String()+"/", "bad", nil)
+	if !errors.Is(err, ErrAuthFailed) || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("error %v, want ErrAuthFailed with the IDE's reason", err)
 	}
 }

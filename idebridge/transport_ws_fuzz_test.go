@@ -1,0 +1,34 @@
+package idebridge
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzFrameReader checks the WebSocket frame reader (unexported, so it
+// lives here rather than in package fuzz): any byte stream read whole and
+// read with a read timeout between every byte (resumed each time) yields
+// the same frames and the same ending; no data message exceeds the bound;
+// and it never panics.
+func FuzzFrameReader(f *testing.F) {
+	f.Add(append(serverFrame(0x01, []byte(`{"a":`)), append(serverFrame(0x89, []byte("p")), serverFrame(0x80, []byte(`1}`))...)...), uint16(64))
+	f.Add(serverFrame(0x81, bytes.Repeat([]byte("x"), 300)), uint16(100))
+	f.Add([]byte{0x81, 0x7f, 0, 0, 0, 0, 0, 1, 0, 0}, uint16(1000))
+	f.Add(serverFrame(0x88, []byte{0x03, 0xf0, 'n', 'o'}), uint16(10))
+	f.Fuzz(func(t *testing.T, data []byte, bound uint16) {
+		limit := int64(bound) + 1
+		whole, errWhole := readFrames(t, bytes.NewReader(data), limit)
+		resumed, errResumed := readFrames(t, &timeoutEvery{data: bytes.Clone(data)}, limit)
+		if len(whole) != len(resumed) || (errWhole == nil) != (errResumed == nil) || (errWhole != nil && errWhole.Error() != errResumed.Error()) {
+			t.Fatalf("whole: %d frames, %v; resumed: %d frames, %v", len(whole), errWhole, len(resumed), errResumed)
+		}
+		for i := range whole {
+			if whole[i] != resumed[i] {
+				t.Fatalf("frame %d differs", i)
+			}
+			if op := whole[i].op; (op == opText || op == opBinary) && int64(len(whole[i].payload)) > limit {
+				t.Fatalf("message of %d bytes passed the %d-byte bound", len(whole[i].payload), limit)
+			}
+		}
+	})
+}
