@@ -584,3 +584,82 @@ func TestPIDDefaultAndOff(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedReaderStress mixes concurrent calls, replies out of order and
+// late, notifications, cancelled calls and idle gaps (in which the
+// background reader takes the reader role back and is interrupted again):
+// every call ends with its own answer or its own cancellation, and the
+// connection stays healthy.
+func TestSharedReaderStress(t *testing.T) {
+	f := newFakeIDE(t)
+	f.OnCall = func(c *fakeConn, m *jsonrpc.Message, name string, args json.RawMessage) {
+		var a struct {
+			N     int `json:"n"`
+			Delay int `json:"delay"`
+		}
+		json.Unmarshal(args, &a)
+		time.Sleep(time.Duration(a.Delay) * 100 * time.Microsecond)
+		if a.N%3 == 0 {
+			c.Notify("selection_changed", map[string]any{"text": fmt.Sprint(a.N)})
+		}
+		c.Reply(m.ID, textResult(fmt.Sprint(a.N)))
+	}
+	c := dialFake(t, f, &ClientOptions{NotificationBuffer: 8})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				n := w*1000 + i
+				ctx := testCtx(t)
+				var cancel context.CancelFunc = func() {}
+				if i%5 == 0 {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(i%3)*200*time.Microsecond)
+				}
+				r, err := c.CallTool(ctx, "work", map[string]int{"n": n, "delay": (n * 7) % 20})
+				cancel()
+				switch {
+				case err == nil:
+					if r.Text() != fmt.Sprint(n) {
+						t.Errorf("call %d got the answer %q", n, r.Text())
+					}
+				case errors.Is(err, context.DeadlineExceeded) && i%5 == 0:
+				default:
+					t.Errorf("call %d: %v", n, err)
+				}
+				if i%7 == 0 {
+					time.Sleep(3 * time.Millisecond) // an idle gap
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if c.Err() != nil {
+		t.Fatalf("connection ended: %v", c.Err())
+	}
+	if _, err := c.CallTool(testCtx(t), "work", map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNotificationWhileIdle: with no call pending, the background reader
+// delivers what the IDE sends.
+func TestNotificationWhileIdle(t *testing.T) {
+	f := newFakeIDE(t)
+	c := dialFake(t, f, nil)
+	conn := f.conn()
+	if _, err := c.CallTool(testCtx(t), "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // past the reader hand-back delay
+	conn.Notify("at_mentioned", map[string]any{"filePath": "/p/a.go"})
+	select {
+	case n := <-c.Notifications():
+		if a, err := n.AtMentioned(); err != nil || a.FilePath != "/p/a.go" {
+			t.Fatalf("%+v, %v", a, err)
+		}
+	case <-testCtx(t).Done():
+		t.Fatal("no notification delivered while idle")
+	}
+}
