@@ -19,7 +19,9 @@ import (
 	"github.com/idebridge/idebridge/internal/jsonrpc"
 )
 
-const transcriptDir = "../../../shared/transcripts"
+// transcriptDir holds copies of the wire transcripts in shared/transcripts,
+// kept in the repository so the tests run from any checkout.
+const transcriptDir = "../testdata/mcp"
 
 // transcriptLine is one line of a transcript file.
 type transcriptLine struct {
