@@ -76,7 +76,7 @@ type ClientOptions struct {
 	MaxMessageSize int64
 
 	// NotificationBuffer is the capacity of the Notifications channel. The
-	// read loop never waits for a slow consumer: when the buffer is full,
+	// reader never waits for a slow consumer: when the buffer is full,
 	// the oldest notification is dropped (counted by
 	// DroppedNotifications, logged at debug level). Default 256; negative
 	// means notifications are not delivered at all.
@@ -492,6 +492,12 @@ func (r *ToolResult) Text() string {
 // openDiff), or when the connection ends. A tool failure, reported as a
 // JSON-RPC error or as an isError result, is a *ToolError.
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
+	return c.callTool(ctx, name, func(b *msgBuf) error { return appendArgs(b, args) })
+}
+
+// callTool sends tools/call with the arguments object args appends, and
+// decodes the result. openDiff alone has no default deadline.
+func (c *Client) callTool(ctx context.Context, name string, args paramsFunc) (*ToolResult, error) {
 	timeout := c.cfg.CallTimeout
 	if name == toolOpenDiff {
 		timeout = 0
@@ -500,7 +506,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResu
 		b.b = append(b.b, `{"name":`...)
 		b.b = jsonrpc.AppendString(b.b, name)
 		b.b = append(b.b, `,"arguments":`...)
-		if err := appendArgs(b, args); err != nil {
+		if err := args(b); err != nil {
 			return err
 		}
 		b.b = append(b.b, '}')
@@ -699,7 +705,7 @@ func plainUnknownKey(key []byte, known ...string) bool {
 
 // Notifications returns the channel of notifications from the IDE (all of
 // them, known or not; see Notification). It is closed when the connection
-// ends. The read loop never waits for the consumer: when the buffer
+// ends. The connection's reader never waits for the consumer: when the buffer
 // (ClientOptions.NotificationBuffer) is full, the oldest notification is
 // dropped.
 func (c *Client) Notifications() <-chan Notification { return c.notes }
@@ -708,11 +714,11 @@ func (c *Client) Notifications() <-chan Notification { return c.notes }
 // the Notifications channel was full.
 func (c *Client) DroppedNotifications() uint64 { return c.dropped.Load() }
 
-// handleNotification runs on the read loop.
+// handleNotification runs on whichever goroutine holds the reader role.
 func (c *Client) handleNotification(method string, params json.RawMessage) {
 	if method == "notifications/tools/list_changed" {
 		// Not under toolsMu: Tools may hold it while waiting for this
-		// very read loop.
+		// very reader.
 		c.stale.Add(1)
 	}
 	if c.cfg.NotificationBuffer < 0 {

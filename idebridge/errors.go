@@ -60,6 +60,7 @@ type ToolError struct {
 	Result *ToolResult
 }
 
+// Error names the tool, the code when there is one, and the IDE's message.
 func (e *ToolError) Error() string {
 	var b strings.Builder
 	b.WriteString("IDE tool ")
@@ -113,6 +114,7 @@ type MessageTooLargeError struct {
 	Incoming bool
 }
 
+// Error says which direction, the size when known, and the limit.
 func (e *MessageTooLargeError) Error() string {
 	dir := "outgoing"
 	if e.Incoming {

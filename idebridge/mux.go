@@ -31,10 +31,10 @@ type mux struct {
 	err     error // why the connection ended; nil while it is up
 	done    chan struct{}
 
-	// onNotification is called on the read loop for every notification;
+	// onNotification is called by the reader for every notification;
 	// it must not block.
 	onNotification func(method string, params json.RawMessage)
-	// onEnd is called once, on the read loop, after the last message.
+	// onEnd is called once, when nothing reads or dispatches any more.
 	onEnd func()
 
 	bg       sync.WaitGroup // goroutines other than the reader
@@ -65,7 +65,7 @@ type mux struct {
 const readerIdleHandoff = 2 * time.Millisecond
 
 type pendingCall struct {
-	ch chan callResult // capacity 1: the read loop never blocks on it
+	ch chan callResult // capacity 1: the reader never blocks on it
 }
 
 type callResult struct {
@@ -355,7 +355,7 @@ func (m *mux) giveUp(ctx context.Context, id int64, pc *pendingCall, timeout tim
 	return nil, fmt.Errorf("no reply within %v: %w", timeout, context.DeadlineExceeded)
 }
 
-// abandon forgets a pending call. When the read loop (or a failure) had
+// abandon forgets a pending call. When the reader (or a failure) had
 // already taken it, its result is on the way: abandon waits for it and
 // returns it with ok true, so that a reply that did arrive is not lost.
 func (m *mux) abandon(id int64, pc *pendingCall) (callResult, bool) {
@@ -544,7 +544,7 @@ func (m *mux) deliver(msg *jsonrpc.Message) {
 }
 
 // answer replies to a request from the IDE: ping with {}, anything else
-// with -32601. The reply is written off the read loop, so that a large
+// with -32601. The reply is written off the reader, so that a large
 // outgoing message never stalls reading.
 func (m *mux) answer(req *jsonrpc.Message) {
 	m.log.Debug("request from the IDE", "method", req.Method, "id", string(req.ID))

@@ -55,24 +55,14 @@ func (w argWriter) boolean(key string, val bool) {
 
 // callWith calls a tool whose arguments are appended by args.
 func (c *Client) callWith(ctx context.Context, name string, args func(w argWriter)) (*ToolResult, error) {
-	timeout := c.cfg.CallTimeout
-	if name == toolOpenDiff {
-		timeout = 0
-	}
-	msg, err := c.m.call(ctx, "tools/call", func(b *msgBuf) error {
-		b.b = append(b.b, `{"name":`...)
-		b.b = jsonrpc.AppendString(b.b, name)
-		b.b = append(b.b, `,"arguments":{`...)
+	return c.callTool(ctx, name, func(b *msgBuf) error {
+		b.b = append(b.b, '{')
 		if args != nil {
 			args(argWriter{b})
 		}
-		b.b = append(b.b, "}}"...)
+		b.b = append(b.b, '}')
 		return nil
-	}, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("calling IDE tool %s: %w", name, err)
-	}
-	return decodeToolResult(name, msg)
+	})
 }
 
 // OpenDiffArgs are openDiff's arguments.
@@ -106,6 +96,7 @@ const (
 	DiffRejected
 )
 
+// String returns "saved", "tab_closed", "rejected" or "other".
 func (k DiffOutcomeKind) String() string {
 	switch k {
 	case DiffSaved:
@@ -284,6 +275,7 @@ const (
 	SeverityHint        Severity = 4
 )
 
+// String returns the severity's LSP name ("Error", ...) or "Unknown".
 func (s Severity) String() string {
 	switch s {
 	case SeverityError:
