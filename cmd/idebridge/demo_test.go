@@ -19,11 +19,12 @@ import (
 // diagnostics for a broken Go file; then `idebridge ide diff` fixes the
 // file through the same headless IDE and `ide call` sees it clean.
 func TestDemoServeAndCallGetDiagnostics(t *testing.T) {
-	bin, err := buildCommand()
-	if err != nil {
-		t.Fatalf("building idebridge: %v", err)
+	// A binary of its own: the one buildCommand shares is removed by the
+	// test that uses it.
+	bin := filepath.Join(t.TempDir(), "idebridge")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building idebridge: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	dir, mainGo := brokenModule(t)
 	env := append(os.Environ(), "CLAUDE_CONFIG_DIR="+t.TempDir(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off")
 
