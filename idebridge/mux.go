@@ -149,20 +149,9 @@ func (m *mux) call(ctx context.Context, method string, params paramsFunc, timeou
 	m.pending[id] = pc
 	m.mu.Unlock()
 
-	if err := m.t.send(ctx, b); err != nil {
-		if errors.Is(err, ErrConnectionLost) {
-			m.fail(err)
-		}
-		if r, ok := m.abandon(id, pc); ok {
-			return r.msg, r.err // the connection failed meanwhile
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if ferr := m.failure(); ferr != nil {
-			return nil, ferr
-		}
-		return nil, fmt.Errorf("sending %s: %w", method, err)
+	finish, err := m.t.send(ctx, b)
+	if err != nil {
+		return m.sendFailed(ctx, id, pc, method, err)
 	}
 
 	var deadline time.Time
@@ -172,40 +161,104 @@ func (m *mux) call(ctx context.Context, method string, params paramsFunc, timeou
 			deadline, timeout = time.Time{}, 0 // ctx ends first
 		}
 	}
+	if finish != nil {
+		// The message is out but its POST not answered yet. The reply
+		// usually comes first (or with it): wait a little for it, and
+		// only then look at the POST's answer, which by then has
+		// arrived, so that the common call waits once, not twice.
+		phase := time.Now().Add(postAnswerGrace)
+		if !deadline.IsZero() && deadline.Before(phase) {
+			phase = deadline
+		}
+		r, end := m.wait(ctx, pc, phase)
+		if end == gotReply {
+			if err := finish(ctx, time.Now().Add(wsWriteTimeout)); err != nil {
+				m.log.Debug("a POST answered with an error after its reply came", "method", method, "err", err)
+			}
+			pendingPool.Put(pc)
+			return r.msg, r.err
+		}
+		if end == ctxEnded {
+			m.goBackground(func() { _ = finish(context.Background(), time.Now().Add(wsWriteTimeout)) })
+			return m.giveUp(ctx, id, pc, timeout)
+		}
+		if err := finish(ctx, deadline); err != nil {
+			if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+				return m.giveUp(ctx, id, pc, timeout)
+			}
+			return m.sendFailed(ctx, id, pc, method, err)
+		}
+	}
+	r, end := m.wait(ctx, pc, deadline)
+	if end == gotReply {
+		pendingPool.Put(pc)
+		return r.msg, r.err
+	}
+	return m.giveUp(ctx, id, pc, timeout)
+}
+
+// postAnswerGrace is how long a call over SSE waits for its reply before
+// reading its POST's answer (see call).
+const postAnswerGrace = time.Millisecond
+
+// sendFailed ends a call whose message could not be sent (or whose POST
+// was refused).
+func (m *mux) sendFailed(ctx context.Context, id int64, pc *pendingCall, method string, err error) (*jsonrpc.Message, error) {
+	if errors.Is(err, ErrConnectionLost) {
+		m.fail(err)
+	}
+	if r, ok := m.abandon(id, pc); ok {
+		return r.msg, r.err // a reply, or the connection's failure, came first
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if ferr := m.failure(); ferr != nil {
+		return nil, ferr
+	}
+	return nil, fmt.Errorf("sending %s: %w", method, err)
+}
+
+// waitEnd says how a wait ended.
+type waitEnd int
+
+const (
+	gotReply waitEnd = iota
+	ctxEnded
+	deadlinePassed
+)
+
+// wait waits for pc's result until ctx ends or until (when not zero).
+func (m *mux) wait(ctx context.Context, pc *pendingCall, until time.Time) (callResult, waitEnd) {
 	if m.shared {
-		return m.awaitShared(ctx, id, pc, deadline, timeout)
+		return m.waitShared(ctx, pc, until)
 	}
 	var timeoutC <-chan time.Time
-	if !deadline.IsZero() {
-		timer := time.NewTimer(time.Until(deadline))
+	if !until.IsZero() {
+		timer := time.NewTimer(time.Until(until))
 		defer timer.Stop()
 		timeoutC = timer.C
 	}
 	select {
 	case r := <-pc.ch:
-		pendingPool.Put(pc)
-		return r.msg, r.err
+		return r, gotReply
 	case <-ctx.Done():
-		return m.giveUp(ctx, id, pc, timeout)
+		return callResult{}, ctxEnded
 	case <-timeoutC:
-		return m.giveUp(ctx, id, pc, timeout)
+		return callResult{}, deadlinePassed
 	}
 }
 
-// awaitShared waits for a reply, reading the connection itself whenever
-// the reader role is free (see the mux type).
-func (m *mux) awaitShared(ctx context.Context, id int64, pc *pendingCall, deadline time.Time, timeout time.Duration) (*jsonrpc.Message, error) {
+// waitShared waits for a reply, reading the connection itself whenever the
+// reader role is free (see the mux type).
+func (m *mux) waitShared(ctx context.Context, pc *pendingCall, until time.Time) (callResult, waitEnd) {
 	m.wanting.Add(1)
-	asReader := func() (*jsonrpc.Message, error) {
+	asReader := func() (callResult, waitEnd) {
 		m.wanting.Add(-1)
 		m.idleTimer.Stop()
-		r, ok := m.readOwnReply(ctx, pc, deadline)
+		r, end := m.readOwnReply(ctx, pc, until)
 		m.releaseReader()
-		if ok {
-			pendingPool.Put(pc)
-			return r.msg, r.err
-		}
-		return m.giveUp(ctx, id, pc, timeout)
+		return r, end
 	}
 	select {
 	case <-m.readTok:
@@ -216,34 +269,32 @@ func (m *mux) awaitShared(ctx context.Context, id int64, pc *pendingCall, deadli
 		m.t.interrupt() // it sees wanting and lets go
 	}
 	var timeoutC <-chan time.Time
-	if !deadline.IsZero() {
-		timer := time.NewTimer(time.Until(deadline))
+	if !until.IsZero() {
+		timer := time.NewTimer(time.Until(until))
 		defer timer.Stop()
 		timeoutC = timer.C
 	}
-	var err error
-	var msg *jsonrpc.Message
+	var r callResult
+	var end waitEnd
 	select {
-	case r := <-pc.ch:
-		pendingPool.Put(pc)
-		msg, err = r.msg, r.err
+	case r = <-pc.ch:
+		end = gotReply
 	case <-m.readTok:
 		return asReader()
 	case <-ctx.Done():
-		msg, err = m.giveUp(ctx, id, pc, timeout)
+		end = ctxEnded
 	case <-timeoutC:
-		msg, err = m.giveUp(ctx, id, pc, timeout)
+		end = deadlinePassed
 	}
 	// Leaving without having read: make sure someone reads again.
 	m.wanting.Add(-1)
 	m.idleTimer.Reset(readerIdleHandoff)
-	return msg, err
+	return r, end
 }
 
-// readOwnReply reads and dispatches messages until pc's result is in (ok
-// true), or until ctx ends or the deadline passes (ok false). The caller
-// holds the reader role.
-func (m *mux) readOwnReply(ctx context.Context, pc *pendingCall, deadline time.Time) (r callResult, ok bool) {
+// readOwnReply reads and dispatches messages until pc's result is in, ctx
+// ends, or until passes. The caller holds the reader role.
+func (m *mux) readOwnReply(ctx context.Context, pc *pendingCall, until time.Time) (callResult, waitEnd) {
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, m.t.interrupt)
 		defer stop()
@@ -251,17 +302,17 @@ func (m *mux) readOwnReply(ctx context.Context, pc *pendingCall, deadline time.T
 	for {
 		select {
 		case r := <-pc.ch:
-			return r, true
+			return r, gotReply
 		default:
 		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return callResult{}, false
+		if !until.IsZero() && !time.Now().Before(until) {
+			return callResult{}, deadlinePassed
 		}
-		m.t.setReadDeadline(deadline)
+		m.t.setReadDeadline(until)
 		// After setting the deadline: an interrupt from ctx's AfterFunc
 		// that came before it would have been overwritten.
 		if ctx.Err() != nil {
-			return callResult{}, false
+			return callResult{}, ctxEnded
 		}
 		data, err := m.t.recv()
 		if err != nil {
@@ -428,7 +479,11 @@ func (m *mux) notify(ctx context.Context, method string, params paramsFunc) erro
 		putMsgBuf(b)
 		return &MessageTooLargeError{Size: size, Limit: m.maxSize}
 	}
-	if err := m.t.send(ctx, b); err != nil {
+	finish, err := m.t.send(ctx, b)
+	if err == nil && finish != nil {
+		err = finish(ctx, time.Now().Add(wsWriteTimeout))
+	}
+	if err != nil {
 		if errors.Is(err, ErrConnectionLost) {
 			m.fail(err)
 		}
@@ -557,7 +612,11 @@ func (m *mux) answer(req *jsonrpc.Message) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wsWriteTimeout)
 		defer cancel()
-		if err := m.t.send(ctx, b); err != nil {
+		finish, err := m.t.send(ctx, b)
+		if err == nil && finish != nil {
+			err = finish(ctx, time.Now().Add(wsWriteTimeout))
+		}
+		if err != nil {
 			m.log.Debug("could not answer the IDE's request", "method", req.Method, "err", err)
 		}
 	})

@@ -15,14 +15,18 @@ import (
 // (transport_ws.go, transport_sse.go). It knows nothing of JSON-RPC; the
 // multiplexer (mux.go) does the rest.
 type transport interface {
-	// send writes one message, m.payload(). It takes ownership of m and
+	// send writes one message, m.payload(). When the transport learns only
+	// later whether the message was accepted (an SSE POST's answer), it
+	// returns finish, which waits for that (until ctx ends or the deadline,
+	// none when zero) and must be called exactly once after a nil error;
+	// otherwise finish is nil. It takes ownership of m and
 	// releases it when done; it may overwrite m's headroom and payload
 	// (the WebSocket transport masks in place). It is safe for concurrent
 	// use. A ctx that ends before the message starts going out abandons it;
 	// once started, a message is written whole or the connection dies, so
 	// that a cancelled call never leaves half a message on the wire. An
 	// error that means the connection is gone wraps ErrConnectionLost.
-	send(ctx context.Context, m *msgBuf) error
+	send(ctx context.Context, m *msgBuf) (finish finishFunc, err error)
 	// recv returns the next message. The slice is valid until the next
 	// call. One goroutine at a time calls recv (the mux's reader). After
 	// close, or when the connection fails, it returns the cause. When the
@@ -50,6 +54,9 @@ type transport interface {
 // dialContext opens the TCP connection of both transports; tests replace it
 // to reach a loopback server under a name that is not loopback.
 var dialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+
+// finishFunc waits for a sent message's acceptance; see transport.send.
+type finishFunc func(ctx context.Context, deadline time.Time) error
 
 // errNoTransportPing is returned by transport.ping when the transport has no
 // keep-alive of its own.

@@ -267,31 +267,30 @@ func (t *sseTransport) interrupt() {
 // caller's ctx (a cancelled call must still be able to say
 // notifications/cancelled about a request the IDE did get); it ends with
 // the transport or after wsWriteTimeout.
-func (t *sseTransport) send(ctx context.Context, m *msgBuf) error {
+func (t *sseTransport) send(ctx context.Context, m *msgBuf) (finishFunc, error) {
 	if t.closing.Load() {
 		putMsgBuf(m)
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		putMsgBuf(m)
-		return err
+		return nil, err
 	}
 	if t.post != nil {
-		defer putMsgBuf(m)
-		if err := t.post.send(t.ctx, m.payload()); err != nil {
-			if t.closing.Load() {
-				return ErrClosed
-			}
-			var se *httpStatusError
-			if errors.As(err, &se) {
-				return fmt.Errorf("posting to the SSE endpoint: %w", err)
-			}
-			// The IDE could not be reached, or dropped the request: it
-			// may or may not have the message, and the session cannot be
-			// trusted any more.
-			return connLost(fmt.Errorf("posting to the SSE endpoint: %w", err))
+		pc, err := t.post.write(t.ctx, m.payload())
+		putMsgBuf(m)
+		if err != nil {
+			return nil, t.postErr(err)
 		}
-		return nil
+		return func(ctx context.Context, deadline time.Time) error {
+			if err := t.post.finish(ctx, deadline, pc); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+					return err
+				}
+				return t.postErr(err)
+			}
+			return nil
+		}, nil
 	}
 	postCtx, cancel := context.WithTimeout(t.ctx, wsWriteTimeout)
 	defer cancel()
@@ -300,7 +299,7 @@ func (t *sseTransport) send(ctx context.Context, m *msgBuf) error {
 	req, err := http.NewRequestWithContext(postCtx, http.MethodPost, t.postURL, body)
 	if err != nil {
 		body.Close()
-		return err
+		return nil, err
 	}
 	req.ContentLength = int64(len(m.payload()))
 	req.GetBody = nil
@@ -310,15 +309,30 @@ func (t *sseTransport) send(ctx context.Context, m *msgBuf) error {
 	}
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("posting to the SSE endpoint: %w", err)
+		return nil, connLost(fmt.Errorf("posting to the SSE endpoint: %w", err))
 	}
 	// Drain a little so the connection can be reused.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("posting to the SSE endpoint: HTTP %s", resp.Status)
+		return nil, fmt.Errorf("posting to the SSE endpoint: HTTP %s", resp.Status)
 	}
-	return nil
+	return nil, nil
+}
+
+// postErr maps a POST failure: a status other than 2xx is the IDE refusing
+// one message; anything else means the IDE could not be reached or dropped
+// the request, may or may not have the message, and the session cannot be
+// trusted any more.
+func (t *sseTransport) postErr(err error) error {
+	if t.closing.Load() {
+		return ErrClosed
+	}
+	var se *httpStatusError
+	if errors.As(err, &se) {
+		return fmt.Errorf("posting to the SSE endpoint: %w", err)
+	}
+	return connLost(fmt.Errorf("posting to the SSE endpoint: %w", err))
 }
 
 var jsonContentType = []string{"application/json"}
@@ -436,12 +450,12 @@ func newPoster(u *url.URL, token string) *poster {
 	return &poster{addr: addr, head: h, active: map[*postConn]bool{}}
 }
 
-// send POSTs body and reads the response; an error is returned for a
-// status other than 2xx. It ends with ctx or after wsWriteTimeout.
-func (p *poster) send(ctx context.Context, body []byte) error {
+// write sends body as one POST; finish reads the answer. Both end with ctx
+// or after wsWriteTimeout.
+func (p *poster) write(ctx context.Context, body []byte) (*postConn, error) {
 	pc, err := p.get(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Header and body in one buffer and one write: on loopback, and more
 	// so under gVisor, a syscall costs more than copying the message.
@@ -456,14 +470,33 @@ func (p *poster) send(ctx context.Context, body []byte) error {
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}
-	pc.c.SetDeadline(deadline)
+	pc.c.SetWriteDeadline(deadline)
 	if _, err := pc.c.Write(h); err != nil {
 		p.drop(pc)
-		return err
+		return nil, err
+	}
+	return pc, nil
+}
+
+// finish reads the answer to the POST written on pc; a status other than
+// 2xx is an *httpStatusError. Some servers answer a POST only once they
+// have handled the message, so the wait is the caller's: it ends with ctx
+// or at deadline (none when zero), which only drops this connection.
+func (p *poster) finish(ctx context.Context, deadline time.Time, pc *postConn) error {
+	pc.c.SetReadDeadline(deadline)
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { pc.c.SetReadDeadline(time.Unix(1, 0)) })
+		defer stop()
 	}
 	status, reusable, err := readPostResponse(pc.br)
 	if err != nil {
 		p.drop(pc)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if isTimeout(err) {
+			return fmt.Errorf("%w: no answer to the POST in time", context.DeadlineExceeded)
+		}
 		return err
 	}
 	if reusable {
@@ -475,6 +508,15 @@ func (p *poster) send(ctx context.Context, body []byte) error {
 		return &httpStatusError{status}
 	}
 	return nil
+}
+
+// send POSTs body and reads the answer, within wsWriteTimeout.
+func (p *poster) send(ctx context.Context, body []byte) error {
+	pc, err := p.write(ctx, body)
+	if err != nil {
+		return err
+	}
+	return p.finish(ctx, time.Now().Add(wsWriteTimeout), pc)
 }
 
 // httpStatusError is a POST answered with a status other than 2xx: the

@@ -2,6 +2,7 @@ package idebridge
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,11 @@ type sseIDE struct {
 	// OnMessage handles a POSTed message; nil answers the handshake and
 	// echoes tools/call arguments.
 	OnMessage func(s *sseSession, m *jsonrpc.Message)
+	// PostStatus, if set and not 0 for a message, refuses its POST with
+	// that status.
+	PostStatus func(m *jsonrpc.Message) int
+	// Synchronous answers a POST only after OnMessage returned.
+	Synchronous bool
 
 	mu       sync.Mutex
 	session  *sseSession
@@ -104,13 +110,25 @@ func (s *sseIDE) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad post", http.StatusBadRequest)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
+	if s.PostStatus != nil {
+		if code := s.PostStatus(m); code != 0 {
+			http.Error(w, "refused", code)
+			return
+		}
+	}
+	if !s.Synchronous {
+		w.WriteHeader(http.StatusAccepted)
+		w.(http.Flusher).Flush()
+	}
 	sess.Received <- m
 	if s.OnMessage != nil {
 		s.OnMessage(sess, m)
-		return
+	} else {
+		sess.answerDefault(m)
 	}
-	sess.answerDefault(m)
+	if s.Synchronous {
+		w.WriteHeader(http.StatusAccepted)
+	}
 }
 
 func (sess *sseSession) answerDefault(m *jsonrpc.Message) {
@@ -508,4 +526,46 @@ func TestPosterConnections(t *testing.T) {
 	}
 	p.close()
 	wg.Wait()
+}
+
+// TestSSEPostAnswers: a server that answers each POST only after it has
+// handled the message (and sent the reply) works, even for a call without
+// a deadline; a POST refused for a request fails that call at once and
+// leaves the connection up.
+func TestSSEPostAnswers(t *testing.T) {
+	s := newSSEIDE(t)
+	s.Synchronous = true
+	s.OnMessage = func(sess *sseSession, m *jsonrpc.Message) {
+		if m.Method == "tools/call" {
+			time.Sleep(30 * time.Millisecond) // a slow tool, past the grace period
+		}
+		sess.answerDefault(m)
+		if m.Method == "tools/call" {
+			time.Sleep(20 * time.Millisecond) // the POST answer trails the reply
+		}
+	}
+	s.PostStatus = func(m *jsonrpc.Message) int {
+		if bytes.Contains(m.Params, []byte(`"refuse"`)) {
+			return http.StatusBadRequest
+		}
+		return 0
+	}
+	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{CallTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 3 {
+		r, err := c.CallTool(testCtx(t), "slow", map[string]int{"a": 1})
+		if err != nil || r.Text() != `{"a":1}` {
+			t.Fatalf("synchronous server: %+v, %v", r, err)
+		}
+	}
+	_, err = c.CallTool(testCtx(t), "refuse", nil)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("refused POST: %v", err)
+	}
+	if _, err := c.CallTool(testCtx(t), "after", nil); err != nil {
+		t.Fatalf("after a refused POST: %v", err)
+	}
 }

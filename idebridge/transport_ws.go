@@ -155,19 +155,19 @@ func (t *wsTransport) ping(wait time.Duration) error {
 	return t.writeControl(opPing, nil, wait)
 }
 
-func (t *wsTransport) send(ctx context.Context, m *msgBuf) error {
+func (t *wsTransport) send(ctx context.Context, m *msgBuf) (finishFunc, error) {
 	defer putMsgBuf(m)
 	frame := buildFrame(m.b, opText)
 	if err := t.nc.writeFrame(ctx, frame, wsWriteTimeout); err != nil {
 		if ctx.Err() != nil && !t.nc.failed.Load() {
-			return err // abandoned before writing
+			return nil, err // abandoned before writing
 		}
 		if t.closing.Load() {
-			return ErrClosed
+			return nil, ErrClosed
 		}
-		return connLost(fmt.Errorf("writing to the IDE: %w", err))
+		return nil, connLost(fmt.Errorf("writing to the IDE: %w", err))
 	}
-	return nil
+	return nil, nil
 }
 
 // buildFrame turns b (headroom bytes, then the payload) into one final,
