@@ -529,6 +529,9 @@ func (m *mux) close() {
 	m.fail(ErrClosed)
 	<-m.readDone
 	m.bg.Wait()
+	if m.idleTimer != nil {
+		m.idleTimer.Stop()
+	}
 }
 
 // readLoop reads and dispatches every message, for transports that cannot
