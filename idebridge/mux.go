@@ -199,7 +199,7 @@ func (m *mux) call(ctx context.Context, method string, params paramsFunc, timeou
 
 // postAnswerGrace is how long a call over SSE waits for its reply before
 // reading its POST's answer (see call).
-const postAnswerGrace = time.Millisecond
+const postAnswerGrace = 10 * time.Millisecond
 
 // sendFailed ends a call whose message could not be sent (or whose POST
 // was refused).

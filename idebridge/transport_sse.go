@@ -609,7 +609,8 @@ type responseHead struct {
 	contentType   string
 }
 
-// readResponseHead reads a status line and headers.
+// readResponseHead reads a status line and headers. It works on bufio's
+// own buffer and converts nothing it does not keep.
 func readResponseHead(br *bufio.Reader) (responseHead, error) {
 	h := responseHead{contentLength: -1}
 	line, err := readLine(br)
@@ -617,53 +618,73 @@ func readResponseHead(br *bufio.Reader) (responseHead, error) {
 		return h, err
 	}
 	// HTTP/1.1 202 Accepted
-	proto, rest, ok := strings.Cut(line, " ")
-	if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
-		return h, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+	proto, rest, ok := bytes.Cut(line, []byte(" "))
+	if !ok || !bytes.HasPrefix(proto, []byte("HTTP/1.")) || len(rest) < 3 {
+		return h, fmt.Errorf("malformed HTTP status line %q", truncateText(string(line), 80))
 	}
-	if h.status, err = strconv.Atoi(rest[:3]); err != nil {
-		return h, fmt.Errorf("malformed HTTP status line %q", truncateText(line, 80))
+	for _, c := range rest[:3] {
+		if c < '0' || c > '9' {
+			return h, fmt.Errorf("malformed HTTP status line %q", truncateText(string(line), 80))
+		}
+		h.status = h.status*10 + int(c-'0')
 	}
-	h.keepAlive = proto == "HTTP/1.1"
+	http10 := string(proto) == "HTTP/1.0"
+	h.keepAlive = string(proto) == "HTTP/1.1"
 	for {
 		hl, err := readLine(br)
 		if err != nil {
 			return h, err
 		}
-		if hl == "" {
+		if len(hl) == 0 {
 			return h, nil
 		}
-		name, value, ok := strings.Cut(hl, ":")
+		name, value, ok := bytes.Cut(hl, []byte(":"))
 		if !ok {
-			return h, fmt.Errorf("malformed HTTP header %q", truncateText(hl, 80))
+			return h, fmt.Errorf("malformed HTTP header %q", truncateText(string(hl), 80))
 		}
-		value = strings.TrimSpace(value)
+		value = bytes.TrimSpace(value)
 		switch {
-		case strings.EqualFold(name, "Content-Length"):
-			n, err := strconv.ParseInt(value, 10, 64)
-			if err != nil || n < 0 {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			n, ok := parseDecimal(value)
+			if !ok {
 				return h, fmt.Errorf("malformed Content-Length %q", value)
 			}
 			h.contentLength = n
-		case strings.EqualFold(name, "Transfer-Encoding"):
-			if h.chunked = strings.EqualFold(value, "chunked"); !h.chunked {
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			if h.chunked = bytes.EqualFold(value, []byte("chunked")); !h.chunked {
 				return h, fmt.Errorf("unsupported Transfer-Encoding %q", value)
 			}
-		case strings.EqualFold(name, "Content-Type"):
-			h.contentType = value
-		case strings.EqualFold(name, "Connection"):
-			for _, tok := range strings.Split(value, ",") {
-				switch strings.ToLower(strings.TrimSpace(tok)) {
-				case "close":
+		case bytes.EqualFold(name, []byte("Content-Type")):
+			h.contentType = string(value)
+		case bytes.EqualFold(name, []byte("Connection")):
+			for len(value) > 0 {
+				var tok []byte
+				tok, value, _ = bytes.Cut(value, []byte(","))
+				tok = bytes.TrimSpace(tok)
+				switch {
+				case bytes.EqualFold(tok, []byte("close")):
 					h.keepAlive = false
-				case "keep-alive":
-					if proto == "HTTP/1.0" {
-						h.keepAlive = true
-					}
+				case bytes.EqualFold(tok, []byte("keep-alive")) && http10:
+					h.keepAlive = true
 				}
 			}
 		}
 	}
+}
+
+// parseDecimal parses a non-negative decimal integer of at most 18 digits.
+func parseDecimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // readPostResponse reads one HTTP/1.x response and discards its body. It
@@ -706,20 +727,21 @@ func readPostResponse(br *bufio.Reader) (status int, reusable bool, err error) {
 	}
 }
 
-// readLine reads one CRLF- (or LF-) terminated line of at most 8 KiB.
-func readLine(br *bufio.Reader) (string, error) {
+// readLine reads one CRLF- (or LF-) terminated line of at most the
+// buffer's size.
+// The line aliases br's buffer: it is valid until the next read.
+func readLine(br *bufio.Reader) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		return "", errors.New("HTTP header line too long")
+		return nil, errors.New("HTTP header line too long")
 	}
 	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return "", err
+		return nil, err
 	}
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	return string(line), nil
+	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")), nil
 }
 
 // chunkedBody decodes a chunked body. Its progress lives in the struct, so
