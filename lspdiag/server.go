@@ -471,15 +471,16 @@ type instance struct {
 	restarts int  // restarts used before this instance
 	dead     bool // guarded by s.mu; set before gone is closed
 
-	fmu      sync.Mutex
-	fresh    chan struct{} // closed and replaced at every freshness event
-	mark     uint64        // messages received when the last document message was sent
-	markTime time.Time
-	activity time.Time            // last progress or publish
-	active   map[string]uint64    // progress token -> arrival of its begin
-	ended    uint64               // latest arrival of the begin of an ended progress
-	pubs     map[string]pubRecord // uri -> last publish
-	texts    map[string]*docText  // uri -> text of the open document
+	fmu       sync.Mutex
+	fresh     chan struct{} // closed and replaced at every freshness event
+	mark      uint64        // messages received when the last document message was sent
+	markTime  time.Time
+	activity  time.Time            // last progress or publish
+	active    map[string]uint64    // progress token -> arrival of its begin
+	ended     uint64               // latest arrival of the begin of an ended progress
+	pubs      map[string]pubRecord // uri -> last publish
+	versioned bool                 // the server has published with a version
+	texts     map[string]*docText  // uri -> text of the open document
 }
 
 // pubRecord is the last publish of a document.
@@ -872,7 +873,14 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 		}
 	}
 	inst.fmu.Lock()
-	if !stale { // a stale publish says nothing about the current version
+	if p.Version != nil {
+		inst.versioned = true
+	}
+	// A stale publish says nothing about the current version. Nor does an
+	// unversioned one from a server that versions its publishes: gopls
+	// clears a closed document with one, and it can arrive after the
+	// document has been opened again.
+	if !stale && (p.Version != nil || !inst.versioned) {
 		inst.pubs[p.URI] = pubRecord{seq: seq, version: p.Version}
 	}
 	inst.activity = time.Now()
