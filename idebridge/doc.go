@@ -32,6 +32,33 @@
 // takes it through options (DiscoverOptions.Env, Dirs, Processes, Dial), so
 // that tests and embedders never touch the real home directory.
 //
+// # Connecting and calling tools
+//
+// Connect (or DialURL) performs the MCP handshake over WebSocket or legacy
+// SSE and returns a Client, safe for concurrent use. CallTool calls any
+// tool; typed wrappers (OpenDiff, CloseTab, CloseAllDiffTabs, OpenFile,
+// GetDiagnostics, ...) use the argument names deployed IDEs expect. Every
+// call except openDiff has a default deadline (ClientOptions.CallTimeout);
+// a dead connection fails every pending call at once with
+// ErrConnectionLost. Notifications (selection_changed, at_mentioned, ...)
+// arrive on Client.Notifications.
+//
+// AutoConnect decides, as the reference agent does, whether to connect
+// without asking (ShouldAutoConnect), waits for exactly one usable IDE and
+// connects; NoIDEError and AmbiguousIDEError list the candidates and why.
+// Reconnect returns to the same IDE after a lost connection.
+//
+// # Agent flows
+//
+// A Reviewer shows a proposed edit in the IDE's diff viewer
+// (Reviewer.ProposeEdit) and writes the file atomically according to the
+// user's decision, refusing with a ConflictError when the file changed
+// underneath; CancelAll is the user's ESC. ApplyEdit is the same write
+// without an IDE. SnapshotDiagnostics before an edit and
+// DiagnosticsSnapshot.NewDiagnostics after it report only the diagnostics
+// the edit introduced, rendered as a capped <new-diagnostics> block; the
+// Try variants turn IDE errors into "nothing", as the reference agent does.
+//
 // Candidate, Discover and the detection functions are safe for concurrent
 // use. Paths from the IDE pass through Candidate.Paths, which converts
 // between Windows and WSL when the IDE runs on the Windows side.
