@@ -10,7 +10,7 @@ FUZZTIME      ?= 10s
 
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test
+.PHONY: node all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test
 
 all: build
 
@@ -22,10 +22,18 @@ run: gopls
 	GOPLS=$(GOPLS) $(GO) run ./cmd/idebridge diag examples/brokenmod/main.go examples/brokenmod/greet.go
 
 ## tools: install the pinned tools the tests need, when missing or of another version
-tools: $(STATICCHECK) gopls
+tools: $(STATICCHECK) gopls node
 
 $(STATICCHECK):
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## node: Node.js and npm for the Node bindings' suite, from Debian's packages when missing
+node:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "installing Node.js and npm from Debian's packages"; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq nodejs npm; \
+	fi
 
 gopls:
 	@if ! $(GOPLS) version 2>/dev/null | grep -q "golang.org/x/tools/gopls $(GOPLS_VERSION)"; then \
