@@ -551,7 +551,7 @@ func decodeToolResult(name string, msg *jsonrpc.Message) (*ToolResult, error) {
 	if msg.Error != nil {
 		return nil, &ToolError{Tool: name, Code: msg.Error.Code, Message: msg.Error.Message, Data: msg.Error.Data}
 	}
-	return DecodeToolResult(name, msg.Result)
+	return decodeToolResultRaw(name, msg.Result, true)
 }
 
 // DecodeToolResult decodes a tools/call result of tool name as CallTool
@@ -559,7 +559,17 @@ func decodeToolResult(name string, msg *jsonrpc.Message) (*ToolResult, error) {
 // message) but no content, come back as a *ToolError. It is for results
 // obtained some other way (a log, the C ABI); result is kept as Raw.
 func DecodeToolResult(name string, result json.RawMessage) (*ToolResult, error) {
-	r, ok := decodeToolResultFast(result)
+	return decodeToolResultRaw(name, result, false)
+}
+
+// decodeToolResultRaw decodes result; valid says it is known to be valid
+// JSON (it came out of Decode), so that it is not validated again.
+func decodeToolResultRaw(name string, result json.RawMessage, valid bool) (*ToolResult, error) {
+	var r *ToolResult
+	ok := false
+	if valid || jsonrpc.Valid(result) {
+		r, ok = decodeToolResultFast(result)
+	}
 	if !ok {
 		var res struct {
 			ToolResult
@@ -583,14 +593,15 @@ func DecodeToolResult(name string, result json.RawMessage) (*ToolResult, error) 
 	return r, nil
 }
 
-// decodeToolResultFast decodes the usual result in one pass over it; ok is
-// false whenever encoding/json must decide (invalid JSON, the Neovim quirk,
+// decodeToolResultFast decodes the usual result, which must be valid JSON,
+// with one pass per nesting level; ok is false whenever encoding/json must
+// decide (invalid JSON, the Neovim quirk,
 // case-folded or escaped or duplicated keys, unexpected types), so that the
 // two never disagree (FuzzToolResult checks it).
 func decodeToolResultFast(raw []byte) (*ToolResult, bool) {
 	r := &ToolResult{}
 	var seen int
-	ok := jsonrpc.ScanObject(raw, func(key, v []byte) bool {
+	ok := jsonrpc.EachMember(raw, func(key, v []byte) bool {
 		var bit int
 		switch string(key) {
 		case "content":
@@ -601,10 +612,8 @@ func decodeToolResultFast(raw []byte) (*ToolResult, bool) {
 			if v[0] != '[' {
 				return false
 			}
-			n := 0
-			jsonrpc.ScanArray(v, func([]byte) bool { n++; return true })
-			r.Content = make([]Content, 0, n)
-			if !jsonrpc.ScanArray(v, func(elem []byte) bool {
+			r.Content = make([]Content, 0, 2)
+			if !jsonrpc.EachElement(v, func(elem []byte) bool {
 				c, ok := decodeContentFast(elem)
 				r.Content = append(r.Content, c)
 				return ok
@@ -643,7 +652,7 @@ func decodeContentFast(elem []byte) (Content, bool) {
 		return c, false
 	}
 	var seen int
-	ok := jsonrpc.ScanObject(elem, func(key, v []byte) bool {
+	ok := jsonrpc.EachMember(elem, func(key, v []byte) bool {
 		var dst *string
 		var bit int
 		switch string(key) {
@@ -673,11 +682,7 @@ func decodeContentFast(elem []byte) (Content, bool) {
 			switch v[0] {
 			case 'n':
 			case '"':
-				s, ok := jsonrpc.UnquoteString(v)
-				if !ok {
-					return false
-				}
-				*dst = s
+				*dst = jsonrpc.UnquoteValid(v)
 			default:
 				return false
 			}

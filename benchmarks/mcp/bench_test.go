@@ -22,6 +22,19 @@ var payload = strings.Repeat("diagnostic text ", 32) // 512 bytes
 // latencies records one duration per operation and reports the median.
 type latencies []time.Duration
 
+// cpuMeter reports the client's CPU time per operation: the servers run in
+// another process, so this process's CPU is the client's alone. Unlike the
+// latency, it hardly depends on how loaded the machine is.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU() cpuMeter { return cpuMeter{processCPU()} }
+
+func (m cpuMeter) report(b *testing.B) {
+	if used := processCPU() - m.start; used > 0 && b.N > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N)/1000, "cpu-µs/op")
+	}
+}
+
 func (l *latencies) report(b *testing.B) {
 	if len(*l) == 0 {
 		return
@@ -47,6 +60,7 @@ func BenchmarkWSCall(b *testing.B) {
 	lat := make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		r, err := c.CallTool(ctx, "echo", args)
@@ -56,6 +70,7 @@ func BenchmarkWSCall(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 	lat.report(b)
 }
 
@@ -74,6 +89,7 @@ func BenchmarkWSRawEcho(b *testing.B) {
 	lat := make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		if err := ws.WriteMessage(websocket.TextMessage, req); err != nil {
@@ -86,6 +102,7 @@ func BenchmarkWSRawEcho(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 	lat.report(b)
 }
 
@@ -103,6 +120,7 @@ func BenchmarkSSECallOurs(b *testing.B) {
 	lat := make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		r, err := c.CallTool(ctx, "echo", args)
@@ -112,6 +130,7 @@ func BenchmarkSSECallOurs(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 	lat.report(b)
 }
 
@@ -130,6 +149,7 @@ func BenchmarkSSECallSDK(b *testing.B) {
 	lat := make(latencies, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		r, err := sess.CallTool(ctx, params)
@@ -139,6 +159,7 @@ func BenchmarkSSECallSDK(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 	lat.report(b)
 }
 

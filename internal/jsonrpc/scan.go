@@ -120,6 +120,10 @@ func skipString(d []byte, i int) int {
 	i++
 	for i < len(d) {
 		c := d[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			return i + 1
@@ -370,7 +374,14 @@ func decodeString(lit []byte) (string, bool) {
 	if len(lit) == 0 || lit[0] == 'n' {
 		return "", true
 	}
-	return UnquoteString(lit)
+	return UnquoteValid(lit), true // validated by the scan
+}
+
+// Valid reports whether data is one valid JSON value (with only whitespace
+// around it), exactly as json.Valid does, in one pass.
+func Valid(data []byte) bool {
+	end := skipValue(data, skipSpace(data, 0), 0)
+	return end >= 0 && skipSpace(data, end) == len(data)
 }
 
 // ScanObject calls fn for each member of the JSON object data, in order,
@@ -380,59 +391,82 @@ func decodeString(lit []byte) (string, bool) {
 // exactly encoding/json's.
 func ScanObject(data []byte, fn func(key, value []byte) bool) bool {
 	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' || !Valid(data) {
+		return false
+	}
+	return EachMember(data, fn)
+}
+
+// EachMember is ScanObject for data already known to be a valid JSON
+// object (a value a validating scan returned): it does not validate again.
+func EachMember(data []byte, fn func(key, value []byte) bool) bool {
+	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	end := skipValue(data, i, 0)
-	if end < 0 || skipSpace(data, end) != len(data) {
-		return false
-	}
 	i = skipSpace(data, i+1)
-	if data[i] == '}' {
+	if i < len(data) && data[i] == '}' {
 		return true
 	}
-	for {
+	for i < len(data) {
 		kEnd := skipString(data, i)
+		if kEnd < 0 {
+			return false
+		}
 		key := data[i+1 : kEnd-1]
 		vStart := skipSpace(data, skipSpace(data, kEnd)+1)
 		vEnd := skipValue(data, vStart, 1)
+		if vEnd < 0 {
+			return false
+		}
 		if !fn(key, data[vStart:vEnd]) {
 			return false
 		}
 		i = skipSpace(data, vEnd)
-		if data[i] == '}' {
+		if i >= len(data) || data[i] == '}' {
 			return true
 		}
 		i = skipSpace(data, i+1)
 	}
+	return false
 }
 
 // ScanArray calls fn for each element of the JSON array data. It reports
 // false when data is not one valid JSON array, or when fn returns false.
 func ScanArray(data []byte, fn func(elem []byte) bool) bool {
 	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' || !Valid(data) {
+		return false
+	}
+	return EachElement(data, fn)
+}
+
+// EachElement is ScanArray for data already known to be a valid JSON
+// array: it does not validate again.
+func EachElement(data []byte, fn func(elem []byte) bool) bool {
+	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return false
 	}
-	end := skipValue(data, i, 0)
-	if end < 0 || skipSpace(data, end) != len(data) {
-		return false
-	}
 	i = skipSpace(data, i+1)
-	if data[i] == ']' {
+	if i < len(data) && data[i] == ']' {
 		return true
 	}
-	for {
+	for i < len(data) {
 		vEnd := skipValue(data, i, 1)
+		if vEnd < 0 {
+			return false
+		}
 		if !fn(data[i:vEnd]) {
 			return false
 		}
 		i = skipSpace(data, vEnd)
-		if data[i] == ']' {
+		if i >= len(data) || data[i] == ']' {
 			return true
 		}
 		i = skipSpace(data, i+1)
 	}
+	return false
 }
 
 // UnquoteString decodes a JSON string literal (quotes included) exactly as
@@ -443,6 +477,12 @@ func UnquoteString(lit []byte) (string, bool) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' || skipString(lit, 0) != len(lit) {
 		return "", false
 	}
+	return UnquoteValid(lit), true
+}
+
+// UnquoteValid is UnquoteString for a literal already known to be valid (a
+// value a validating scan returned): it does not validate again.
+func UnquoteValid(lit []byte) string {
 	s := lit[1 : len(lit)-1]
 	r := 0
 	for r < len(s) {
@@ -461,7 +501,7 @@ func UnquoteString(lit []byte) (string, bool) {
 		r += size
 	}
 	if r == len(s) {
-		return string(s), true
+		return string(s)
 	}
 	b := make([]byte, r, len(s)+utf8.UTFMax)
 	copy(b, s[:r])
@@ -513,7 +553,7 @@ func UnquoteString(lit []byte) (string, bool) {
 			b = utf8.AppendRune(b, rr)
 		}
 	}
-	return string(b), true
+	return string(b)
 }
 
 // getu4 decodes four hex digits (already validated by skipString).
