@@ -13,7 +13,13 @@
 //     WebSocket client, with BenchmarkWSRawEcho, the same bytes through a
 //     bare gorilla WebSocket connection to the same server (the floor);
 //   - BenchmarkSSECallOurs and BenchmarkSSECallSDK, idebridge's SSE client
-//     and the SDK's, against the same SDK SSE server.
+//     and the SDK's, against the same SDK SSE server;
+//   - BenchmarkWSCallVsRawEcho and BenchmarkSSECallOursVsSDK, the same pairs
+//     alternated call by call, reporting both medians and their ratio
+//     (robust to a machine whose load changes between benchmarks).
+//
+// Each reports p50 and p90 latencies and the client's CPU time per call.
+// The figures are in benchmarks/README.md.
 //
 // Run
 //
