@@ -7,6 +7,9 @@ GOBIN         := $(shell $(GO) env GOPATH)/bin
 STATICCHECK   := $(GOBIN)/staticcheck
 GOPLS         := $(GOBIN)/gopls
 FUZZTIME      ?= 10s
+# Packages holding fuzz targets: ./fuzz has those over exported API; a
+# target that needs unexported code lives in its own package.
+FUZZPKGS      := ./fuzz ./idebridge
 
 export PATH := $(GOBIN):$(PATH)
 
@@ -62,23 +65,23 @@ unit:
 	GOPLS=$(GOPLS) $(GO) test -race -count=1 ./...
 	cd benchmarks && GOPLS=$(GOPLS) $(GO) test -race -count=1 ./...
 
-## fuzz: a short run of every fuzz target in ./fuzz (seeds also replay in `unit`).
+## fuzz: a short run of every fuzz target in $(FUZZPKGS) (seeds also replay in `unit`).
 ## Go before 1.27 has a race in its fuzz coordinator (go.dev/issue/75804): under
 ## load a run can end with a bare "context deadline exceeded" and no failing
 ## input. Only that signature is retried, once; a real finding always writes
 ## "Failing input written to testdata/..." first and fails the target.
 fuzz:
 	@mkdir -p build
-	@set -e; for t in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
-		echo "fuzz $$t ($(FUZZTIME))"; \
-		if ! $(GO) test ./fuzz -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) > build/fuzz.log 2>&1; then \
+	@set -e; for p in $(FUZZPKGS); do for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+		echo "fuzz $$p $$t ($(FUZZTIME))"; \
+		if ! $(GO) test $$p -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) > build/fuzz.log 2>&1; then \
 			cat build/fuzz.log; \
 			if grep -q 'context deadline exceeded' build/fuzz.log && ! grep -q 'Failing input written' build/fuzz.log; then \
 				echo "retrying $$t once (coordinator deadline, no failing input)"; \
-				$(GO) test ./fuzz -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
+				$(GO) test $$p -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
 			else exit 1; fi; \
 		else tail -n 3 build/fuzz.log; fi; \
-	done
+	done; done
 
 ## bench: library benchmarks, then the benchmarks module (real gopls, the official MCP SDK)
 bench: gopls
