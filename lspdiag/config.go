@@ -543,11 +543,11 @@ func MarshalServers(cfgs []ServerConfig) ([]byte, error) {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		k, err := json.Marshal(cfgs[i].Server)
+		k, err := marshalNoEscape(cfgs[i].Server)
 		if err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(toWire(&cfgs[i]))
+		v, err := marshalNoEscape(toWire(&cfgs[i]))
 		if err != nil {
 			return nil, fmt.Errorf("writing server %q: %w", cfgs[i].Server, err)
 		}
@@ -558,6 +558,19 @@ func MarshalServers(cfgs []ServerConfig) ([]byte, error) {
 	}
 	b.WriteString("\n}\n")
 	return b.Bytes(), nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping, so that settings
+// and options written back are byte for byte what was read ("&" stays "&",
+// not "\u0026"; FuzzLSPConfig found the difference).
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func parseEntry(key string, raw json.RawMessage, src Source, o *LoadOptions) (ServerConfig, string, error) {
