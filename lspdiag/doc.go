@@ -12,11 +12,22 @@
 // for other languages. A Registry is safe for concurrent use, starts no
 // goroutines and does no I/O.
 //
-// The manager layer on top loads plugin LSP configuration, starts and
-// supervises the servers, keeps the files an agent touches in sync with
-// them and feeds their publishes to a Registry.
+// The manager layer on top loads plugin LSP configuration (LoadPlugins,
+// LoadFile), starts and supervises the servers (lazily, restarting a
+// crashed one within bounds), keeps the files an agent touches in sync with
+// them and feeds their publishes to its Registry. After an edit, Settle
+// says how it knows the diagnostics are current (published, progress
+// ended, quiet, or timed out), and Drain notes when they may be stale:
 //
-// Most callers only need the registry's turn loop:
+//	configs, errs := lspdiag.LoadPlugins(plugins, nil) // errs: per plugin and entry
+//	m := lspdiag.NewManager(configs, &lspdiag.ManagerOptions{ProjectDir: dir})
+//	defer m.Shutdown(ctx)
+//	m.Change(ctx, "main.go", newText) // opens the file in its server first if needed
+//	m.Settle(ctx, "main.go")
+//	if att, ok := m.Drain(); ok { ... }
+//
+// Callers that receive publishes themselves only need the registry's turn
+// loop:
 //
 //	reg := lspdiag.NewRegistry(nil)
 //	// for each publishDiagnostics notification:
