@@ -105,6 +105,17 @@ func setOut(out **C.char, s string) {
 	*out = C.CString(s)
 }
 
+// setOutJSON stores v's JSON in *out and returns 0; a value that cannot be
+// marshalled becomes the export's error.
+func setOutJSON(name string, out **C.char, v any) C.int {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return fail(name, err)
+	}
+	setOutBytes(out, js)
+	return 0
+}
+
 // setOutBytes stores a NUL-terminated malloc'd copy of b in *out.
 func setOutBytes(out **C.char, b []byte) {
 	p := C.malloc(C.size_t(len(b) + 1))

@@ -7,8 +7,6 @@ package main
 import "C"
 
 import (
-	"encoding/json"
-
 	"github.com/idebridge/idebridge/lockfile"
 )
 
@@ -62,10 +60,5 @@ func idb_parse_lockfile(fileName *C.char, data *C.char, dataLen C.size_t, out **
 	if err != nil {
 		return fail(name, err)
 	}
-	js, err := json.Marshal(lf)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, lf)
 }

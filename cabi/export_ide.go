@@ -105,12 +105,13 @@ func ideFromHandle(h C.uint64_t) (*ideClient, error) {
 	return obj.(*ideClient), nil
 }
 
-// marshalList marshals a slice, writing [] for an empty one.
-func marshalList[T any](list []T) ([]byte, error) {
+// emptyIfNil returns list, or an empty slice for nil, so that it marshals
+// as [] rather than null.
+func emptyIfNil[T any](list []T) []T {
 	if list == nil {
-		list = []T{}
+		return []T{}
 	}
-	return json.Marshal(list)
+	return list
 }
 
 //export idb_discover
@@ -134,12 +135,7 @@ func idb_discover(optionsJSON *C.char, timeoutMs C.int64_t, out **C.char) (st C.
 	if err != nil {
 		return fail(name, fmt.Errorf("discovering IDEs: %w", err))
 	}
-	js, err := marshalList(cands)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, emptyIfNil(cands))
 }
 
 // chooseCandidate picks the candidate to connect to among cands: the one on
@@ -269,12 +265,7 @@ func idb_ide_info(h C.uint64_t, out **C.char) (st C.int) {
 		Instructions    string               `json:"instructions,omitempty"`
 		Capabilities    json.RawMessage      `json:"capabilities,omitempty"`
 	}{ic.c.ServerInfo(), ic.c.ProtocolVersion(), ic.c.Instructions(), ic.c.ServerCapabilities()}
-	js, err := json.Marshal(info)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, info)
 }
 
 //export idb_ide_tools
@@ -295,12 +286,7 @@ func idb_ide_tools(h C.uint64_t, timeoutMs C.int64_t, out **C.char) (st C.int) {
 	if err != nil {
 		return fail(name, err)
 	}
-	js, err := marshalList(tools)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, emptyIfNil(tools))
 }
 
 //export idb_ide_call
@@ -339,12 +325,7 @@ func idb_ide_call(h C.uint64_t, toolName *C.char, argsJSON *C.char, timeoutMs C.
 	if err != nil {
 		return fail(name, err)
 	}
-	js, err := json.Marshal(res)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, res)
 }
 
 //export idb_ide_next_notification
@@ -385,12 +366,7 @@ func idb_ide_next_notification(h C.uint64_t, timeoutMs C.int64_t, out **C.char) 
 		}
 		return fail(name, fmt.Errorf("waiting for a notification: %w", err))
 	}
-	js, err := json.Marshal(n)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, n)
 }
 
 //export idb_ide_close

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -185,12 +184,7 @@ func idb_lsp_settle(h C.uint64_t, path *C.char, timeoutMs C.int64_t, out **C.cha
 	if st != 0 {
 		return st
 	}
-	js, err := json.Marshal(res)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, res)
 }
 
 //export idb_lsp_drain
@@ -210,12 +204,7 @@ func idb_lsp_drain(h C.uint64_t, out **C.char) (st C.int) {
 		*out = nil
 		return 0
 	}
-	js, err := json.Marshal(att)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, att)
 }
 
 //export idb_lsp_servers
@@ -230,12 +219,7 @@ func idb_lsp_servers(h C.uint64_t, out **C.char) (st C.int) {
 	if err != nil {
 		return fail(name, err)
 	}
-	js, err := marshalList(m.Servers())
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, emptyIfNil(m.Servers()))
 }
 
 //export idb_lsp_shutdown

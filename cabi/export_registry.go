@@ -139,12 +139,7 @@ func idb_registry_drain(h C.uint64_t, out **C.char) (st C.int) {
 		*out = nil
 		return 0
 	}
-	js, err := json.Marshal(att)
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, att)
 }
 
 //export idb_registry_reset
@@ -176,12 +171,7 @@ func idb_registry_stats(h C.uint64_t, out **C.char) (st C.int) {
 	if err != nil {
 		return fail(name, err)
 	}
-	js, err := json.Marshal(reg.Stats())
-	if err != nil {
-		return fail(name, err)
-	}
-	setOutBytes(out, js)
-	return 0
+	return setOutJSON(name, out, reg.Stats())
 }
 
 //export idb_registry_free
