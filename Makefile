@@ -20,7 +20,7 @@ all: build
 build:
 	$(GO) build ./...
 
-## run: the main job (see README): gopls's diagnostics for the example module, through lspdiag
+## run: the main job (see README): gopls's diagnostics for the example module, through package lsp
 run: gopls
 	GOPLS=$(GOPLS) $(GO) run ./cmd/idebridge diag examples/brokenmod/main.go examples/brokenmod/greet.go
 

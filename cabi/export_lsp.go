@@ -13,8 +13,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/idebridge/idebridge/lsp"
+
 	"github.com/idebridge/idebridge/cabi/abispec"
-	"github.com/idebridge/idebridge/lspdiag"
 )
 
 // defaultDocTimeout bounds the LSP document operations when timeout_ms is
@@ -24,11 +25,11 @@ const defaultDocTimeout = 60 * time.Second
 func init() {
 	statusClassifiers = append(statusClassifiers, func(err error) int {
 		switch {
-		case errors.Is(err, lspdiag.ErrNoServer), errors.Is(err, lspdiag.ErrNotOpen):
+		case errors.Is(err, lsp.ErrNoServer), errors.Is(err, lsp.ErrNotOpen):
 			return abispec.StNotFound
-		case errors.Is(err, lspdiag.ErrManagerClosed):
+		case errors.Is(err, lsp.ErrManagerClosed):
 			return abispec.StClosed
-		case errors.Is(err, lspdiag.ErrConfig):
+		case errors.Is(err, lsp.ErrConfig):
 			return abispec.StArgument
 		}
 		return 0
@@ -46,12 +47,12 @@ type lspOptions struct {
 	UserConfig        map[string]string `json:"userConfig"`
 }
 
-func lspFromHandle(h C.uint64_t) (*lspdiag.Manager, error) {
+func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
 	obj, err := handles.get(kindLSP, uint64(h))
 	if err != nil {
 		return nil, err
 	}
-	return obj.(*lspdiag.Manager), nil
+	return obj.(*lsp.Manager), nil
 }
 
 //export idb_lsp_new
@@ -76,12 +77,12 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	cfgs, errs := lspdiag.ParseServers(copyBytes(configJSON), lspdiag.Source{Root: dir, File: "config_json"},
-		&lspdiag.LoadOptions{ProjectDir: dir, UserConfig: o.UserConfig})
+	cfgs, errs := lsp.ParseServers(copyBytes(configJSON), lsp.Source{Root: dir, File: "config_json"},
+		&lsp.LoadOptions{ProjectDir: dir, UserConfig: o.UserConfig})
 	if len(errs) > 0 {
 		return fail(name, argErr("config_json: %w", errors.Join(errs...)))
 	}
-	m := lspdiag.NewManager(cfgs, &lspdiag.ManagerOptions{
+	m := lsp.NewManager(cfgs, &lsp.ManagerOptions{
 		ProjectDir:       dir,
 		MaxOpenDocuments: o.MaxOpenDocuments,
 		QuietPeriod:      time.Duration(o.QuietPeriodMs) * time.Millisecond,
@@ -101,7 +102,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 }
 
 // lspDocOp runs one document operation of an LSP export.
-func lspDocOp(name string, h C.uint64_t, path *C.char, timeoutMs C.int64_t, op func(context.Context, *lspdiag.Manager, string) error) C.int {
+func lspDocOp(name string, h C.uint64_t, path *C.char, timeoutMs C.int64_t, op func(context.Context, *lsp.Manager, string) error) C.int {
 	m, err := lspFromHandle(h)
 	if err != nil {
 		return fail(name, err)
@@ -123,7 +124,7 @@ func idb_lsp_open(h C.uint64_t, path *C.char, timeoutMs C.int64_t) (st C.int) {
 	const name = "idb_lsp_open"
 	defer recoverPanic(name, &st)
 	enter(name)
-	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lspdiag.Manager, p string) error {
+	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lsp.Manager, p string) error {
 		return m.Open(ctx, p)
 	})
 }
@@ -137,7 +138,7 @@ func idb_lsp_change(h C.uint64_t, path *C.char, text *C.char, timeoutMs C.int64_
 	if err != nil {
 		return fail(name, err)
 	}
-	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lspdiag.Manager, p string) error {
+	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lsp.Manager, p string) error {
 		return m.Change(ctx, p, t)
 	})
 }
@@ -147,7 +148,7 @@ func idb_lsp_save(h C.uint64_t, path *C.char, timeoutMs C.int64_t) (st C.int) {
 	const name = "idb_lsp_save"
 	defer recoverPanic(name, &st)
 	enter(name)
-	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lspdiag.Manager, p string) error {
+	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lsp.Manager, p string) error {
 		return m.Save(ctx, p)
 	})
 }
@@ -157,7 +158,7 @@ func idb_lsp_close_file(h C.uint64_t, path *C.char, timeoutMs C.int64_t) (st C.i
 	const name = "idb_lsp_close_file"
 	defer recoverPanic(name, &st)
 	enter(name)
-	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lspdiag.Manager, p string) error {
+	return lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lsp.Manager, p string) error {
 		return m.Close(ctx, p)
 	})
 }
@@ -170,13 +171,13 @@ func idb_lsp_settle(h C.uint64_t, path *C.char, timeoutMs C.int64_t, out **C.cha
 	if err := checkOut(out, "out"); err != nil {
 		return fail(name, err)
 	}
-	var res lspdiag.SettleResult
-	st = lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lspdiag.Manager, p string) error {
+	var res lsp.SettleResult
+	st = lspDocOp(name, h, path, timeoutMs, func(ctx context.Context, m *lsp.Manager, p string) error {
 		var err error
 		res, err = m.Settle(ctx, p)
 		// Running out of time is not an error for Settle, whichever
 		// deadline ran out: the result says so.
-		if errors.Is(err, context.DeadlineExceeded) && res.Freshness == lspdiag.FreshTimedOut {
+		if errors.Is(err, context.DeadlineExceeded) && res.Freshness == lsp.FreshTimedOut {
 			err = nil
 		}
 		return err
@@ -234,7 +235,7 @@ func idb_lsp_shutdown(h C.uint64_t, timeoutMs C.int64_t) (st C.int) {
 	// 0 leaves the servers' own shutdown timeouts in charge.
 	ctx, cancel := timeoutContext(timeoutMs, 0)
 	defer cancel()
-	if err := obj.(*lspdiag.Manager).Shutdown(ctx); err != nil {
+	if err := obj.(*lsp.Manager).Shutdown(ctx); err != nil {
 		return fail(name, fmt.Errorf("shutting down the language servers (their processes were killed): %w", err))
 	}
 	return 0

@@ -10,13 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/lspdiag"
 )
 
 func init() {
 	statusClassifiers = append(statusClassifiers, func(err error) int {
-		if errors.Is(err, lspdiag.ErrBadShape) {
+		if errors.Is(err, diag.ErrBadShape) {
 			return abispec.StArgument
 		}
 		return 0
@@ -25,16 +27,16 @@ func init() {
 
 // registryOptions is the JSON form of lspdiag.RegistryOptions.
 type registryOptions struct {
-	MaxPerFile              int              `json:"maxPerFile"`
-	MaxTotal                int              `json:"maxTotal"`
-	MaxPerPublish           int              `json:"maxPerPublish"`
-	MaxDocuments            int              `json:"maxDocuments"`
-	MaxDeliveredPerDocument int              `json:"maxDeliveredPerDocument"`
-	MinSeverity             lspdiag.Severity `json:"minSeverity"`
-	DropUnnecessary         bool             `json:"dropUnnecessary"`
+	MaxPerFile              int           `json:"maxPerFile"`
+	MaxTotal                int           `json:"maxTotal"`
+	MaxPerPublish           int           `json:"maxPerPublish"`
+	MaxDocuments            int           `json:"maxDocuments"`
+	MaxDeliveredPerDocument int           `json:"maxDeliveredPerDocument"`
+	MinSeverity             diag.Severity `json:"minSeverity"`
+	DropUnnecessary         bool          `json:"dropUnnecessary"`
 }
 
-// renderOptions is the JSON form of lspdiag.RenderOptions.
+// renderOptions is the JSON form of diag.RenderOptions.
 type renderOptions struct {
 	ProjectDir string `json:"projectDir"`
 	Tag        string `json:"tag"`
@@ -196,7 +198,7 @@ func idb_render_attachment(attachmentJSON *C.char, optionsJSON *C.char, out **C.
 	if attachmentJSON == nil {
 		return fail(name, argErr("attachment_json is NULL"))
 	}
-	var att lspdiag.Attachment
+	var att diag.Attachment
 	if err := json.Unmarshal(copyBytes(attachmentJSON), &att); err != nil {
 		return fail(name, argErr("attachment_json: %v", err))
 	}
@@ -204,6 +206,6 @@ func idb_render_attachment(attachmentJSON *C.char, optionsJSON *C.char, out **C.
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	setOut(out, att.Render(&lspdiag.RenderOptions{ProjectDir: o.ProjectDir, Tag: o.Tag, MaxChars: o.MaxChars}))
+	setOut(out, att.Render(&diag.RenderOptions{ProjectDir: o.ProjectDir, Tag: o.Tag, MaxChars: o.MaxChars}))
 	return 0
 }

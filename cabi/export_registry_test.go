@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/lspdiag"
 )
@@ -50,7 +52,7 @@ func readPublishes(t testing.TB) []publishLine {
 
 // goldenRenderOptions are the options of testdata/render.golden.txt, also
 // used by the binding tests.
-var goldenRenderOptions = &lspdiag.RenderOptions{ProjectDir: "/p"}
+var goldenRenderOptions = &diag.RenderOptions{ProjectDir: "/p"}
 
 // checkGolden compares got with testdata/name (which holds got plus a final
 // newline), or rewrites the file with -update.
@@ -138,7 +140,7 @@ func TestRegistryLifecycle(t *testing.T) {
 	wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), cstr(t, params)), 0, "idb_registry_publish")
 	var out *C_char
 	wantStatus(t, idb_registry_drain(h, &out), 0, "idb_registry_drain")
-	var att lspdiag.Attachment
+	var att diag.Attachment
 	if err := json.Unmarshal([]byte(take(out)), &att); err != nil {
 		t.Fatal(err)
 	}

@@ -4,24 +4,24 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/idebridge/idebridge/lsp"
 
-	"github.com/idebridge/idebridge/lspdiag"
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzLSPConfig parses arbitrary .lsp.json documents. It must never panic;
-// every problem is a *lspdiag.ConfigError; every loaded server has a
+// every problem is a *lsp.ConfigError; every loaded server has a
 // command, at least one extension and a unique name; and a configuration
 // that loads, written back with MarshalServers and loaded again with the
 // same options, is the same configuration with no errors.
 func FuzzLSPConfig(f *testing.F) {
-	src := lspdiag.Source{Plugin: "p", Root: "/plugins/p", DataDir: "/data/p", File: "/plugins/p/.lsp.json"}
-	opts := &lspdiag.LoadOptions{ProjectDir: "/proj", UserConfig: map[string]string{"mode": "strict", "weird": "${CLAUDE_PLUGIN_ROOT}"}}
+	src := lsp.Source{Plugin: "p", Root: "/plugins/p", DataDir: "/data/p", File: "/plugins/p/.lsp.json"}
+	opts := &lsp.LoadOptions{ProjectDir: "/proj", UserConfig: map[string]string{"mode": "strict", "weird": "${CLAUDE_PLUGIN_ROOT}"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfgs, errs := lspdiag.ParseServers(data, src, opts)
+		cfgs, errs := lsp.ParseServers(data, src, opts)
 		for _, err := range errs {
-			var ce *lspdiag.ConfigError
-			if !errors.As(err, &ce) || !errors.Is(err, lspdiag.ErrConfig) {
+			var ce *lsp.ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, lsp.ErrConfig) {
 				t.Fatalf("error %v is not a *ConfigError", err)
 			}
 		}
@@ -35,11 +35,11 @@ func FuzzLSPConfig(f *testing.F) {
 			}
 			names[c.Name] = true
 		}
-		out, err := lspdiag.MarshalServers(cfgs)
+		out, err := lsp.MarshalServers(cfgs)
 		if err != nil {
 			t.Fatalf("MarshalServers: %v", err)
 		}
-		again, errs := lspdiag.ParseServers(out, src, opts)
+		again, errs := lsp.ParseServers(out, src, opts)
 		if len(errs) != 0 {
 			t.Fatalf("reloading %s: %v", out, errs)
 		}

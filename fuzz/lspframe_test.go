@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idebridge/idebridge/lspdiag"
+	"github.com/idebridge/idebridge/lsp"
 )
 
 // frameFuzzMax is a small body limit, so that short inputs reach it.
 const frameFuzzMax = 64
 
-// modelFrames is the LSP base protocol as lspdiag.FrameCodec documents
+// modelFrames is the LSP base protocol as lsp.FrameCodec documents
 // it, restated over a whole input: header lines end in "\n" (a "\r"
 // before it is dropped), empty lines before a header block are skipped,
 // an empty line ends the block, Content-Length (any case) gives the body
@@ -71,14 +71,14 @@ func modelFrames(data []byte) (bodies [][]byte, clean bool) {
 	}
 }
 
-// FuzzLSPFrame reads arbitrary input with lspdiag.FrameCodec and checks it
+// FuzzLSPFrame reads arbitrary input with lsp.FrameCodec and checks it
 // against modelFrames: the same bodies in the same order, a clean io.EOF
 // exactly where the model ends cleanly, and otherwise an error matching
-// lspdiag.ErrFrame. Every body read is written back with WriteObject and
+// lsp.ErrFrame. Every body read is written back with WriteObject and
 // read again: the same JSON value comes out.
 func FuzzLSPFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		codec := lspdiag.FrameCodec{MaxBytes: frameFuzzMax}
+		codec := lsp.FrameCodec{MaxBytes: frameFuzzMax}
 		r := bufio.NewReader(bytes.NewReader(data))
 		var got [][]byte
 		var err error
@@ -101,7 +101,7 @@ func FuzzLSPFrame(f *testing.F) {
 		if clean != (err == io.EOF) {
 			t.Fatalf("ended with %v, model clean=%v", err, clean)
 		}
-		if err != io.EOF && !errors.Is(err, lspdiag.ErrFrame) {
+		if err != io.EOF && !errors.Is(err, lsp.ErrFrame) {
 			t.Fatalf("error %v does not match ErrFrame", err)
 		}
 
@@ -113,7 +113,7 @@ func FuzzLSPFrame(f *testing.F) {
 			// Without the small limit: writing escapes HTML characters,
 			// which may make the body longer.
 			var back json.RawMessage
-			if err := (lspdiag.FrameCodec{}).ReadObject(bufio.NewReader(&buf), &back); err != nil {
+			if err := (lsp.FrameCodec{}).ReadObject(bufio.NewReader(&buf), &back); err != nil {
 				t.Fatalf("reading back frame %d: %v", i, err)
 			}
 			if !jsonEqual(back, body) {

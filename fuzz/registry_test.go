@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -39,10 +41,10 @@ type modelPublish struct {
 
 // identityOf is the registry's identity rule, restated: message, severity,
 // range, source and code after normalization.
-func identityOf(d lspdiag.Diagnostic) string {
+func identityOf(d diag.Diagnostic) string {
 	sev := d.Severity
 	if sev == 0 {
-		sev = lspdiag.SeverityError
+		sev = diag.SeverityError
 	}
 	r := d.Range
 	if r.End.Line < r.Start.Line || r.End.Line == r.Start.Line && r.End.Character < r.Start.Character {
@@ -52,7 +54,7 @@ func identityOf(d lspdiag.Diagnostic) string {
 }
 
 // accepted records a publish the registry accepted, unless stale.
-func (m *regModel) accepted(server string, p *lspdiag.PublishParams) {
+func (m *regModel) accepted(server string, p *diag.PublishParams) {
 	if cur, ok := m.versions[p.URI]; ok && p.Version != nil && *p.Version < cur {
 		return // dropped as stale
 	}
@@ -85,9 +87,9 @@ func FuzzRegistry(f *testing.F) {
 		reg := lspdiag.NewRegistry(&registryFuzzOpts)
 		m := &regModel{versions: map[string]int{}, pending: map[[2]string]modelPublish{}, delivered: map[string]map[string]bool{}}
 		raws := [2][]byte{a, b}
-		var decoded [2]*lspdiag.PublishParams
+		var decoded [2]*diag.PublishParams
 		for i, raw := range raws {
-			var p lspdiag.PublishParams
+			var p diag.PublishParams
 			if err := json.Unmarshal(raw, &p); err == nil {
 				decoded[i] = &p
 			}
@@ -107,7 +109,7 @@ func FuzzRegistry(f *testing.F) {
 					t.Fatalf("Publish(%q) = %v, but json.Unmarshal gave %+v", raws[which], err, decoded[which])
 				}
 				if err != nil {
-					if !errors.Is(err, lspdiag.ErrBadShape) {
+					if !errors.Is(err, diag.ErrBadShape) {
 						t.Fatalf("Publish error %v is not a shape error", err)
 					}
 					continue
@@ -154,7 +156,7 @@ func FuzzRegistry(f *testing.F) {
 	})
 }
 
-func (m *regModel) check(t *testing.T, att *lspdiag.Attachment, ok bool) {
+func (m *regModel) check(t *testing.T, att *diag.Attachment, ok bool) {
 	t.Helper()
 	// What may be delivered: the identities of the last accepted publish
 	// of each server, when not older than the document's version.
@@ -235,15 +237,15 @@ func (m *regModel) check(t *testing.T, att *lspdiag.Attachment, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back lspdiag.Attachment
+	var back diag.Attachment
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("attachment JSON does not decode: %v\n%s", err, b)
 	}
 	if d := cmp.Diff(att, &back, cmpopts.EquateEmpty()); d != "" {
 		t.Fatalf("JSON round trip (-before +after):\n%s", d)
 	}
-	if s := att.Render(nil); utf8.RuneCountInString(s) > lspdiag.DefaultMaxChars || s == "" {
-		t.Fatalf("rendering of %d characters (budget %d)", utf8.RuneCountInString(s), lspdiag.DefaultMaxChars)
+	if s := att.Render(nil); utf8.RuneCountInString(s) > diag.DefaultMaxChars || s == "" {
+		t.Fatalf("rendering of %d characters (budget %d)", utf8.RuneCountInString(s), diag.DefaultMaxChars)
 	}
 }
 
@@ -259,13 +261,13 @@ func FuzzPublishDecode(f *testing.F) {
 	f.Add([]byte(`{"uri":"file:///p/a.go","version":3,"diagnostics":[{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"m","severity":"Warning","code":12,"source":"s"}]}`))
 	f.Add([]byte(`{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":{"kind":"plaintext","value":"v"},"tags":[1,null],"codeDescription":{"href":"h"},"relatedInformation":[{"location":{"uri":"u","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}},"message":"r"},1]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var p lspdiag.PublishParams
+		var p diag.PublishParams
 		perr := json.Unmarshal(b, &p)
-		var d lspdiag.Diagnostic
+		var d diag.Diagnostic
 		derr := json.Unmarshal(b, &d)
 		reg := lspdiag.NewRegistry(nil)
 		rerr := reg.Publish("plugin:x:y", b)
-		if rerr != nil && !errors.Is(rerr, lspdiag.ErrBadShape) {
+		if rerr != nil && !errors.Is(rerr, diag.ErrBadShape) {
 			t.Fatalf("Publish error %v is not a shape error", rerr)
 		}
 		if (rerr == nil) != (perr == nil && p.URI != "") {
@@ -379,8 +381,8 @@ func modelInt(x any) (int, bool) {
 	return int(v), true
 }
 
-func modelParams(v any) (lspdiag.PublishParams, bool) {
-	var p lspdiag.PublishParams
+func modelParams(v any) (diag.PublishParams, bool) {
+	var p diag.PublishParams
 	m, ok := v.(map[string]any)
 	if !ok {
 		return p, false
@@ -399,7 +401,7 @@ func modelParams(v any) (lspdiag.PublishParams, bool) {
 	if !ok {
 		return p, false
 	}
-	p.Diagnostics = []lspdiag.Diagnostic{}
+	p.Diagnostics = []diag.Diagnostic{}
 	for _, it := range items {
 		d, ok := modelDiag(it)
 		if !ok {
@@ -410,24 +412,24 @@ func modelParams(v any) (lspdiag.PublishParams, bool) {
 	return p, true
 }
 
-func modelPos(v any) (lspdiag.Position, bool) {
+func modelPos(v any) (diag.Position, bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return lspdiag.Position{}, false
+		return diag.Position{}, false
 	}
 	l, ok1 := modelInt(m["line"])
 	c, ok2 := modelInt(m["character"])
-	return lspdiag.Position{Line: l, Character: c}, ok1 && ok2 && l >= 0 && c >= 0
+	return diag.Position{Line: l, Character: c}, ok1 && ok2 && l >= 0 && c >= 0
 }
 
-func modelRange(v any) (lspdiag.Range, bool) {
+func modelRange(v any) (diag.Range, bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return lspdiag.Range{}, false
+		return diag.Range{}, false
 	}
 	s, ok1 := modelPos(m["start"])
 	e, ok2 := modelPos(m["end"])
-	return lspdiag.Range{Start: s, End: e}, ok1 && ok2
+	return diag.Range{Start: s, End: e}, ok1 && ok2
 }
 
 func modelMessage(v any) (string, bool) {
@@ -441,8 +443,8 @@ func modelMessage(v any) (string, bool) {
 	return "", false
 }
 
-func modelDiag(v any) (lspdiag.Diagnostic, bool) {
-	var d lspdiag.Diagnostic
+func modelDiag(v any) (diag.Diagnostic, bool) {
+	var d diag.Diagnostic
 	m, ok := v.(map[string]any)
 	if !ok {
 		return d, false
@@ -460,10 +462,10 @@ func modelDiag(v any) (lspdiag.Diagnostic, bool) {
 		if !ok || n < 0 || n > 4 {
 			return d, false
 		}
-		d.Severity = lspdiag.Severity(n)
+		d.Severity = diag.Severity(n)
 	case string:
 		found := false
-		for sev, names := range map[lspdiag.Severity][]string{1: {"error", "1"}, 2: {"warning", "2"}, 3: {"info", "information", "3"}, 4: {"hint", "4"}} {
+		for sev, names := range map[diag.Severity][]string{1: {"error", "1"}, 2: {"warning", "2"}, 3: {"info", "information", "3"}, 4: {"hint", "4"}} {
 			for _, name := range names {
 				if strings.EqualFold(s, name) {
 					d.Severity, found = sev, true
@@ -524,7 +526,7 @@ func modelDiag(v any) (lspdiag.Diagnostic, bool) {
 			if !ok {
 				continue
 			}
-			var ri lspdiag.RelatedInformation
+			var ri diag.RelatedInformation
 			var ok1, ok2, ok3 bool
 			ri.Location.URI, ok1 = loc["uri"].(string)
 			ri.Location.Range, ok2 = modelRange(loc["range"])

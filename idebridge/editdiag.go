@@ -11,13 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idebridge/idebridge/internal/jsonrpc"
-	"github.com/idebridge/idebridge/lspdiag"
-)
+	"github.com/idebridge/idebridge/internal/fileuri"
 
-// DefaultNewDiagnosticsMaxChars caps the rendered <new-diagnostics> block,
-// as the reference agent does on the IDE path.
-const DefaultNewDiagnosticsMaxChars = lspdiag.DefaultMaxChars
+	"github.com/idebridge/idebridge/diag"
+
+	"github.com/idebridge/idebridge/internal/jsonrpc"
+)
 
 // DiagnosticsSnapshot is the IDE's diagnostics for one file taken before
 // an edit, with the file's text at that moment. After the edit,
@@ -37,7 +36,7 @@ type DiagnosticsSnapshot struct {
 	Text string
 	// Diagnostics are the IDE's diagnostics for the file, including those
 	// reported under the URIs of its diff views, without duplicates.
-	Diagnostics []Diagnostic
+	Diagnostics []diag.Diagnostic
 	// Taken is when the snapshot was taken.
 	Taken time.Time
 }
@@ -51,7 +50,7 @@ func SnapshotDiagnostics(ctx context.Context, c *Client, path string) (*Diagnost
 	if err != nil {
 		return nil, fmt.Errorf("snapshotting diagnostics of %s: %w", path, err)
 	}
-	s := &DiagnosticsSnapshot{Path: abs, URI: pathToFileURI(abs), Taken: time.Now()}
+	s := &DiagnosticsSnapshot{Path: abs, URI: fileuri.FromPath(abs), Taken: time.Now()}
 	if s.Text, _, err = readText(abs); err != nil {
 		return nil, fmt.Errorf("snapshotting diagnostics of %s: %w", abs, err)
 	}
@@ -66,7 +65,7 @@ type NewDiagnostics struct {
 	// Path is the file's absolute path; URI its file:// URI.
 	Path, URI string
 	// Diagnostics are the new ones, most severe first, then by position.
-	Diagnostics []Diagnostic
+	Diagnostics []diag.Diagnostic
 	// Moved counts diagnostics that were there before the edit and only
 	// moved because lines were inserted or deleted above them; they are
 	// not in Diagnostics.
@@ -98,7 +97,7 @@ func (s *DiagnosticsSnapshot) NewDiagnostics(ctx context.Context, c *Client) (*N
 // fileDiagnostics returns path's diagnostics, merged from every URI that
 // denotes the file, without duplicates. With all, getDiagnostics {} is
 // asked too, for diff views.
-func fileDiagnostics(ctx context.Context, c *Client, abs string, all bool) ([]Diagnostic, error) {
+func fileDiagnostics(ctx context.Context, c *Client, abs string, all bool) ([]diag.Diagnostic, error) {
 	if c == nil {
 		return nil, errors.New("no IDE connected")
 	}
@@ -116,7 +115,7 @@ func fileDiagnostics(ctx context.Context, c *Client, abs string, all bool) ([]Di
 		}
 		files = append(files, more...)
 	}
-	var out []Diagnostic
+	var out []diag.Diagnostic
 	seen := map[diagKey]bool{}
 	for _, f := range files {
 		if !sameFile(f, abs) {
@@ -142,18 +141,18 @@ func isFileNotOpen(err error) bool {
 // diagKey identifies a diagnostic for comparison across an edit.
 type diagKey struct {
 	message, source, code string
-	severity              Severity
-	rng                   Range
+	severity              diag.Severity
+	rng                   diag.Range
 }
 
-func keyOf(d Diagnostic, r Range) diagKey {
+func keyOf(d diag.Diagnostic, r diag.Range) diagKey {
 	return diagKey{strings.TrimSpace(d.Message), d.Source, d.Code, d.Severity, r}
 }
 
 // diffDiagnostics returns the diagnostics of after that are not in before
 // once before's lines are mapped through lm, sorted, and how many of
 // after were found in before at another line.
-func diffDiagnostics(before, after []Diagnostic, lm *LineMap) (news []Diagnostic, moved int) {
+func diffDiagnostics(before, after []diag.Diagnostic, lm *LineMap) (news []diag.Diagnostic, moved int) {
 	// old holds where each diagnostic of before is expected after the
 	// edit, true when that is not where it was (it moved). A diagnostic on
 	// a line the edit kept is expected only at the line's new place; one
@@ -182,23 +181,15 @@ func diffDiagnostics(before, after []Diagnostic, lm *LineMap) (news []Diagnostic
 			moved++
 		}
 	}
-	slices.SortStableFunc(news, func(a, b Diagnostic) int {
+	slices.SortStableFunc(news, func(a, b diag.Diagnostic) int {
 		return cmp.Or(
-			cmp.Compare(severityRank(a.Severity), severityRank(b.Severity)),
+			cmp.Compare(a.Severity.Rank(), b.Severity.Rank()),
 			cmp.Compare(a.Range.Start.Line, b.Range.Start.Line),
 			cmp.Compare(a.Range.Start.Character, b.Range.Start.Character),
 			strings.Compare(a.Message, b.Message),
 		)
 	})
 	return news, moved
-}
-
-// severityRank orders errors first and unknown severities last.
-func severityRank(s Severity) int {
-	if s == SeverityUnknown {
-		return 5
-	}
-	return int(s)
 }
 
 // diffViewSchemes are the URI schemes under which VS Code family IDEs
@@ -212,7 +203,7 @@ var diffViewSuffixes = []string{" (proposed)", " (original)", " (new)", " (old)"
 
 // sameFile reports whether diagnostics reported under f belong to the file
 // abs: its own URI or path, or one of its diff views.
-func sameFile(f FileDiagnostics, abs string) bool {
+func sameFile(f diag.FileDiagnostics, abs string) bool {
 	p := f.Path
 	if p == "" {
 		p = uriPath(f.URI)
@@ -234,7 +225,7 @@ func sameFile(f FileDiagnostics, abs string) bool {
 // uriPath returns the path a diagnostics URI denotes: a file URI's path,
 // or the path after a diff-view scheme; "" for anything else.
 func uriPath(u string) string {
-	if p, ok := fileURIPath(u); ok {
+	if p, ok := fileuri.ToPath(u); ok {
 		return p
 	}
 	for _, scheme := range diffViewSchemes {
@@ -255,46 +246,19 @@ func uriPath(u string) string {
 	return ""
 }
 
-// DiagnosticsRenderOptions configure NewDiagnostics.Render. A nil pointer
-// means the defaults.
-type DiagnosticsRenderOptions struct {
-	// ProjectDir, when set, shows the file's path relative to it.
-	ProjectDir string
-	// MaxChars caps the block, tags included, in characters. Default
-	// DefaultNewDiagnosticsMaxChars (4,000); negative means no cap.
-	MaxChars int
-}
-
 // Render returns the block the model gets: <new-diagnostics>, one line per
 // diagnostic (1-based line and column, code and source when known),
 // </new-diagnostics>; "" when nothing is new. It is the same format the
-// LSP path renders (lspdiag), so a model sees one format whichever path
+// LSP path renders (diag.Attachment.Render), so a model sees one format whichever path
 // found a diagnostic. The block never exceeds MaxChars: diagnostics that
 // do not fit are left out whole and the line "… N more not shown" says
 // how many.
-func (n *NewDiagnostics) Render(opts *DiagnosticsRenderOptions) string {
+func (n *NewDiagnostics) Render(opts *diag.RenderOptions) string {
 	if n == nil || len(n.Diagnostics) == 0 {
 		return ""
 	}
-	var o DiagnosticsRenderOptions
-	if opts != nil {
-		o = *opts
-	}
-	fd := lspdiag.FileDiagnostics{URI: n.URI, Path: n.Path, Diagnostics: make([]lspdiag.Diagnostic, len(n.Diagnostics))}
-	for i, d := range n.Diagnostics {
-		fd.Diagnostics[i] = lspdiag.Diagnostic{
-			Range: lspdiag.Range{
-				Start: lspdiag.Position{Line: d.Range.Start.Line, Character: d.Range.Start.Character},
-				End:   lspdiag.Position{Line: d.Range.End.Line, Character: d.Range.End.Character},
-			},
-			Severity: lspdiag.Severity(d.Severity),
-			Code:     d.Code,
-			Source:   d.Source,
-			Message:  d.Message,
-		}
-	}
-	att := &lspdiag.Attachment{Servers: []string{}, Files: []lspdiag.FileDiagnostics{fd}}
-	return att.Render(&lspdiag.RenderOptions{ProjectDir: o.ProjectDir, MaxChars: o.MaxChars})
+	att := &diag.Attachment{Servers: []string{}, Files: []diag.FileDiagnostics{{URI: n.URI, Path: n.Path, Diagnostics: n.Diagnostics}}}
+	return att.Render(opts)
 }
 
 // TrySnapshotDiagnostics is SnapshotDiagnostics for callers that treat the
@@ -316,7 +280,7 @@ func TrySnapshotDiagnostics(ctx context.Context, c *Client, path string) *Diagno
 // TryNewDiagnosticsText is NewDiagnostics then Render for callers that
 // treat the IDE as optional: it returns "" when nothing is new, when s or
 // c is nil, or when the IDE fails (logged at debug level on c's logger).
-func (s *DiagnosticsSnapshot) TryNewDiagnosticsText(ctx context.Context, c *Client, opts *DiagnosticsRenderOptions) string {
+func (s *DiagnosticsSnapshot) TryNewDiagnosticsText(ctx context.Context, c *Client, opts *diag.RenderOptions) string {
 	if s == nil || c == nil {
 		return ""
 	}

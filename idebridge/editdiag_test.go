@@ -9,9 +9,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/idebridge/idebridge/diag"
+
+	"github.com/idebridge/idebridge/lsp"
+
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
-	"github.com/idebridge/idebridge/lspdiag"
 )
 
 // Edit diagnostics against a headless IDE whose getDiagnostics comes from
@@ -35,7 +38,7 @@ func goplsIDE(t testing.TB, policy ideserver.DiffPolicy, files map[string]string
 		SettleTimeout: reviewTimeout,
 	})
 	if err != nil {
-		t.Fatalf("these tests need gopls %s: %v", lspdiag.GoplsVersion, err)
+		t.Fatalf("these tests need gopls %s: %v", lsp.GoplsVersion, err)
 	}
 	if err := srv.RegisterTool(diags.Tool()); err != nil {
 		t.Fatal(err)
@@ -89,16 +92,16 @@ func TestEditDiagnosticsIntroducedError(t *testing.T) {
 		t.Fatalf("new diagnostics: %+v", news.Diagnostics)
 	}
 	d := news.Diagnostics[0]
-	if d.Message != "undefined: undefinedAfterEdit" || d.Severity != idebridge.SeverityError || d.Source != "compiler" || d.Range.Start != (idebridge.Position{Line: 5, Character: 13}) {
+	if d.Message != "undefined: undefinedAfterEdit" || d.Severity != diag.SeverityError || d.Source != "compiler" || d.Range.Start != (diag.Position{Line: 5, Character: 13}) {
 		t.Errorf("diagnostic %+v", d)
 	}
-	block := news.Render(&idebridge.DiagnosticsRenderOptions{ProjectDir: dir})
+	block := news.Render(&diag.RenderOptions{ProjectDir: dir})
 	want := "<new-diagnostics>\nThe following new diagnostic issues were detected:\n\nmain.go:\n  ✘ [Line 6:14] undefined: undefinedAfterEdit [UndeclaredName] (compiler)\n</new-diagnostics>"
 	if block != want {
 		t.Errorf("rendered:\n%s\nwant:\n%s", block, want)
 	}
 	// The convenience gives the same text.
-	if got := snap.TryNewDiagnosticsText(ctx, c, &idebridge.DiagnosticsRenderOptions{ProjectDir: dir}); got != want {
+	if got := snap.TryNewDiagnosticsText(ctx, c, &diag.RenderOptions{ProjectDir: dir}); got != want {
 		t.Errorf("TryNewDiagnosticsText:\n%s", got)
 	}
 }
@@ -182,7 +185,7 @@ func TestEditDiagnosticsCap(t *testing.T) {
 		t.Fatalf("%d new diagnostics, want %d", len(news.Diagnostics), n)
 	}
 	block := news.Render(nil)
-	if chars := utf8.RuneCountInString(block); chars > idebridge.DefaultNewDiagnosticsMaxChars || chars < idebridge.DefaultNewDiagnosticsMaxChars/2 {
+	if chars := utf8.RuneCountInString(block); chars > diag.DefaultMaxChars || chars < diag.DefaultMaxChars/2 {
 		t.Errorf("block of %d characters", chars)
 	}
 	if !strings.HasPrefix(block, "<new-diagnostics>\n") || !strings.HasSuffix(block, "\n</new-diagnostics>") {
@@ -193,7 +196,7 @@ func TestEditDiagnosticsCap(t *testing.T) {
 		t.Errorf("%d shown, cut marker missing or wrong:\n%s", shown, block[len(block)-200:])
 	}
 	// A tighter budget holds too.
-	if small := news.Render(&idebridge.DiagnosticsRenderOptions{MaxChars: 500}); utf8.RuneCountInString(small) > 500 || !strings.Contains(small, "more not shown") {
+	if small := news.Render(&diag.RenderOptions{MaxChars: 500}); utf8.RuneCountInString(small) > 500 || !strings.Contains(small, "more not shown") {
 		t.Errorf("500-character block of %d characters:\n%s", utf8.RuneCountInString(small), small)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/idebridge/idebridge/pathconv"
 )
 
@@ -29,24 +31,12 @@ type Notification struct {
 	paths pathconv.Converter
 }
 
-// Position is a zero-based line and character in a document.
-type Position struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-// Range is a span of a document.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
-
 // SelectionRange is a selection in an editor; IsEmpty is true for a bare
 // cursor.
 type SelectionRange struct {
-	Start   Position `json:"start"`
-	End     Position `json:"end"`
-	IsEmpty bool     `json:"isEmpty"`
+	Start   diag.Position `json:"start"`
+	End     diag.Position `json:"end"`
+	IsEmpty bool          `json:"isEmpty"`
 }
 
 // Selection is the editor selection carried by selection_changed and

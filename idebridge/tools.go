@@ -7,11 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/fileuri"
+
+	"github.com/idebridge/idebridge/diag"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
 	"github.com/idebridge/idebridge/pathconv"
@@ -262,88 +265,13 @@ func (c *Client) OpenFile(ctx context.Context, a OpenFileArgs) (*OpenFileResult,
 	return out, nil
 }
 
-// Severity is a diagnostic's severity, numbered as in LSP.
-type Severity int
-
-// Severities. IDEs send names ("Error", "Warning", "Info", "Information",
-// "Hint", in any case) or LSP numbers; both decode to these.
-const (
-	SeverityUnknown     Severity = 0
-	SeverityError       Severity = 1
-	SeverityWarning     Severity = 2
-	SeverityInformation Severity = 3
-	SeverityHint        Severity = 4
-)
-
-// String returns the severity's LSP name ("Error", ...) or "Unknown".
-func (s Severity) String() string {
-	switch s {
-	case SeverityError:
-		return "Error"
-	case SeverityWarning:
-		return "Warning"
-	case SeverityInformation:
-		return "Information"
-	case SeverityHint:
-		return "Hint"
-	}
-	return "Unknown"
-}
-
-// UnmarshalJSON accepts a number or a name; anything unrecognised is
-// SeverityUnknown rather than an error, so one odd diagnostic does not
-// hide the others.
-func (s *Severity) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = SeverityUnknown
-	switch v := v.(type) {
-	case float64:
-		*s = Severity(int(v))
-	case string:
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "error", "1":
-			*s = SeverityError
-		case "warning", "warn", "2":
-			*s = SeverityWarning
-		case "info", "information", "informational", "3":
-			*s = SeverityInformation
-		case "hint", "4":
-			*s = SeverityHint
-		}
-	}
-	return nil
-}
-
-// Diagnostic is one diagnostic reported by the IDE.
-type Diagnostic struct {
-	Message  string   `json:"message"`
-	Severity Severity `json:"severity"`
-	Source   string   `json:"source,omitempty"`
-	// Code is the diagnostic's code as text (IDEs send strings, numbers,
-	// or {value, target} objects).
-	Code  string `json:"code,omitempty"`
-	Range Range  `json:"range"`
-}
-
-// FileDiagnostics are the diagnostics of one file.
-type FileDiagnostics struct {
-	// URI is the file's URI, converted to the agent's side.
-	URI string `json:"uri"`
-	// Path is the file's path on the agent's side, when URI is a file URI.
-	Path        string       `json:"path,omitempty"`
-	Diagnostics []Diagnostic `json:"diagnostics"`
-}
-
 // GetDiagnostics returns the IDE's diagnostics for one file (uri: a file://
 // URI or an absolute path on the agent's side) or, when uri is empty, for
 // every open file. Neovim answers -32001 for a file it has not opened.
-func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]FileDiagnostics, error) {
+func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]diag.FileDiagnostics, error) {
 	conv := converter{c.paths}
 	if uri != "" && !strings.Contains(uri, "://") {
-		uri = pathToFileURI(uri)
+		uri = fileuri.FromPath(uri)
 	}
 	ideURI := conv.uriToIDE(uri)
 	r, err := c.callWith(ctx, ToolGetDiagnostics, func(w argWriter) {
@@ -361,7 +289,7 @@ func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]FileDiagnost
 	for i := range files {
 		f := &files[i]
 		f.URI = conv.uriToLocal(f.URI)
-		if p, ok := fileURIPath(f.URI); ok {
+		if p, ok := fileuri.ToPath(f.URI); ok {
 			f.Path = p
 		} else if f.Path != "" {
 			f.Path = conv.toLocal(f.Path)
@@ -370,18 +298,42 @@ func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]FileDiagnost
 	return files, nil
 }
 
+// lenientSeverity decodes a severity as diag.ParseSeverity reads it, and
+// anything it does not know (a number out of range, an unknown name) as
+// zero, "not given", so that one odd diagnostic does not hide the others.
+type lenientSeverity diag.Severity
+
+func (s *lenientSeverity) UnmarshalJSON(b []byte) error {
+	*s = 0
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case float64:
+		if sev := diag.Severity(v); float64(sev) == v && sev.Valid() {
+			*s = lenientSeverity(sev)
+		}
+	case string:
+		if sev, err := diag.ParseSeverity(v); err == nil {
+			*s = lenientSeverity(sev)
+		}
+	}
+	return nil
+}
+
 // wireDiagnostic covers both shapes deployed IDEs send: LSP-like entries
 // inside {uri, diagnostics}, and older Neovim's one object per content
 // block with filePath and one-based line and character.
 type wireDiagnostic struct {
-	Message   string     `json:"message"`
-	Severity  Severity   `json:"severity"`
-	Source    string     `json:"source"`
-	Code      flexString `json:"code"`
-	Range     *Range     `json:"range"`
-	FilePath  string     `json:"filePath"`
-	Line      int        `json:"line"`
-	Character int        `json:"character"`
+	Message   string          `json:"message"`
+	Severity  lenientSeverity `json:"severity"`
+	Source    string          `json:"source"`
+	Code      flexString      `json:"code"`
+	Range     *diag.Range     `json:"range"`
+	FilePath  string          `json:"filePath"`
+	Line      int             `json:"line"`
+	Character int             `json:"character"`
 }
 
 type wireFileDiagnostics struct {
@@ -391,23 +343,23 @@ type wireFileDiagnostics struct {
 	wireDiagnostic
 }
 
-func (d *wireDiagnostic) toDiagnostic() Diagnostic {
-	out := Diagnostic{Message: d.Message, Severity: d.Severity, Source: d.Source, Code: string(d.Code)}
+func (d *wireDiagnostic) toDiagnostic() diag.Diagnostic {
+	out := diag.Diagnostic{Message: d.Message, Severity: diag.Severity(d.Severity), Source: d.Source, Code: string(d.Code)}
 	if d.Range != nil {
 		out.Range = *d.Range
 	} else if d.Line > 0 {
-		p := Position{Line: d.Line - 1, Character: max(d.Character-1, 0)}
-		out.Range = Range{Start: p, End: p}
+		p := diag.Position{Line: d.Line - 1, Character: max(d.Character-1, 0)}
+		out.Range = diag.Range{Start: p, End: p}
 	}
 	return out
 }
 
 // parseDiagnostics reads every text block of a getDiagnostics result,
 // grouping diagnostics by file in the order first seen.
-func parseDiagnostics(r *ToolResult) ([]FileDiagnostics, error) {
-	files := []FileDiagnostics{}
+func parseDiagnostics(r *ToolResult) ([]diag.FileDiagnostics, error) {
+	files := []diag.FileDiagnostics{}
 	index := map[string]int{}
-	add := func(uri, path string, ds []Diagnostic) {
+	add := func(uri, path string, ds []diag.Diagnostic) {
 		key := uri
 		if key == "" {
 			key = path
@@ -416,13 +368,13 @@ func parseDiagnostics(r *ToolResult) ([]FileDiagnostics, error) {
 		if !ok {
 			i = len(files)
 			index[key] = i
-			files = append(files, FileDiagnostics{URI: uri, Path: path, Diagnostics: []Diagnostic{}})
+			files = append(files, diag.FileDiagnostics{URI: uri, Path: path, Diagnostics: []diag.Diagnostic{}})
 		}
 		files[i].Diagnostics = append(files[i].Diagnostics, ds...)
 	}
 	addEntry := func(e *wireFileDiagnostics) {
 		if e.Diagnostics != nil {
-			ds := make([]Diagnostic, 0, len(*e.Diagnostics))
+			ds := make([]diag.Diagnostic, 0, len(*e.Diagnostics))
 			for i := range *e.Diagnostics {
 				ds = append(ds, (*e.Diagnostics)[i].toDiagnostic())
 			}
@@ -432,9 +384,9 @@ func parseDiagnostics(r *ToolResult) ([]FileDiagnostics, error) {
 		// A single diagnostic (older Neovim).
 		uri := e.URI
 		if uri == "" && e.FilePath != "" {
-			uri = pathToFileURI(e.FilePath)
+			uri = fileuri.FromPath(e.FilePath)
 		}
-		add(uri, e.FilePath, []Diagnostic{e.wireDiagnostic.toDiagnostic()})
+		add(uri, e.FilePath, []diag.Diagnostic{e.wireDiagnostic.toDiagnostic()})
 	}
 	for _, b := range r.Content {
 		if b.Type != "text" {
@@ -536,7 +488,7 @@ func (c *Client) GetOpenEditors(ctx context.Context) ([]OpenEditor, error) {
 	for _, t := range tabs {
 		e := t.OpenEditor
 		e.URI = conv.uriToLocal(e.URI)
-		if p, ok := fileURIPath(e.URI); ok {
+		if p, ok := fileuri.ToPath(e.URI); ok {
 			e.Path = p
 		} else if t.FilePath != "" {
 			e.Path = conv.toLocal(t.FilePath)
@@ -579,7 +531,7 @@ func (c *Client) GetWorkspaceFolders(ctx context.Context) (*WorkspaceFolders, er
 		f.URI = conv.uriToLocal(f.URI)
 		f.Path = conv.toLocal(f.Path)
 		if f.Path == "" {
-			f.Path, _ = fileURIPath(f.URI)
+			f.Path, _ = fileuri.ToPath(f.URI)
 		}
 	}
 	out.RootPath = conv.toLocal(out.RootPath)
@@ -721,47 +673,20 @@ func (v converter) uriToLocal(u string) string {
 	if u == "" || v.identity() {
 		return u
 	}
-	p, ok := fileURIPath(u)
+	p, ok := fileuri.ToPath(u)
 	if !ok {
 		return u
 	}
-	return pathToFileURI(v.c.ToLocal(p))
+	return fileuri.FromPath(v.c.ToLocal(p))
 }
 
 func (v converter) uriToIDE(u string) string {
 	if u == "" || v.identity() {
 		return u
 	}
-	p, ok := fileURIPath(u)
+	p, ok := fileuri.ToPath(u)
 	if !ok {
 		return u
 	}
-	return pathToFileURI(v.c.ToIDE(p))
+	return fileuri.FromPath(v.c.ToIDE(p))
 }
-
-// fileURIPath returns the path of a file URI; a Windows drive path comes
-// back as C:\dir\file.
-func fileURIPath(u string) (string, bool) {
-	if len(u) < 7 || !strings.EqualFold(u[:7], "file://") {
-		return "", false
-	}
-	pu, err := url.Parse(u)
-	if err != nil {
-		return "", false
-	}
-	p := pu.Path
-	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && isLetter(p[1]) {
-		return strings.ReplaceAll(p[1:], "/", `\`), true
-	}
-	return p, true
-}
-
-// pathToFileURI makes a file URI of a path: /home/x or C:\dir\x.
-func pathToFileURI(p string) string {
-	if len(p) >= 2 && p[1] == ':' && isLetter(p[0]) {
-		p = "/" + strings.ReplaceAll(p, `\`, "/")
-	}
-	return (&url.URL{Scheme: "file", Path: p}).String()
-}
-
-func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }

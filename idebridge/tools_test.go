@@ -7,6 +7,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/idebridge/idebridge/internal/fileuri"
+
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
@@ -83,19 +87,21 @@ func TestGetDiagnosticsShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := func(l1, c1, l2, c2 int) Range { return Range{Position{l1, c1}, Position{l2, c2}} }
-	want := []FileDiagnostics{
-		{URI: "file:///p/a.go", Path: "/p/a.go", Diagnostics: []Diagnostic{
-			{Message: "e1", Severity: SeverityError, Source: "go", Code: "UndeclaredName", Range: r(3, 1, 3, 5)},
-			{Message: "w", Severity: SeverityWarning, Range: r(0, 0, 0, 1)},
-			{Message: "i1", Severity: SeverityInformation, Code: "1005", Range: r(1, 0, 1, 1)},
-			{Message: "i2", Severity: SeverityInformation, Code: "E7", Range: r(1, 0, 1, 1)},
-			{Message: "h", Severity: SeverityHint, Range: r(2, 0, 2, 1)},
-			{Message: "n1", Severity: SeverityError, Range: r(2, 0, 2, 1)},
-			{Message: "n4", Severity: SeverityHint, Range: r(2, 0, 2, 1)},
-			{Message: "odd", Severity: SeverityUnknown, Range: r(2, 0, 2, 1)},
+	r := func(l1, c1, l2, c2 int) diag.Range {
+		return diag.Range{Start: diag.Position{Line: l1, Character: c1}, End: diag.Position{Line: l2, Character: c2}}
+	}
+	want := []diag.FileDiagnostics{
+		{URI: "file:///p/a.go", Path: "/p/a.go", Diagnostics: []diag.Diagnostic{
+			{Message: "e1", Severity: diag.SeverityError, Source: "go", Code: "UndeclaredName", Range: r(3, 1, 3, 5)},
+			{Message: "w", Severity: diag.SeverityWarning, Range: r(0, 0, 0, 1)},
+			{Message: "i1", Severity: diag.SeverityInformation, Code: "1005", Range: r(1, 0, 1, 1)},
+			{Message: "i2", Severity: diag.SeverityInformation, Code: "E7", Range: r(1, 0, 1, 1)},
+			{Message: "h", Severity: diag.SeverityHint, Range: r(2, 0, 2, 1)},
+			{Message: "n1", Severity: diag.SeverityError, Range: r(2, 0, 2, 1)},
+			{Message: "n4", Severity: diag.SeverityHint, Range: r(2, 0, 2, 1)},
+			{Message: "odd", Severity: 0, Range: r(2, 0, 2, 1)},
 		}},
-		{URI: "file:///p/b.go", Path: "/p/b.go", Diagnostics: []Diagnostic{}},
+		{URI: "file:///p/b.go", Path: "/p/b.go", Diagnostics: []diag.Diagnostic{}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LSP shape (-want +got):\n%s", diff)
@@ -106,9 +112,9 @@ func TestGetDiagnosticsShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []FileDiagnostics{{URI: "file:///p/c.go", Path: "/p/c.go", Diagnostics: []Diagnostic{
-		{Message: "old1", Severity: SeverityWarning, Source: "gopls", Range: r(3, 1, 3, 1)},
-		{Message: "old2", Severity: SeverityError, Range: r(0, 0, 0, 0)},
+	want = []diag.FileDiagnostics{{URI: "file:///p/c.go", Path: "/p/c.go", Diagnostics: []diag.Diagnostic{
+		{Message: "old1", Severity: diag.SeverityWarning, Source: "gopls", Range: r(3, 1, 3, 1)},
+		{Message: "old2", Severity: diag.SeverityError, Range: r(0, 0, 0, 0)},
 	}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("old Neovim shape (-want +got):\n%s", diff)
@@ -121,17 +127,17 @@ func TestGetDiagnosticsShapes(t *testing.T) {
 }
 
 func TestSeverityNames(t *testing.T) {
-	for in, want := range map[string]Severity{
-		`"Error"`: SeverityError, `"ERROR"`: SeverityError, `"warn"`: SeverityWarning, `"Info"`: SeverityInformation,
-		`"Information"`: SeverityInformation, `"Hint"`: SeverityHint, `2`: SeverityWarning, `3`: SeverityInformation,
-		`"3"`: SeverityInformation, `null`: SeverityUnknown, `"?"`: SeverityUnknown,
+	for in, want := range map[string]diag.Severity{
+		`"Error"`: diag.SeverityError, `"ERROR"`: diag.SeverityError, `"warn"`: diag.SeverityWarning, `"Info"`: diag.SeverityInformation,
+		`"Information"`: diag.SeverityInformation, `"Hint"`: diag.SeverityHint, `2`: diag.SeverityWarning, `3`: diag.SeverityInformation,
+		`"3"`: diag.SeverityInformation, `null`: 0, `"?"`: 0, `7`: 0, `2.5`: 0, `" hint "`: diag.SeverityHint, `"informational"`: diag.SeverityInformation,
 	} {
-		var s Severity
-		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
+		var s lenientSeverity
+		if err := json.Unmarshal([]byte(in), &s); err != nil || diag.Severity(s) != want {
 			t.Errorf("%s decoded as %v (%v), want %v", in, s, err, want)
 		}
 	}
-	if SeverityWarning.String() != "Warning" || Severity(9).String() != "Unknown" {
+	if diag.SeverityWarning.String() != "Warning" || diag.Severity(9).String() != "Severity(9)" || diag.Severity(0).String() != "Error" {
 		t.Error("Severity.String")
 	}
 }
@@ -289,19 +295,19 @@ func TestFileURIConversion(t *testing.T) {
 		{"file:///C:/Users/me/x.go", `C:\Users\me\x.go`},
 		{"file:///c%3A/Users/me/x.go", `c:\Users\me\x.go`},
 	} {
-		p, ok := fileURIPath(tc.uri)
+		p, ok := fileuri.ToPath(tc.uri)
 		if !ok || p != tc.path {
-			t.Errorf("fileURIPath(%s) = %q, %v; want %q", tc.uri, p, ok, tc.path)
+			t.Errorf("fileuri.ToPath(%s) = %q, %v; want %q", tc.uri, p, ok, tc.path)
 		}
 	}
-	if _, ok := fileURIPath("untitled:Untitled-1"); ok {
+	if _, ok := fileuri.ToPath("untitled:Untitled-1"); ok {
 		t.Error("untitled: URI taken for a file")
 	}
-	if got := pathToFileURI(`C:\Users\me\x.go`); got != "file:///C:/Users/me/x.go" {
-		t.Errorf("pathToFileURI(windows) = %s", got)
+	if got := fileuri.FromPath(`C:\Users\me\x.go`); got != "file:///C:/Users/me/x.go" {
+		t.Errorf("fileuri.FromPath(windows) = %s", got)
 	}
-	if got := pathToFileURI("/home/me/a b.go"); got != "file:///home/me/a%20b.go" {
-		t.Errorf("pathToFileURI(unix) = %s", got)
+	if got := fileuri.FromPath("/home/me/a b.go"); got != "file:///home/me/a%20b.go" {
+		t.Errorf("fileuri.FromPath(unix) = %s", got)
 	}
 	// The identity converter leaves URIs byte for byte, even odd ones.
 	odd := "file:///home/dev/proj/main.go-accept (proposed)"

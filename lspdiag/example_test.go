@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/idebridge/idebridge/lspdiag"
 )
 
@@ -29,7 +31,7 @@ func Example() {
 			"message": "stale"}]}`))
 
 	if att, ok := reg.Drain(); ok {
-		fmt.Println(att.Render(&lspdiag.RenderOptions{ProjectDir: "/home/dev/proj"}))
+		fmt.Println(att.Render(&diag.RenderOptions{ProjectDir: "/home/dev/proj"}))
 	}
 	// Nothing is handed out twice.
 	_, ok := reg.Drain()
@@ -48,11 +50,11 @@ func Example() {
 // The attachment as JSON, for callers in other languages.
 func ExampleAttachment_json() {
 	reg := lspdiag.NewRegistry(nil)
-	_ = reg.PublishParams("plugin:py:pyright", &lspdiag.PublishParams{
+	_ = reg.PublishParams("plugin:py:pyright", &diag.PublishParams{
 		URI: "file:///home/dev/proj/app.py",
-		Diagnostics: []lspdiag.Diagnostic{{
-			Range:    lspdiag.Range{Start: lspdiag.Position{Line: 4}, End: lspdiag.Position{Line: 4, Character: 3}},
-			Severity: lspdiag.SeverityError,
+		Diagnostics: []diag.Diagnostic{{
+			Range:    diag.Range{Start: diag.Position{Line: 4}, End: diag.Position{Line: 4, Character: 3}},
+			Severity: diag.SeverityError,
 			Source:   "Pyright",
 			Code:     "reportUndefinedVariable",
 			Message:  `"foo" is not defined`,
@@ -98,17 +100,17 @@ func ExampleAttachment_json() {
 // Bounding what the model sees: 11 errors in one file give 10 and a count.
 func ExampleRegistry_Drain() {
 	reg := lspdiag.NewRegistry(nil)
-	var ds []lspdiag.Diagnostic
+	var ds []diag.Diagnostic
 	for i := range 11 {
-		ds = append(ds, lspdiag.Diagnostic{
-			Range:   lspdiag.Range{Start: lspdiag.Position{Line: i}, End: lspdiag.Position{Line: i, Character: 1}},
+		ds = append(ds, diag.Diagnostic{
+			Range:   diag.Range{Start: diag.Position{Line: i}, End: diag.Position{Line: i, Character: 1}},
 			Message: fmt.Sprintf("error %d", i+1),
 		})
 	}
-	_ = reg.PublishParams("plugin:go:gopls", &lspdiag.PublishParams{URI: "file:///p/big.go", Diagnostics: ds})
+	_ = reg.PublishParams("plugin:go:gopls", &diag.PublishParams{URI: "file:///p/big.go", Diagnostics: ds})
 	att, _ := reg.Drain()
 	fmt.Println(att.Count(), "shown,", att.Cut, "cut")
-	fmt.Println(att.Render(&lspdiag.RenderOptions{ProjectDir: "/p", MaxChars: 250}))
+	fmt.Println(att.Render(&diag.RenderOptions{ProjectDir: "/p", MaxChars: 250}))
 	// Output:
 	// 10 shown, 1 cut
 	// <new-diagnostics>

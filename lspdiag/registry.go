@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/idebridge/idebridge/diag"
+
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
@@ -46,7 +48,7 @@ type RegistryOptions struct {
 	// MinSeverity is the least severe severity delivered: SeverityWarning
 	// delivers errors and warnings. Default SeverityHint (everything, as
 	// the reference agent does).
-	MinSeverity Severity
+	MinSeverity diag.Severity
 	// DropUnnecessary drops diagnostics tagged TagUnnecessary (faded-out
 	// unused code). Default false.
 	DropUnnecessary bool
@@ -88,42 +90,6 @@ type Stats struct {
 	Documents        int    `json:"documents"`        // documents with a remembered delivered set
 }
 
-// FileDiagnostics are the new diagnostics of one document in an attachment.
-type FileDiagnostics struct {
-	URI string `json:"uri"`
-	// Path is the file system path of a file:// URI, "" for other schemes.
-	Path        string       `json:"path,omitempty"`
-	Diagnostics []Diagnostic `json:"diagnostics"`
-	// Cut counts this file's new diagnostics left out by the limits.
-	Cut int `json:"cut"`
-}
-
-// Attachment is what Drain hands the agent: the new diagnostics since the
-// last drain, bounded by the limits.
-type Attachment struct {
-	// Servers are the names of the servers whose diagnostics are in Files,
-	// sorted.
-	Servers []string `json:"servers"`
-	// Files are sorted by URI; within a file, diagnostics are sorted by
-	// severity, then position, then message.
-	Files []FileDiagnostics `json:"files"`
-	// Cut counts all new diagnostics left out by the limits, including
-	// those of files left out entirely.
-	Cut int `json:"cut"`
-	// Notes are free-form lines rendered inside the block, such as a
-	// warning that a file's diagnostics may be stale.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// Count returns the number of diagnostics in a.
-func (a *Attachment) Count() int {
-	n := 0
-	for _, f := range a.Files {
-		n += len(f.Diagnostics)
-	}
-	return n
-}
-
 // Registry collects the publishDiagnostics of language servers and hands
 // out, at each Drain, what is new: it is the boundary between servers,
 // which publish whole sets whenever they like, and the model, which must
@@ -136,7 +102,7 @@ type Registry struct {
 
 	maxPerPublish, maxPerFile, maxTotal int
 	maxDeliveredPerDoc                  int
-	minSeverity                         Severity
+	minSeverity                         diag.Severity
 	dropUnnecessary                     bool
 	logger                              *slog.Logger
 	seed                                maphash.Seed
@@ -174,7 +140,7 @@ type pendingPublish struct {
 
 // entry is a normalized diagnostic with its identity.
 type entry struct {
-	d    Diagnostic
+	d    diag.Diagnostic
 	id   identity
 	idOK bool // false: identity failed; delivered without dedup
 }
@@ -207,7 +173,7 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		seen:               map[identity]struct{}{},
 	}
 	if !r.minSeverity.Valid() {
-		r.minSeverity = SeverityHint
+		r.minSeverity = diag.SeverityHint
 	}
 	// NewLRU fails only for a size <= 0, which def rules out.
 	r.delivered, _ = simplelru.NewLRU[string, *deliveredSet](def(o.MaxDocuments, DefaultMaxDocuments), nil)
@@ -238,7 +204,7 @@ func (r *Registry) Version(uri string) (int, bool) {
 // A publish older than the document's current version is dropped without
 // error and counted in Stats.Stale.
 func (r *Registry) Publish(server string, params json.RawMessage) error {
-	p, err := decodePublishParams(params)
+	p, err := diag.DecodePublishParams(params)
 	if err != nil {
 		return r.reject(server, err)
 	}
@@ -260,7 +226,7 @@ func (r *Registry) Publish(server string, params json.RawMessage) error {
 // had pending for the document, but it is recorded (see LastPublish). A
 // newer publish of the same server for the same document replaces the
 // pending one: LSP publishes are whole sets.
-func (r *Registry) PublishParams(server string, p *PublishParams) error {
+func (r *Registry) PublishParams(server string, p *diag.PublishParams) error {
 	if err := checkParams(p); err != nil {
 		return r.reject(server, err)
 	}
@@ -354,20 +320,20 @@ func (r *Registry) reject(server string, err error) error {
 
 // checkParams applies the shape rules JSON decoding cannot express for a
 // decoded value.
-func checkParams(p *PublishParams) error {
+func checkParams(p *diag.PublishParams) error {
 	if p == nil {
-		return shapeErr("", "nil params")
+		return &diag.ShapeError{Path: "", Problem: "nil params"}
 	}
 	if p.URI == "" {
-		return shapeErr("uri", "empty")
+		return &diag.ShapeError{Path: "uri", Problem: "empty"}
 	}
 	for i := range p.Diagnostics {
 		d := &p.Diagnostics[i]
 		if d.Severity != 0 && !d.Severity.Valid() {
-			return shapeErr("diagnostics["+strconv.Itoa(i)+"].severity", "number "+strconv.Itoa(int(d.Severity))+" is not a severity (1 to 4)")
+			return &diag.ShapeError{Path: "diagnostics[" + strconv.Itoa(i) + "].severity", Problem: "number " + strconv.Itoa(int(d.Severity)) + " is not a severity (1 to 4)"}
 		}
 		if d.Range.Start.Line < 0 || d.Range.Start.Character < 0 || d.Range.End.Line < 0 || d.Range.End.Character < 0 {
-			return shapeErr("diagnostics["+strconv.Itoa(i)+"].range", "negative position")
+			return &diag.ShapeError{Path: "diagnostics[" + strconv.Itoa(i) + "].range", Problem: "negative position"}
 		}
 	}
 	return nil
@@ -375,18 +341,18 @@ func checkParams(p *PublishParams) error {
 
 // normalize appends diagnostics to entries, applying the normalization
 // rules and filters and computing identities.
-func (r *Registry) normalize(entries []entry, ds []Diagnostic) (_ []entry, filtered, idFailures int) {
+func (r *Registry) normalize(entries []entry, ds []diag.Diagnostic) (_ []entry, filtered, idFailures int) {
 	for i := range ds {
 		src := &ds[i]
 		sev := src.Severity
 		if sev == 0 {
-			sev = SeverityError
+			sev = diag.SeverityError
 		}
-		if sev > r.minSeverity || (r.dropUnnecessary && slices.Contains(src.Tags, TagUnnecessary)) {
+		if sev > r.minSeverity || (r.dropUnnecessary && slices.Contains(src.Tags, diag.TagUnnecessary)) {
 			filtered++
 			continue
 		}
-		entries = append(entries, entry{d: Diagnostic{
+		entries = append(entries, entry{d: diag.Diagnostic{
 			Range:              normalizeRange(src.Range),
 			Severity:           sev,
 			Code:               strings.TrimSpace(src.Code),
@@ -407,7 +373,7 @@ func (r *Registry) normalize(entries []entry, ds []Diagnostic) (_ []entry, filte
 	return entries, filtered, idFailures
 }
 
-func normalizeRange(rg Range) Range {
+func normalizeRange(rg diag.Range) diag.Range {
 	if rg.End.Line < rg.Start.Line || (rg.End.Line == rg.Start.Line && rg.End.Character < rg.Start.Character) {
 		rg.End = rg.Start
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/idebridge/idebridge/diag"
 )
 
 // workload generates publishes that look like language servers': sets per
@@ -24,8 +26,8 @@ type workload struct {
 	codes    []string
 	maxDiags int  // a publish holds 0..maxDiags-1 diagnostics
 	odd      bool // also generate untrimmed text, inverted ranges, bad UTF-8, tags
-	buf      []Diagnostic
-	params   PublishParams
+	buf      []diag.Diagnostic
+	params   diag.PublishParams
 	lastDoc  int // the document of the last publish
 }
 
@@ -56,7 +58,7 @@ func (w *workload) uri() string { return w.uris[w.rng.IntN(len(w.uris))] }
 
 // publish returns the next publish. The params and their diagnostics are
 // reused by the next call.
-func (w *workload) publish() (string, *PublishParams) {
+func (w *workload) publish() (string, *diag.PublishParams) {
 	d := w.rng.IntN(len(w.uris))
 	w.lastDoc = d
 	s := w.rng.IntN(len(w.servers))
@@ -75,9 +77,9 @@ func (w *workload) publish() (string, *PublishParams) {
 			source = "shared" // the same diagnostic from every server
 		}
 		line := (k*3 + g/3) % 200
-		dg := Diagnostic{
-			Range:    Range{Start: Position{Line: line, Character: k % 7}, End: Position{Line: line, Character: k%7 + 5}},
-			Severity: Severity((d + k + g/5) % 5), // 0 (missing) to 4
+		dg := diag.Diagnostic{
+			Range:    diag.Range{Start: diag.Position{Line: line, Character: k % 7}, End: diag.Position{Line: line, Character: k%7 + 5}},
+			Severity: diag.Severity((d + k + g/5) % 5), // 0 (missing) to 4
 			Message:  w.msgs[(d*31+k+g)%len(w.msgs)],
 			Source:   source,
 			Code:     w.codes[(d+k)%len(w.codes)],
@@ -87,19 +89,19 @@ func (w *workload) publish() (string, *PublishParams) {
 			case 0:
 				dg.Message = "  " + dg.Message + "\n"
 			case 1:
-				dg.Range.End = Position{Line: line - 1}
+				dg.Range.End = diag.Position{Line: line - 1}
 				if line == 0 {
-					dg.Range.End = Position{}
+					dg.Range.End = diag.Position{}
 				}
 			case 2:
 				dg.Message = "bad \xff byte"
 			case 3:
-				dg.Tags = []int{TagUnnecessary}
+				dg.Tags = []int{diag.TagUnnecessary}
 			}
 		}
 		w.buf = append(w.buf, dg)
 	}
-	w.params = PublishParams{URI: w.uris[d], Diagnostics: w.buf}
+	w.params = diag.PublishParams{URI: w.uris[d], Diagnostics: w.buf}
 	switch r := w.rng.IntN(50); {
 	case r == 0:
 		w.params.Version = nil
@@ -117,16 +119,16 @@ func (w *workload) publish() (string, *PublishParams) {
 // naive model.
 type registryUnderTest interface {
 	SetVersion(uri string, v int)
-	Drain() (*Attachment, bool)
+	Drain() (*diag.Attachment, bool)
 }
 
 type fastAdapter struct{ *Registry }
 
-func (f fastAdapter) publish(server string, p *PublishParams) { _ = f.PublishParams(server, p) }
+func (f fastAdapter) publish(server string, p *diag.PublishParams) { _ = f.PublishParams(server, p) }
 
 type naiveAdapter struct{ *naiveRegistry }
 
-func (n naiveAdapter) publish(server string, p *PublishParams) { n.PublishParams(server, p) }
+func (n naiveAdapter) publish(server string, p *diag.PublishParams) { n.PublishParams(server, p) }
 
 // BenchmarkRegistry registers and drains diags diagnostics over 10,000
 // documents from 3 servers, 1,000 diagnostics per turn (about 100
@@ -162,7 +164,7 @@ func runRegistryBenchmark(b *testing.B, impl string, diags int) {
 		w.maxDiags = 21 // 10 per publish on average
 		w.odd = false
 		var reg registryUnderTest
-		var publish func(string, *PublishParams)
+		var publish func(string, *diag.PublishParams)
 		switch impl {
 		case "fast":
 			f := fastAdapter{NewRegistry(nil)}

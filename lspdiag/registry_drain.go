@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
-	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/internal/fileuri"
 )
 
 // identity is the compact dedup key of a diagnostic: its severity and
@@ -19,7 +20,7 @@ import (
 type identity struct {
 	h          uint64
 	start, end uint64 // line<<32 | character, saturated
-	sev        Severity
+	sev        diag.Severity
 }
 
 var errInvalidUTF8 = errors.New("diagnostic identity: message, source or code is not valid UTF-8")
@@ -28,7 +29,7 @@ var errInvalidUTF8 = errors.New("diagnostic identity: message, source or code is
 // survive a JSON round trip (invalid bytes become U+FFFD), so its identity
 // would not be stable across the C ABI and the command line. The caller
 // delivers such a diagnostic without deduplication.
-func computeIdentity(seed maphash.Seed, d *Diagnostic) (identity, error) {
+func computeIdentity(seed maphash.Seed, d *diag.Diagnostic) (identity, error) {
 	if !utf8.ValidString(d.Message) || !utf8.ValidString(d.Source) || !utf8.ValidString(d.Code) {
 		return identity{}, errInvalidUTF8
 	}
@@ -59,13 +60,13 @@ func writeField(h *maphash.Hash, s string) {
 	h.WriteString(s)
 }
 
-func packPos(p Position) uint64 {
+func packPos(p diag.Position) uint64 {
 	return uint64(min(uint(p.Line), 1<<32-1))<<32 | uint64(min(uint(p.Character), 1<<32-1))
 }
 
 // compareDiagnostics orders by severity (most severe first), then start and
 // end position, then message, source and code.
-func compareDiagnostics(a, b *Diagnostic) int {
+func compareDiagnostics(a, b *diag.Diagnostic) int {
 	if c := cmp.Compare(a.Severity, b.Severity); c != 0 {
 		return c
 	}
@@ -84,7 +85,7 @@ func compareDiagnostics(a, b *Diagnostic) int {
 	return strings.Compare(a.Code, b.Code)
 }
 
-func comparePos(a, b Position) int {
+func comparePos(a, b diag.Position) int {
 	if c := cmp.Compare(a.Line, b.Line); c != 0 {
 		return c
 	}
@@ -162,7 +163,7 @@ type fileResult struct {
 // at most MaxPerFile per file and MaxTotal in all, the most severe first
 // (across files, ties go to the file that sorts first). What the limits
 // leave out is counted in Cut and not remembered as delivered.
-func (r *Registry) Drain() (*Attachment, bool) {
+func (r *Registry) Drain() (*diag.Attachment, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.pendingDocs) == 0 {
@@ -175,7 +176,7 @@ func (r *Registry) Drain() (*Attachment, bool) {
 	slices.Sort(uris)
 
 	files := r.files[:0]
-	var bySeverity [SeverityHint + 1]int // kept per-file candidates per severity
+	var bySeverity [diag.SeverityHint + 1]int // kept per-file candidates per severity
 	kept := 0
 	for _, uri := range uris {
 		ds := r.pendingDocs[uri]
@@ -199,9 +200,9 @@ func (r *Registry) Drain() (*Attachment, bool) {
 	// The total limit: all candidates more severe than the threshold
 	// severity, then threshold ones in file order. Each file's top is
 	// sorted by severity, so what survives is a prefix of it.
-	threshold, quota := SeverityHint, r.maxTotal
+	threshold, quota := diag.SeverityHint, r.maxTotal
 	if kept > r.maxTotal {
-		for s := SeverityError; s <= SeverityHint; s++ {
+		for s := diag.SeverityError; s <= diag.SeverityHint; s++ {
 			if bySeverity[s] >= quota {
 				threshold = s
 				break
@@ -224,7 +225,7 @@ func (r *Registry) Drain() (*Attachment, bool) {
 		fr.deliver = n
 	}
 
-	att := &Attachment{Servers: []string{}, Files: []FileDiagnostics{}}
+	att := &diag.Attachment{Servers: []string{}, Files: []diag.FileDiagnostics{}}
 	var servers []string
 	for i := range files {
 		fr := &files[i]
@@ -234,8 +235,8 @@ func (r *Registry) Drain() (*Attachment, bool) {
 		if fr.deliver == 0 {
 			continue
 		}
-		fd := FileDiagnostics{URI: fr.uri, Path: pathFromURI(fr.uri), Cut: cut,
-			Diagnostics: make([]Diagnostic, fr.deliver)}
+		fd := diag.FileDiagnostics{URI: fr.uri, Path: pathFromURI(fr.uri), Cut: cut,
+			Diagnostics: make([]diag.Diagnostic, fr.deliver)}
 		var set *deliveredSet
 		for j, c := range fr.top[:fr.deliver] {
 			fd.Diagnostics[j] = c.e.d
@@ -346,25 +347,8 @@ func (r *Registry) deliveredSetFor(uri string) *deliveredSet {
 	return set
 }
 
-// pathFromURI returns the file system path of a file:// URI, or "".
+// pathFromURI returns the path of a file:// URI (see fileuri.ToPath), or "".
 func pathFromURI(uri string) string {
-	if !strings.HasPrefix(uri, "file:") {
-		return ""
-	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Opaque != "" {
-		return ""
-	}
-	p := u.Path
-	if p == "" {
-		return ""
-	}
-	if u.Host != "" && u.Host != "localhost" {
-		p = "//" + u.Host + p // UNC path
-	} else if len(p) >= 3 && p[0] == '/' && p[2] == ':' && isASCIILetter(p[1]) {
-		p = p[1:] // file:///C:/x is C:/x
-	}
-	return filepath.FromSlash(p)
+	p, _ := fileuri.ToPath(uri)
+	return p
 }
-
-func isASCIILetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }

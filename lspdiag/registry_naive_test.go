@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idebridge/idebridge/diag"
 )
 
 // naiveRegistry is the simplest correct implementation of the Registry's
@@ -23,13 +25,13 @@ type naiveRegistry struct {
 type naivePub struct {
 	server, uri string
 	version     *int
-	diags       []Diagnostic
+	diags       []diag.Diagnostic
 }
 
 type naiveRow struct {
 	server, uri string
 	index       int
-	d           Diagnostic
+	d           diag.Diagnostic
 	key         string
 	keyOK       bool
 }
@@ -50,23 +52,23 @@ func newNaive(opts *RegistryOptions) *naiveRegistry {
 	def(&o.MaxDocuments, DefaultMaxDocuments)
 	def(&o.MaxDeliveredPerDocument, DefaultMaxDeliveredPerDocument)
 	if !o.MinSeverity.Valid() {
-		o.MinSeverity = SeverityHint
+		o.MinSeverity = diag.SeverityHint
 	}
 	return &naiveRegistry{o: o, versions: map[string]int{}, sets: map[string][]string{}}
 }
 
 func (n *naiveRegistry) SetVersion(uri string, v int) { n.versions[uri] = v }
 
-func (n *naiveRegistry) PublishParams(server string, p *PublishParams) {
+func (n *naiveRegistry) PublishParams(server string, p *diag.PublishParams) {
 	if cur, ok := n.versions[p.URI]; ok && p.Version != nil && *p.Version < cur {
 		return
 	}
-	var ds []Diagnostic
+	var ds []diag.Diagnostic
 	for _, d := range p.Diagnostics {
 		if d.Severity == 0 {
-			d.Severity = SeverityError
+			d.Severity = diag.SeverityError
 		}
-		if d.Severity > n.o.MinSeverity || (n.o.DropUnnecessary && slices.Contains(d.Tags, TagUnnecessary)) {
+		if d.Severity > n.o.MinSeverity || (n.o.DropUnnecessary && slices.Contains(d.Tags, diag.TagUnnecessary)) {
 			continue
 		}
 		d.Message = strings.TrimSpace(d.Message)
@@ -77,7 +79,7 @@ func (n *naiveRegistry) PublishParams(server string, p *PublishParams) {
 		}
 		ds = append(ds, d)
 	}
-	slices.SortStableFunc(ds, func(a, b Diagnostic) int { return compareDiagnostics(&a, &b) })
+	slices.SortStableFunc(ds, func(a, b diag.Diagnostic) int { return compareDiagnostics(&a, &b) })
 	if len(ds) > n.o.MaxPerPublish {
 		ds = ds[:n.o.MaxPerPublish]
 	}
@@ -90,7 +92,7 @@ func (n *naiveRegistry) Reset(uri string) {
 	delete(n.sets, uri)
 }
 
-func (n *naiveRegistry) Drain() (*Attachment, bool) {
+func (n *naiveRegistry) Drain() (*diag.Attachment, bool) {
 	// The last publish of each server for each document wins.
 	last := map[[2]string]naivePub{}
 	for _, p := range n.pubs {
@@ -152,7 +154,7 @@ func (n *naiveRegistry) Drain() (*Attachment, bool) {
 	if len(kept) == 0 {
 		return nil, false
 	}
-	att := &Attachment{Servers: []string{}, Files: []FileDiagnostics{}}
+	att := &diag.Attachment{Servers: []string{}, Files: []diag.FileDiagnostics{}}
 	for _, c := range cut {
 		att.Cut += c
 	}
@@ -161,7 +163,7 @@ func (n *naiveRegistry) Drain() (*Attachment, bool) {
 			att.Servers = append(att.Servers, r.server)
 		}
 		if len(att.Files) == 0 || att.Files[len(att.Files)-1].URI != r.uri {
-			att.Files = append(att.Files, FileDiagnostics{URI: r.uri, Path: pathFromURI(r.uri), Cut: cut[r.uri]})
+			att.Files = append(att.Files, diag.FileDiagnostics{URI: r.uri, Path: pathFromURI(r.uri), Cut: cut[r.uri]})
 		}
 		f := &att.Files[len(att.Files)-1]
 		f.Diagnostics = append(f.Diagnostics, r.d)

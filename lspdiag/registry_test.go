@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/idebridge/idebridge/diag"
 )
 
 const (
@@ -22,26 +23,26 @@ const (
 
 func ver(v int) *int { return &v }
 
-func diag(sev Severity, line int, msg string) Diagnostic {
-	return Diagnostic{
-		Range:    Range{Start: Position{Line: line, Character: 4}, End: Position{Line: line, Character: 9}},
+func mkDiag(sev diag.Severity, line int, msg string) diag.Diagnostic {
+	return diag.Diagnostic{
+		Range:    diag.Range{Start: diag.Position{Line: line, Character: 4}, End: diag.Position{Line: line, Character: 9}},
 		Severity: sev,
 		Source:   "compiler",
 		Message:  msg,
 	}
 }
 
-func errs(n int, prefix string) []Diagnostic {
-	ds := make([]Diagnostic, n)
+func errs(n int, prefix string) []diag.Diagnostic {
+	ds := make([]diag.Diagnostic, n)
 	for i := range ds {
-		ds[i] = diag(SeverityError, i, fmt.Sprintf("%s %d", prefix, i))
+		ds[i] = mkDiag(diag.SeverityError, i, fmt.Sprintf("%s %d", prefix, i))
 	}
 	return ds
 }
 
-func mustPublish(t *testing.T, r *Registry, server, uri string, version *int, ds ...Diagnostic) {
+func mustPublish(t *testing.T, r *Registry, server, uri string, version *int, ds ...diag.Diagnostic) {
 	t.Helper()
-	if err := r.PublishParams(server, &PublishParams{URI: uri, Version: version, Diagnostics: ds}); err != nil {
+	if err := r.PublishParams(server, &diag.PublishParams{URI: uri, Version: version, Diagnostics: ds}); err != nil {
 		t.Fatalf("PublishParams: %v", err)
 	}
 }
@@ -61,7 +62,7 @@ func drainCount(r *Registry) int {
 	return a.Count()
 }
 
-func messages(a *Attachment) []string {
+func messages(a *diag.Attachment) []string {
 	var ms []string
 	if a == nil {
 		return nil
@@ -131,10 +132,10 @@ func TestPublishShapeRejected(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewRegistry(nil)
 			err := r.Publish(gopls, json.RawMessage(tt.raw))
-			if !errors.Is(err, ErrBadShape) {
+			if !errors.Is(err, diag.ErrBadShape) {
 				t.Fatalf("Publish(%s) = %v, want ErrBadShape", tt.raw, err)
 			}
-			var se *ShapeError
+			var se *diag.ShapeError
 			if !errors.As(err, &se) || se.Path != tt.path {
 				t.Fatalf("error %v: path %q, want %q", err, se.Path, tt.path)
 			}
@@ -157,20 +158,20 @@ func TestPublishShapeRejected(t *testing.T) {
 func TestPublishParamsShapeRejected(t *testing.T) {
 	tests := []struct {
 		name string
-		p    *PublishParams
+		p    *diag.PublishParams
 		path string
 	}{
 		{"nil", nil, ""},
-		{"empty uri", &PublishParams{Diagnostics: errs(1, "x")}, "uri"},
-		{"bad severity", &PublishParams{URI: mainGo, Diagnostics: []Diagnostic{diag(7, 0, "x")}}, "diagnostics[0].severity"},
-		{"negative line", &PublishParams{URI: mainGo, Diagnostics: []Diagnostic{diag(1, 0, "ok"), diag(1, -2, "x")}}, "diagnostics[1].range"},
+		{"empty uri", &diag.PublishParams{Diagnostics: errs(1, "x")}, "uri"},
+		{"bad severity", &diag.PublishParams{URI: mainGo, Diagnostics: []diag.Diagnostic{mkDiag(7, 0, "x")}}, "diagnostics[0].severity"},
+		{"negative line", &diag.PublishParams{URI: mainGo, Diagnostics: []diag.Diagnostic{mkDiag(1, 0, "ok"), mkDiag(1, -2, "x")}}, "diagnostics[1].range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewRegistry(nil)
 			err := r.PublishParams(gopls, tt.p)
-			var se *ShapeError
-			if !errors.As(err, &se) || se.Path != tt.path || !errors.Is(err, ErrBadShape) {
+			var se *diag.ShapeError
+			if !errors.As(err, &se) || se.Path != tt.path || !errors.Is(err, diag.ErrBadShape) {
 				t.Fatalf("PublishParams = %v, want a ShapeError at %q", err, tt.path)
 			}
 			if r.Stats().Rejected != 1 {
@@ -191,20 +192,20 @@ func TestDecodeWireForms(t *testing.T) {
 	 {"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"hint","severity":"Hint"},
 	 {"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"null severity","severity":null,"code":null,"extra":{"x":1}}
 	]}`
-	var p PublishParams
+	var p diag.PublishParams
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		t.Fatal(err)
 	}
-	want := PublishParams{URI: "file:///proj/a.ts", Version: ver(4), Diagnostics: []Diagnostic{
-		{Range: Range{Start: Position{2, 4}, End: Position{2, 9}}, Message: "  Cannot find name 'x'.\n", Severity: SeverityError,
-			Code: "2304", Source: "ts", Tags: []int{TagUnnecessary}, CodeDescription: "https://example.com/2304",
-			RelatedInformation: []RelatedInformation{{Location: Location{URI: "file:///proj/b.ts",
-				Range: Range{Start: Position{1, 0}, End: Position{1, 3}}}, Message: "declared here"}}},
-		{Range: Range{End: Position{0, 1}}, Message: "**md**", Severity: SeverityWarning, Code: "E1"},
-		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "no severity"},
-		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "info", Severity: SeverityInformation},
-		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "hint", Severity: SeverityHint},
-		{Range: Range{Start: Position{1, 0}, End: Position{1, 1}}, Message: "null severity"},
+	want := diag.PublishParams{URI: "file:///proj/a.ts", Version: ver(4), Diagnostics: []diag.Diagnostic{
+		{Range: diag.Range{Start: diag.Position{Line: 2, Character: 4}, End: diag.Position{Line: 2, Character: 9}}, Message: "  Cannot find name 'x'.\n", Severity: diag.SeverityError,
+			Code: "2304", Source: "ts", Tags: []int{diag.TagUnnecessary}, CodeDescription: "https://example.com/2304",
+			RelatedInformation: []diag.RelatedInformation{{Location: diag.Location{URI: "file:///proj/b.ts",
+				Range: diag.Range{Start: diag.Position{Line: 1, Character: 0}, End: diag.Position{Line: 1, Character: 3}}}, Message: "declared here"}}},
+		{Range: diag.Range{End: diag.Position{Line: 0, Character: 1}}, Message: "**md**", Severity: diag.SeverityWarning, Code: "E1"},
+		{Range: diag.Range{Start: diag.Position{Line: 1, Character: 0}, End: diag.Position{Line: 1, Character: 1}}, Message: "no severity"},
+		{Range: diag.Range{Start: diag.Position{Line: 1, Character: 0}, End: diag.Position{Line: 1, Character: 1}}, Message: "info", Severity: diag.SeverityInformation},
+		{Range: diag.Range{Start: diag.Position{Line: 1, Character: 0}, End: diag.Position{Line: 1, Character: 1}}, Message: "hint", Severity: diag.SeverityHint},
+		{Range: diag.Range{Start: diag.Position{Line: 1, Character: 0}, End: diag.Position{Line: 1, Character: 1}}, Message: "null severity"},
 	}}
 	if d := cmp.Diff(want, p); d != "" {
 		t.Errorf("decoded params (-want +got):\n%s", d)
@@ -217,37 +218,13 @@ func TestDecodeWireForms(t *testing.T) {
 	if !ok {
 		t.Fatal("nothing drained")
 	}
-	got := map[string]Severity{}
+	got := map[string]diag.Severity{}
 	for _, d := range a.Files[0].Diagnostics {
 		got[d.Message] = d.Severity
 	}
-	wantSev := map[string]Severity{"Cannot find name 'x'.": 1, "**md**": 2, "no severity": 1, "info": 3, "hint": 4, "null severity": 1}
+	wantSev := map[string]diag.Severity{"Cannot find name 'x'.": 1, "**md**": 2, "no severity": 1, "info": 3, "hint": 4, "null severity": 1}
 	if d := cmp.Diff(wantSev, got); d != "" {
 		t.Errorf("severities after normalization (-want +got):\n%s", d)
-	}
-}
-
-func TestSeverityJSON(t *testing.T) {
-	for in, want := range map[string]Severity{`1`: 1, `2`: 2, `3`: 3, `4`: 4, `0`: 0, `null`: 0,
-		`"Error"`: 1, `"error"`: 1, `"Warning"`: 2, `"Info"`: 3, `"Information"`: 3, `"Hint"`: 4, `"2"`: 2} {
-		var s Severity
-		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
-			t.Errorf("Unmarshal(%s) = %v, %v; want %v", in, s, err, want)
-		}
-	}
-	for _, in := range []string{`5`, `-1`, `1.5`, `"Fatal"`, `true`, `{}`, `[]`} {
-		var s Severity
-		if err := json.Unmarshal([]byte(in), &s); err == nil {
-			t.Errorf("Unmarshal(%s) = %v, want an error", in, s)
-		}
-	}
-	b, _ := json.Marshal(SeverityWarning)
-	if string(b) != "2" {
-		t.Errorf("Marshal(SeverityWarning) = %s, want 2", b)
-	}
-	names := []string{SeverityError.String(), SeverityWarning.String(), SeverityInformation.String(), SeverityHint.String(), Severity(9).String()}
-	if d := cmp.Diff([]string{"Error", "Warning", "Info", "Hint", "Severity(9)"}, names); d != "" {
-		t.Error(d)
 	}
 }
 
@@ -255,7 +232,7 @@ func TestVersionFilter(t *testing.T) {
 	t.Run("stale publish dropped", func(t *testing.T) {
 		r := NewRegistry(nil)
 		r.SetVersion(mainGo, 5)
-		mustPublish(t, r, gopls, mainGo, ver(4), diag(1, 0, "old"))
+		mustPublish(t, r, gopls, mainGo, ver(4), mkDiag(1, 0, "old"))
 		if s := r.Stats(); s.Stale != 1 || s.Published != 0 {
 			t.Errorf("stats = %+v, want 1 stale", s)
 		}
@@ -269,8 +246,8 @@ func TestVersionFilter(t *testing.T) {
 	t.Run("stale publish keeps the pending one", func(t *testing.T) {
 		r := NewRegistry(nil)
 		r.SetVersion(mainGo, 5)
-		mustPublish(t, r, gopls, mainGo, ver(5), diag(1, 0, "current"))
-		mustPublish(t, r, gopls, mainGo, ver(3), diag(1, 0, "late and old"))
+		mustPublish(t, r, gopls, mainGo, ver(5), mkDiag(1, 0, "current"))
+		mustPublish(t, r, gopls, mainGo, ver(3), mkDiag(1, 0, "late and old"))
 		a, _ := r.Drain()
 		if d := cmp.Diff([]string{"current"}, messages(a)); d != "" {
 			t.Error(d)
@@ -279,7 +256,7 @@ func TestVersionFilter(t *testing.T) {
 	t.Run("pending publish goes stale", func(t *testing.T) {
 		r := NewRegistry(nil)
 		r.SetVersion(mainGo, 1)
-		mustPublish(t, r, gopls, mainGo, ver(1), diag(1, 0, "v1"))
+		mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(1, 0, "v1"))
 		r.SetVersion(mainGo, 2)
 		if a, ok := r.Drain(); ok {
 			t.Errorf("publish for version 1 delivered at version 2: %v", messages(a))
@@ -291,7 +268,7 @@ func TestVersionFilter(t *testing.T) {
 	t.Run("no version is accepted", func(t *testing.T) {
 		r := NewRegistry(nil)
 		r.SetVersion(mainGo, 9)
-		mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "unversioned"))
+		mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "unversioned"))
 		if drainCount(r) != 1 {
 			t.Error("unversioned publish not delivered")
 		}
@@ -299,15 +276,15 @@ func TestVersionFilter(t *testing.T) {
 	t.Run("current and newer accepted", func(t *testing.T) {
 		r := NewRegistry(nil)
 		r.SetVersion(mainGo, 2)
-		mustPublish(t, r, gopls, mainGo, ver(2), diag(1, 0, "v2"))
-		mustPublish(t, r, pyright, mainGo, ver(3), diag(1, 1, "v3"))
+		mustPublish(t, r, gopls, mainGo, ver(2), mkDiag(1, 0, "v2"))
+		mustPublish(t, r, pyright, mainGo, ver(3), mkDiag(1, 1, "v3"))
 		if n := drainCount(r); n != 2 {
 			t.Errorf("delivered %d, want 2", n)
 		}
 	})
 	t.Run("unknown document accepts any version", func(t *testing.T) {
 		r := NewRegistry(nil)
-		mustPublish(t, r, gopls, mainGo, ver(-3), diag(1, 0, "x"))
+		mustPublish(t, r, gopls, mainGo, ver(-3), mkDiag(1, 0, "x"))
 		if drainCount(r) != 1 {
 			t.Error("not delivered")
 		}
@@ -319,32 +296,32 @@ func TestVersionFilter(t *testing.T) {
 
 func TestNormalization(t *testing.T) {
 	r := NewRegistry(nil)
-	in := Diagnostic{
-		Range:   Range{Start: Position{3, 7}, End: Position{2, 1}}, // end before start
+	in := diag.Diagnostic{
+		Range:   diag.Range{Start: diag.Position{Line: 3, Character: 7}, End: diag.Position{Line: 2, Character: 1}}, // end before start
 		Message: "\t undefined: x \n", Source: " compiler ", Code: " UndeclaredName ",
-		Tags: []int{TagDeprecated}, CodeDescription: "https://pkg.go.dev/x",
-		RelatedInformation: []RelatedInformation{{Location: Location{URI: "file:///proj/x.go"}, Message: "here"}},
+		Tags: []int{diag.TagDeprecated}, CodeDescription: "https://pkg.go.dev/x",
+		RelatedInformation: []diag.RelatedInformation{{Location: diag.Location{URI: "file:///proj/x.go"}, Message: "here"}},
 	}
-	p := &PublishParams{URI: mainGo, Diagnostics: []Diagnostic{in}}
+	p := &diag.PublishParams{URI: mainGo, Diagnostics: []diag.Diagnostic{in}}
 	mustPublish(t, r, gopls, mainGo, nil, in)
 	// The registry keeps a copy: changing the caller's value is harmless.
 	p.Diagnostics[0].Tags[0] = 99
 	in.RelatedInformation[0].Message = "changed"
 	a, _ := r.Drain()
-	want := Diagnostic{
-		Range:    Range{Start: Position{3, 7}, End: Position{3, 7}},
-		Severity: SeverityError, Message: "undefined: x", Source: "compiler", Code: "UndeclaredName",
-		Tags: []int{TagDeprecated}, CodeDescription: "https://pkg.go.dev/x",
-		RelatedInformation: []RelatedInformation{{Location: Location{URI: "file:///proj/x.go"}, Message: "here"}},
+	want := diag.Diagnostic{
+		Range:    diag.Range{Start: diag.Position{Line: 3, Character: 7}, End: diag.Position{Line: 3, Character: 7}},
+		Severity: diag.SeverityError, Message: "undefined: x", Source: "compiler", Code: "UndeclaredName",
+		Tags: []int{diag.TagDeprecated}, CodeDescription: "https://pkg.go.dev/x",
+		RelatedInformation: []diag.RelatedInformation{{Location: diag.Location{URI: "file:///proj/x.go"}, Message: "here"}},
 	}
-	if d := cmp.Diff([]Diagnostic{want}, a.Files[0].Diagnostics); d != "" {
+	if d := cmp.Diff([]diag.Diagnostic{want}, a.Files[0].Diagnostics); d != "" {
 		t.Errorf("normalized (-want +got):\n%s", d)
 	}
 }
 
 func TestEmptyPublish(t *testing.T) {
 	r := NewRegistry(nil)
-	mustPublish(t, r, gopls, mainGo, ver(1), diag(1, 0, "x"))
+	mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(1, 0, "x"))
 	mustPublishRaw(t, r, gopls, `{"uri":"file:///proj/main.go","version":2,"diagnostics":[]}`)
 	if a, ok := r.Drain(); ok {
 		t.Errorf("a clean publish left the older set pending: %v", messages(a))
@@ -368,9 +345,9 @@ func TestEmptyPublish(t *testing.T) {
 
 func TestNewerPublishReplacesPending(t *testing.T) {
 	r := NewRegistry(nil)
-	mustPublish(t, r, gopls, mainGo, ver(1), diag(1, 0, "first a"), diag(1, 1, "first b"))
-	mustPublish(t, r, gopls, mainGo, ver(2), diag(2, 0, "second"))
-	mustPublish(t, r, pyright, mainGo, ver(2), diag(1, 5, "other server"))
+	mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(1, 0, "first a"), mkDiag(1, 1, "first b"))
+	mustPublish(t, r, gopls, mainGo, ver(2), mkDiag(2, 0, "second"))
+	mustPublish(t, r, pyright, mainGo, ver(2), mkDiag(1, 5, "other server"))
 	a, _ := r.Drain()
 	if d := cmp.Diff([]string{"other server", "second"}, messages(a)); d != "" {
 		t.Error(d)
@@ -385,17 +362,17 @@ func TestNewerPublishReplacesPending(t *testing.T) {
 
 func TestPerPublishCap(t *testing.T) {
 	r := NewRegistry(nil)
-	ds := make([]Diagnostic, 100_000)
+	ds := make([]diag.Diagnostic, 100_000)
 	for i := range ds {
 		// Mostly hints; every 1000th an error, every 100th a warning.
-		sev := SeverityHint
+		sev := diag.SeverityHint
 		switch {
 		case i%1000 == 0:
-			sev = SeverityError
+			sev = diag.SeverityError
 		case i%100 == 0:
-			sev = SeverityWarning
+			sev = diag.SeverityWarning
 		}
-		ds[i] = diag(sev, 100_000-i, fmt.Sprint("d", i))
+		ds[i] = mkDiag(sev, 100_000-i, fmt.Sprint("d", i))
 	}
 	mustPublish(t, r, gopls, mainGo, nil, ds...)
 	s := r.Stats()
@@ -413,7 +390,7 @@ func TestPerPublishCap(t *testing.T) {
 	for i, d := range got {
 		// The 100 errors are kept, sorted by position: the ones published
 		// last have the smallest lines.
-		if d.Severity != SeverityError || d.Range.Start.Line != 100_000-(99-i)*1000 {
+		if d.Severity != diag.SeverityError || d.Range.Start.Line != 100_000-(99-i)*1000 {
 			t.Errorf("diagnostic %d = %v line %d", i, d.Severity, d.Range.Start.Line)
 		}
 	}
@@ -423,7 +400,7 @@ func TestPerPublishCap(t *testing.T) {
 	}
 
 	r = NewRegistry(&RegistryOptions{MaxPerPublish: 3})
-	mustPublish(t, r, gopls, mainGo, nil, diag(4, 0, "h"), diag(2, 9, "w9"), diag(1, 5, "e"), diag(2, 1, "w1"), diag(3, 0, "i"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(4, 0, "h"), mkDiag(2, 9, "w9"), mkDiag(1, 5, "e"), mkDiag(2, 1, "w1"), mkDiag(3, 0, "i"))
 	a, _ = r.Drain()
 	if d := cmp.Diff([]string{"e", "w1", "w9"}, messages(a)); d != "" {
 		t.Error(d)
@@ -432,7 +409,7 @@ func TestPerPublishCap(t *testing.T) {
 
 func TestDeliverOnce(t *testing.T) {
 	r := NewRegistry(nil)
-	d := diag(1, 3, "undefined: x")
+	d := mkDiag(1, 3, "undefined: x")
 	mustPublish(t, r, gopls, mainGo, ver(1), d)
 	if n := drainCount(r); n != 1 {
 		t.Fatalf("first turn delivered %d", n)
@@ -441,7 +418,7 @@ func TestDeliverOnce(t *testing.T) {
 		t.Fatal("pending entries replayed on the next drain")
 	}
 	// The server publishes the same set again (another change elsewhere).
-	mustPublish(t, r, gopls, mainGo, ver(2), d, diag(1, 4, "new one"))
+	mustPublish(t, r, gopls, mainGo, ver(2), d, mkDiag(1, 4, "new one"))
 	a, _ := r.Drain()
 	if d := cmp.Diff([]string{"new one"}, messages(a)); d != "" {
 		t.Errorf("second turn (-want +got):\n%s", d)
@@ -456,16 +433,16 @@ func TestDeliverOnce(t *testing.T) {
 }
 
 func TestDedupIdentity(t *testing.T) {
-	base := diag(1, 3, "undefined: x")
+	base := mkDiag(1, 3, "undefined: x")
 	base.Code = "UndeclaredName"
-	variants := map[string]func(*Diagnostic){
-		"message":   func(d *Diagnostic) { d.Message = "undefined: y" },
-		"severity":  func(d *Diagnostic) { d.Severity = SeverityWarning },
-		"start":     func(d *Diagnostic) { d.Range.Start.Character++ },
-		"end":       func(d *Diagnostic) { d.Range.End.Line++ },
-		"source":    func(d *Diagnostic) { d.Source = "vet" },
-		"code":      func(d *Diagnostic) { d.Code = "Other" },
-		"separator": func(d *Diagnostic) { d.Message, d.Source = d.Message+"compiler", "" },
+	variants := map[string]func(*diag.Diagnostic){
+		"message":   func(d *diag.Diagnostic) { d.Message = "undefined: y" },
+		"severity":  func(d *diag.Diagnostic) { d.Severity = diag.SeverityWarning },
+		"start":     func(d *diag.Diagnostic) { d.Range.Start.Character++ },
+		"end":       func(d *diag.Diagnostic) { d.Range.End.Line++ },
+		"source":    func(d *diag.Diagnostic) { d.Source = "vet" },
+		"code":      func(d *diag.Diagnostic) { d.Code = "Other" },
+		"separator": func(d *diag.Diagnostic) { d.Message, d.Source = d.Message+"compiler", "" },
 	}
 	for name, change := range variants {
 		t.Run(name, func(t *testing.T) {
@@ -485,7 +462,7 @@ func TestDedupIdentity(t *testing.T) {
 		mustPublish(t, r, gopls, mainGo, nil, base)
 		drainCount(r)
 		v := base
-		v.Tags = []int{TagDeprecated}
+		v.Tags = []int{diag.TagDeprecated}
 		v.CodeDescription = "https://x"
 		v.Message = "  " + v.Message + "\n" // equal once normalized
 		mustPublish(t, r, pyright, mainGo, nil, v)
@@ -519,26 +496,26 @@ func TestDedupIdentity(t *testing.T) {
 func TestReset(t *testing.T) {
 	other := "file:///proj/other.go"
 	r := NewRegistry(nil)
-	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "a"))
-	mustPublish(t, r, gopls, other, nil, diag(1, 0, "b"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "a"))
+	mustPublish(t, r, gopls, other, nil, mkDiag(1, 0, "b"))
 	drainCount(r)
 
 	r.Reset(mainGo)
-	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "a"))
-	mustPublish(t, r, gopls, other, nil, diag(1, 0, "b"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "a"))
+	mustPublish(t, r, gopls, other, nil, mkDiag(1, 0, "b"))
 	a, _ := r.Drain()
 	if d := cmp.Diff([]string{"a"}, messages(a)); d != "" {
 		t.Errorf("after Reset(main.go) (-want +got):\n%s", d)
 	}
 
 	// Reset drops pending entries too.
-	mustPublish(t, r, gopls, mainGo, nil, diag(1, 1, "pending"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 1, "pending"))
 	r.Reset(mainGo)
 	if a, ok := r.Drain(); ok {
 		t.Errorf("Reset kept pending entries: %v", messages(a))
 	}
 
-	mustPublish(t, r, gopls, other, nil, diag(1, 2, "pending too"))
+	mustPublish(t, r, gopls, other, nil, mkDiag(1, 2, "pending too"))
 	r.ResetAll()
 	if _, ok := r.Drain(); ok {
 		t.Error("ResetAll kept pending entries")
@@ -546,8 +523,8 @@ func TestReset(t *testing.T) {
 	if s := r.Stats(); s.Pending != 0 || s.Documents != 0 {
 		t.Errorf("after ResetAll: %+v", s)
 	}
-	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "a"))
-	mustPublish(t, r, gopls, other, nil, diag(1, 0, "b"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "a"))
+	mustPublish(t, r, gopls, other, nil, mkDiag(1, 0, "b"))
 	if n := drainCount(r); n != 2 {
 		t.Errorf("after ResetAll delivered %d, want 2", n)
 	}
@@ -599,10 +576,10 @@ func TestTotalLimit(t *testing.T) {
 	})
 	t.Run("severity first across files", func(t *testing.T) {
 		r := NewRegistry(nil)
-		var hints, warnings []Diagnostic
+		var hints, warnings []diag.Diagnostic
 		for i := range 10 {
-			hints = append(hints, diag(SeverityHint, i, fmt.Sprint("hint ", i)))
-			warnings = append(warnings, diag(SeverityWarning, i, fmt.Sprint("warning ", i)))
+			hints = append(hints, mkDiag(diag.SeverityHint, i, fmt.Sprint("hint ", i)))
+			warnings = append(warnings, mkDiag(diag.SeverityWarning, i, fmt.Sprint("warning ", i)))
 		}
 		mustPublish(t, r, gopls, "file:///proj/a.go", nil, hints...)
 		mustPublish(t, r, gopls, "file:///proj/b.go", nil, warnings...)
@@ -651,7 +628,7 @@ func TestTotalLimit(t *testing.T) {
 func TestDeliveredLRU(t *testing.T) {
 	r := NewRegistry(nil)
 	uri := func(i int) string { return fmt.Sprintf("file:///proj/f%03d.go", i) }
-	same := diag(1, 0, "same")
+	same := mkDiag(1, 0, "same")
 	for i := range 501 {
 		mustPublish(t, r, gopls, uri(i), nil, same)
 		if n := drainCount(r); n != 1 {
@@ -677,7 +654,7 @@ func TestDeliveredLRU(t *testing.T) {
 	}
 	// Delivering to f001 again (a new diagnostic) makes it recent: f002
 	// stays, f001 stays, f000 was evicted.
-	mustPublish(t, r, gopls, uri(1), nil, same, diag(1, 1, "new"))
+	mustPublish(t, r, gopls, uri(1), nil, same, mkDiag(1, 1, "new"))
 	drainCount(r)
 	mustPublish(t, r, gopls, uri(3), nil, same)
 	drainCount(r) // evicts f002, the least recently delivered
@@ -698,13 +675,13 @@ func TestDeliveredLRU(t *testing.T) {
 func TestDeliveredPerDocumentBound(t *testing.T) {
 	r := NewRegistry(&RegistryOptions{MaxDeliveredPerDocument: 3})
 	for i := range 4 {
-		mustPublish(t, r, gopls, mainGo, nil, diag(1, i, fmt.Sprint("d", i)))
+		mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, i, fmt.Sprint("d", i)))
 		drainCount(r)
 	}
 	// d0 was forgotten (oldest), d1..d3 are remembered.
-	var all []Diagnostic
+	var all []diag.Diagnostic
 	for i := range 4 {
-		all = append(all, diag(1, i, fmt.Sprint("d", i)))
+		all = append(all, mkDiag(1, i, fmt.Sprint("d", i)))
 	}
 	mustPublish(t, r, gopls, mainGo, nil, all...)
 	a, _ := r.Drain()
@@ -715,8 +692,8 @@ func TestDeliveredPerDocumentBound(t *testing.T) {
 
 func TestIdentityFailureStillDelivers(t *testing.T) {
 	r, logs := newLogged()
-	bad := diag(1, 0, "bad \xff byte")
-	mustPublish(t, r, gopls, mainGo, nil, bad, bad, diag(1, 1, "good"))
+	bad := mkDiag(1, 0, "bad \xff byte")
+	mustPublish(t, r, gopls, mainGo, nil, bad, bad, mkDiag(1, 1, "good"))
 	a, ok := r.Drain()
 	if !ok {
 		t.Fatal("a batch with a failed identity was lost")
@@ -732,7 +709,7 @@ func TestIdentityFailureStillDelivers(t *testing.T) {
 		t.Errorf("log = %q, want a warning about 2 diagnostics", out)
 	}
 	// The good one is remembered, the bad one is not (it cannot be).
-	mustPublish(t, r, gopls, mainGo, nil, bad, diag(1, 1, "good"))
+	mustPublish(t, r, gopls, mainGo, nil, bad, mkDiag(1, 1, "good"))
 	a, _ = r.Drain()
 	if d := cmp.Diff([]string{"bad \xff byte"}, messages(a)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -776,7 +753,7 @@ func TestFailureCounter(t *testing.T) {
 		t.Errorf("%d warnings, want 2 (third and fourth of the first run)", n)
 	}
 	// It never disables the server.
-	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "still heard"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "still heard"))
 	if drainCount(r) != 1 {
 		t.Error("a failing server's publish was not delivered")
 	}
@@ -787,23 +764,23 @@ func TestSilentWithoutLogger(t *testing.T) {
 	for range 5 {
 		r.ReportFailure(gopls, errors.New("x"))
 	}
-	mustPublish(t, r, gopls, mainGo, nil, diag(1, 0, "\xff"))
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "\xff"))
 	if drainCount(r) != 1 {
 		t.Error("not delivered")
 	}
 }
 
 func TestFilters(t *testing.T) {
-	unnecessary := diag(SeverityHint, 1, "x declared and not used")
-	unnecessary.Tags = []int{TagUnnecessary}
-	all := []Diagnostic{diag(1, 0, "e"), diag(2, 0, "w"), diag(3, 0, "i"), diag(4, 0, "h"), unnecessary}
+	unnecessary := mkDiag(diag.SeverityHint, 1, "x declared and not used")
+	unnecessary.Tags = []int{diag.TagUnnecessary}
+	all := []diag.Diagnostic{mkDiag(1, 0, "e"), mkDiag(2, 0, "w"), mkDiag(3, 0, "i"), mkDiag(4, 0, "h"), unnecessary}
 	tests := []struct {
 		opts *RegistryOptions
 		want []string
 	}{
 		{nil, []string{"e", "w", "i", "h", "x declared and not used"}},
-		{&RegistryOptions{MinSeverity: SeverityWarning}, []string{"e", "w"}},
-		{&RegistryOptions{MinSeverity: SeverityError}, []string{"e"}},
+		{&RegistryOptions{MinSeverity: diag.SeverityWarning}, []string{"e", "w"}},
+		{&RegistryOptions{MinSeverity: diag.SeverityError}, []string{"e"}},
 		{&RegistryOptions{DropUnnecessary: true}, []string{"e", "w", "i", "h"}},
 		{&RegistryOptions{MinSeverity: 42}, []string{"e", "w", "i", "h", "x declared and not used"}},
 	}
@@ -822,11 +799,11 @@ func TestFilters(t *testing.T) {
 
 func TestAttachmentJSON(t *testing.T) {
 	r := NewRegistry(nil)
-	d := diag(1, 2, "undefined: x")
+	d := mkDiag(1, 2, "undefined: x")
 	d.Code = "UndeclaredName"
 	d.CodeDescription = "https://pkg.go.dev/UndeclaredName"
 	mustPublish(t, r, gopls, mainGo, ver(1), d)
-	mustPublish(t, r, gopls, "untitled:Untitled-1", nil, diag(2, 0, "w"))
+	mustPublish(t, r, gopls, "untitled:Untitled-1", nil, mkDiag(2, 0, "w"))
 	a, _ := r.Drain()
 	a.Notes = []string{"diagnostics for main.go may be stale"}
 	b, err := json.Marshal(a)
@@ -841,7 +818,7 @@ func TestAttachmentJSON(t *testing.T) {
 		t.Errorf("JSON\n got %s\nwant %s", b, want)
 	}
 	// It decodes back to the same attachment.
-	var back Attachment
+	var back diag.Attachment
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -852,27 +829,6 @@ func TestAttachmentJSON(t *testing.T) {
 	for _, key := range []string{`"published":2`, `"delivered":2`, `"identityFailures":0`, `"documents":2`} {
 		if !strings.Contains(string(s), key) {
 			t.Errorf("stats JSON %s lacks %s", s, key)
-		}
-	}
-}
-
-func TestPathFromURI(t *testing.T) {
-	tests := map[string]string{
-		"file:///home/dev/proj/main.go":      "/home/dev/proj/main.go",
-		"file:///home/dev/my%20proj/a%23.go": "/home/dev/my proj/a#.go",
-		"file://localhost/etc/hosts":         "/etc/hosts",
-		"file:///C:/Users/dev/main.go":       "C:/Users/dev/main.go",
-		"file:///c%3A/Users/dev/main.go":     "c:/Users/dev/main.go",
-		"file://server/share/x.go":           "//server/share/x.go",
-		"untitled:Untitled-1":                "",
-		"https://example.com/x.go":           "",
-		"file:":                              "",
-		"file:relative/x.go":                 "",
-		"file:///bad%zzescape":               "",
-	}
-	for in, want := range tests {
-		if got := pathFromURI(in); got != want {
-			t.Errorf("pathFromURI(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -889,8 +845,8 @@ func TestConcurrentUse(t *testing.T) {
 			uri := fmt.Sprintf("file:///proj/w%d.go", w)
 			for i := range rounds {
 				r.SetVersion(uri, i)
-				if err := r.PublishParams(server, &PublishParams{URI: uri, Version: ver(i),
-					Diagnostics: []Diagnostic{diag(1, i, fmt.Sprint("w", w, " r", i))}}); err != nil {
+				if err := r.PublishParams(server, &diag.PublishParams{URI: uri, Version: ver(i),
+					Diagnostics: []diag.Diagnostic{mkDiag(1, i, fmt.Sprint("w", w, " r", i))}}); err != nil {
 					t.Error(err)
 				}
 				r.LastPublish(server, uri)
@@ -898,7 +854,7 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	delivered := map[string]int{}
-	record := func(a *Attachment) {
+	record := func(a *diag.Attachment) {
 		for _, m := range messages(a) {
 			delivered[m]++
 		}
@@ -953,7 +909,7 @@ func TestAgreesWithNaive(t *testing.T) {
 			opts = nil
 		}
 		if seed%4 == 2 {
-			opts.MinSeverity = SeverityInformation
+			opts.MinSeverity = diag.SeverityInformation
 			opts.DropUnnecessary = true
 		}
 		fast, naive := NewRegistry(opts), newNaive(opts)

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idebridge/idebridge/lspdiag"
+	"github.com/idebridge/idebridge/lsp"
 )
 
 // newManager returns an lspdiag manager running gopls on w.
-func newManager(tb testing.TB, gopls string, w *workspace) *lspdiag.Manager {
+func newManager(tb testing.TB, gopls string, w *workspace) *lsp.Manager {
 	tb.Helper()
-	m := lspdiag.NewManager([]lspdiag.ServerConfig{lspdiag.GoplsConfig(gopls, w.dir)}, &lspdiag.ManagerOptions{
+	m := lsp.NewManager([]lsp.ServerConfig{lsp.GoplsConfig(gopls, w.dir)}, &lsp.ManagerOptions{
 		ProjectDir:    w.dir,
 		Environ:       environ(tb),
 		SettleTimeout: time.Minute,
@@ -31,13 +31,13 @@ func newManager(tb testing.TB, gopls string, w *workspace) *lspdiag.Manager {
 
 // lspdiagRound changes path in m, settles and drains; it fails unless the
 // change was published for its version.
-func lspdiagRound(tb testing.TB, m *lspdiag.Manager, path, text string) {
+func lspdiagRound(tb testing.TB, m *lsp.Manager, path, text string) {
 	ctx := context.Background()
 	if err := m.Change(ctx, path, text); err != nil {
 		tb.Fatal(err)
 	}
 	res, err := m.Settle(ctx, path)
-	if err != nil || res.Freshness != lspdiag.FreshPublished {
+	if err != nil || res.Freshness != lsp.FreshPublished {
 		tb.Fatalf("settle: %+v %v", res, err)
 	}
 	m.Drain()
@@ -162,7 +162,7 @@ func BenchmarkOpenToFirstDiagnostics(b *testing.B) {
 		if err := m.Open(ctx, w.nethttp); err != nil {
 			b.Fatal(err)
 		}
-		if res, err := m.Settle(ctx, w.nethttp); err != nil || res.Freshness != lspdiag.FreshPublished {
+		if res, err := m.Settle(ctx, w.nethttp); err != nil || res.Freshness != lsp.FreshPublished {
 			b.Fatalf("settle: %+v %v", res, err)
 		}
 		m.Drain()

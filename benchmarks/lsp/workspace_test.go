@@ -6,16 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/idebridge/idebridge/lspdiag"
+	"github.com/idebridge/idebridge/lsp"
 )
 
 // gopls returns the gopls to benchmark, or fails: a missing gopls must not
 // look like a result.
 func gopls(tb testing.TB) string {
 	tb.Helper()
-	p, err := lspdiag.FindGopls(nil)
+	p, err := lsp.FindGopls(nil)
 	if err != nil {
-		tb.Fatalf("gopls %s is needed: %v", lspdiag.GoplsVersion, err)
+		tb.Fatalf("gopls %s is needed: %v", lsp.GoplsVersion, err)
 	}
 	return p
 }

@@ -69,7 +69,7 @@ export interface Range {
   end: Position;
 }
 
-/** One diagnostic as the registry delivers it (Go: lspdiag.Diagnostic): LSP's shape, with code always a string. */
+/** One diagnostic as the registry delivers it (Go: diag.Diagnostic): LSP's shape, with code always a string. */
 export interface Diagnostic {
   range: Range;
   /** 1 error, 2 warning, 3 information, 4 hint. */
@@ -89,7 +89,7 @@ export interface PublishDiagnosticsParams {
   diagnostics: Array<Omit<Diagnostic, "severity" | "code"> & { severity?: number | string; code?: string | number }>;
 }
 
-/** The new diagnostics of one document in an attachment (Go: lspdiag.FileDiagnostics). */
+/** The new diagnostics of one document in an attachment (Go: diag.FileDiagnostics). */
 export interface FileDiagnostics {
   uri: string;
   path?: string;
@@ -98,7 +98,7 @@ export interface FileDiagnostics {
   cut: number;
 }
 
-/** What a drain hands out (Go: lspdiag.Attachment); the same JSON as the "attachment" member of idebridge diag --json. */
+/** What a drain hands out (Go: diag.Attachment); the same JSON as the "attachment" member of idebridge diag --json. */
 export interface Attachment {
   servers: string[];
   files: FileDiagnostics[];
@@ -174,7 +174,7 @@ export interface LSPServerConfig {
   diagnostics?: boolean;
 }
 
-/** The outcome of a settle (Go: lspdiag.SettleResult). */
+/** The outcome of a settle (Go: lsp.SettleResult). */
 export interface SettleResult {
   path: string;
   uri: string;
@@ -185,7 +185,7 @@ export interface SettleResult {
   elapsedNs: number;
 }
 
-/** A snapshot of one configured server (Go: lspdiag.ServerStatus). */
+/** A snapshot of one configured server (Go: lsp.ServerStatus). */
 export interface LSPServerStatus {
   name: string;
   state: string;

@@ -515,7 +515,7 @@ var TSTypes = []TSType{
 }`},
 	{
 		Name: "Diagnostic",
-		Doc:  "One diagnostic as the registry delivers it (Go: lspdiag.Diagnostic): LSP's shape, with code always a string.",
+		Doc:  "One diagnostic as the registry delivers it (Go: diag.Diagnostic): LSP's shape, with code always a string.",
 		Body: `{
   range: Range;
   /** 1 error, 2 warning, 3 information, 4 hint. */
@@ -539,7 +539,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "FileDiagnostics",
-		Doc:  "The new diagnostics of one document in an attachment (Go: lspdiag.FileDiagnostics).",
+		Doc:  "The new diagnostics of one document in an attachment (Go: diag.FileDiagnostics).",
 		Body: `{
   uri: string;
   path?: string;
@@ -550,7 +550,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "Attachment",
-		Doc:  "What a drain hands out (Go: lspdiag.Attachment); the same JSON as the \"attachment\" member of idebridge diag --json.",
+		Doc:  "What a drain hands out (Go: diag.Attachment); the same JSON as the \"attachment\" member of idebridge diag --json.",
 		Body: `{
   servers: string[];
   files: FileDiagnostics[];
@@ -640,7 +640,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "SettleResult",
-		Doc:  "The outcome of a settle (Go: lspdiag.SettleResult).",
+		Doc:  "The outcome of a settle (Go: lsp.SettleResult).",
 		Body: `{
   path: string;
   uri: string;
@@ -653,7 +653,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "LSPServerStatus",
-		Doc:  "A snapshot of one configured server (Go: lspdiag.ServerStatus).",
+		Doc:  "A snapshot of one configured server (Go: lsp.ServerStatus).",
 		Body: `{
   name: string;
   state: string;

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idebridge/idebridge/lspdiag"
+	"github.com/idebridge/idebridge/diag"
+
+	"github.com/idebridge/idebridge/lsp"
 )
 
 func init() {
@@ -42,7 +44,7 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return diag(ctx, inv, *config, *asJSON, *timeout, args)
+				return runDiag(ctx, inv, *config, *asJSON, *timeout, args)
 			}
 		},
 	})
@@ -50,17 +52,17 @@ func init() {
 
 // diagFile is the outcome for one file, as --json prints it.
 type diagFile struct {
-	Path      string            `json:"path"`
-	Server    string            `json:"server,omitempty"`
-	Version   int               `json:"version,omitempty"`
-	Freshness lspdiag.Freshness `json:"freshness"`
-	ElapsedMs int64             `json:"elapsedMs"`
-	Error     string            `json:"error,omitempty"`
+	Path      string        `json:"path"`
+	Server    string        `json:"server,omitempty"`
+	Version   int           `json:"version,omitempty"`
+	Freshness lsp.Freshness `json:"freshness"`
+	ElapsedMs int64         `json:"elapsedMs"`
+	Error     string        `json:"error,omitempty"`
 
 	err error
 }
 
-func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, timeout time.Duration, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON bool, timeout time.Duration, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
@@ -75,7 +77,7 @@ func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, 
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
-	m := lspdiag.NewManager(configs, &lspdiag.ManagerOptions{
+	m := lsp.NewManager(configs, &lsp.ManagerOptions{
 		ProjectDir:      wd,
 		Environ:         environ,
 		SettleTimeout:   timeout,
@@ -119,7 +121,7 @@ func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, 
 		}
 		f.Error = f.err.Error()
 		switch {
-		case errors.Is(f.err, lspdiag.ErrNoServer):
+		case errors.Is(f.err, lsp.ErrNoServer):
 			code = exitUnavailable
 		case code == exitOK:
 			code = exitFailure
@@ -127,8 +129,8 @@ func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, 
 	}
 	if asJSON {
 		out := struct {
-			Attachment *lspdiag.Attachment `json:"attachment"`
-			Files      []*diagFile         `json:"files"`
+			Attachment *diag.Attachment `json:"attachment"`
+			Files      []*diagFile      `json:"files"`
 		}{att, files}
 		enc := json.NewEncoder(inv.Stdout)
 		enc.SetIndent("", "  ")
@@ -149,14 +151,14 @@ func diag(ctx context.Context, inv *invocation, configPath string, asJSON bool, 
 
 // diagConfigs loads --config, or builds the gopls default, working on the
 // module of the first .go file.
-func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lspdiag.ServerConfig, int) {
+func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lsp.ServerConfig, int) {
 	if configPath == "" {
-		gopls, err := lspdiag.FindGopls(inv.Getenv)
+		gopls, err := lsp.FindGopls(inv.Getenv)
 		if err != nil {
 			// Files other than .go still get a clear "no server" below.
 			return nil, exitOK
 		}
-		cfg := lspdiag.GoplsConfig(gopls, wd)
+		cfg := lsp.GoplsConfig(gopls, wd)
 		for _, f := range files {
 			if strings.EqualFold(filepath.Ext(f), ".go") {
 				if !filepath.IsAbs(f) {
@@ -166,12 +168,12 @@ func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lspd
 				break
 			}
 		}
-		return []lspdiag.ServerConfig{cfg}, exitOK
+		return []lsp.ServerConfig{cfg}, exitOK
 	}
 	if !filepath.IsAbs(configPath) {
 		configPath = filepath.Join(wd, configPath)
 	}
-	configs, errs := lspdiag.LoadFile(configPath, &lspdiag.LoadOptions{ProjectDir: wd})
+	configs, errs := lsp.LoadFile(configPath, &lsp.LoadOptions{ProjectDir: wd})
 	for _, err := range errs {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: warning: %v\n", err)
 	}
@@ -197,10 +199,10 @@ func moduleRoot(dir, fallback string) string {
 
 // diagAdvice explains an error and, where it can, what to do.
 func diagAdvice(err error, configPath string) string {
-	var ne *lspdiag.NoServerError
+	var ne *lsp.NoServerError
 	if errors.As(err, &ne) && configPath == "" {
 		if ne.Extension == ".go" {
-			return fmt.Sprintf("no language server for %s: %v", ne.Path, lspdiag.ErrGoplsNotFound)
+			return fmt.Sprintf("no language server for %s: %v", ne.Path, lsp.ErrGoplsNotFound)
 		}
 		return fmt.Sprintf("no language server for %s: without --config only .go files are served (by gopls); "+
 			"pass --config with a .lsp.json for other languages", ne.Path)
@@ -211,7 +213,7 @@ func diagAdvice(err error, configPath string) string {
 // printDiag prints the rendered block, or says that there is nothing new,
 // and how each checked file's diagnostics were known (a timed-out file is
 // also named in the block's notes).
-func printDiag(w io.Writer, wd string, att *lspdiag.Attachment, files []*diagFile) {
+func printDiag(w io.Writer, wd string, att *diag.Attachment, files []*diagFile) {
 	var status []string
 	for _, f := range files {
 		if f.err != nil {
@@ -223,7 +225,7 @@ func printDiag(w io.Writer, wd string, att *lspdiag.Attachment, files []*diagFil
 		}
 		status = append(status, fmt.Sprintf("%s (%s, %s)", filepath.ToSlash(rel), f.Server, f.Freshness))
 	}
-	if out := att.Render(&lspdiag.RenderOptions{ProjectDir: wd}); out != "" {
+	if out := att.Render(&diag.RenderOptions{ProjectDir: wd}); out != "" {
 		fmt.Fprintln(w, out)
 	} else if len(status) > 0 {
 		fmt.Fprintln(w, "No diagnostics.")

@@ -32,11 +32,11 @@ func runIn(t *testing.T, dir string, env map[string]string, args ...string) (int
 	return code, stdout.String(), stderr.String()
 }
 
-// buildScriptls builds lspdiag's scripted language server.
+// buildScriptls builds package lsp's scripted language server.
 func buildScriptls(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "scriptls")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../lspdiag/testdata/scriptls").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../lsp/testdata/scriptls").CombinedOutput(); err != nil {
 		t.Fatalf("building scriptls: %v\n%s", err, out)
 	}
 	return bin

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lockfile"
 )
@@ -128,7 +129,7 @@ func ideDiff(ctx context.Context, inv *invocation, o *diffFlags, file, newFile s
 		out.Error = err.Error()
 	}
 	if snap != nil && res != nil && res.Written {
-		out.NewDiagnostics = snap.TryNewDiagnosticsText(ctx, client, &idebridge.DiagnosticsRenderOptions{ProjectDir: cwd})
+		out.NewDiagnostics = snap.TryNewDiagnosticsText(ctx, client, &diag.RenderOptions{ProjectDir: cwd})
 	}
 
 	code = exitOK

@@ -21,9 +21,10 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/idebridge/idebridge/lsp"
+
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
-	"github.com/idebridge/idebridge/lspdiag"
 )
 
 func init() {
@@ -322,7 +323,7 @@ func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd, lspConfig stri
 		if !filepath.IsAbs(lspConfig) {
 			lspConfig = filepath.Join(wd, lspConfig)
 		}
-		configs, errs := lspdiag.LoadFile(lspConfig, &lspdiag.LoadOptions{ProjectDir: srv.WorkspaceFolders()[0]})
+		configs, errs := lsp.LoadFile(lspConfig, &lsp.LoadOptions{ProjectDir: srv.WorkspaceFolders()[0]})
 		for _, err := range errs {
 			fmt.Fprintf(inv.Stderr, "%s: warning: %v\n", name, err)
 		}
@@ -333,9 +334,9 @@ func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd, lspConfig stri
 		opts.Configs = configs
 	}
 	diags, err := ideserver.NewDiagnostics(srv, opts)
-	if errors.Is(err, lspdiag.ErrGoplsNotFound) {
+	if errors.Is(err, lsp.ErrGoplsNotFound) {
 		fmt.Fprintf(inv.Stderr, "%s: warning: getDiagnostics will find nothing in .go files: %v\n", name, err)
-		opts.Configs = []lspdiag.ServerConfig{}
+		opts.Configs = []lsp.ServerConfig{}
 		diags, err = ideserver.NewDiagnostics(srv, opts)
 	}
 	if err != nil {

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idebridge/idebridge/internal/fileuri"
+
+	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/lsp"
 
 	"github.com/idebridge/idebridge/lspdiag"
 )
@@ -22,24 +26,24 @@ const ToolGetDiagnostics = "getDiagnostics"
 // DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
 // and every zero field, means the documented default.
 type DiagnosticsOptions struct {
-	// Configs are the language servers (see lspdiag.LoadFile). Nil means
-	// gopls for .go files (lspdiag.GoplsConfig), found with
-	// lspdiag.FindGopls and working on the server's first workspace
+	// Configs are the language servers (see lsp.LoadFile). Nil means
+	// gopls for .go files (lsp.GoplsConfig), found with
+	// lsp.FindGopls and working on the server's first workspace
 	// folder; NewDiagnostics fails with an error matching
-	// lspdiag.ErrGoplsNotFound when there is none. An empty, non-nil
+	// lsp.ErrGoplsNotFound when there is none. An empty, non-nil
 	// slice means no server: every file answers an empty list.
-	Configs []lspdiag.ServerConfig
+	Configs []lsp.ServerConfig
 	// Getenv is used to find gopls ($GOPLS, $GOPATH). Nil means os.Getenv.
 	Getenv func(string) string
 	// Environ is the base environment of the server processes. Nil means
 	// os.Environ().
 	Environ []string
 	// SettleTimeout bounds how long one file waits for its servers'
-	// diagnostics. Default lspdiag.DefaultSettleTimeout (10 s).
+	// diagnostics. Default lsp.DefaultSettleTimeout (10 s).
 	SettleTimeout time.Duration
 	// MaxFiles bounds the files kept open in the servers and answered by
 	// getDiagnostics without a uri (the most recently asked or opened).
-	// Default lspdiag.DefaultMaxOpenDocuments (50).
+	// Default lsp.DefaultMaxOpenDocuments (50).
 	MaxFiles int
 	// Logger receives the servers' messages and the manager's notes. Nil
 	// is silent.
@@ -65,11 +69,11 @@ type DiagnosticsOptions struct {
 // with severities as strings ("Error", "Warning", "Information", "Hint")
 // and columns in characters. A file no server serves answers an empty
 // list; a file that does not exist answers -32001. Calls are answered one
-// at a time. Diagnostics owns its lspdiag.Manager: nothing else may drain
+// at a time. Diagnostics owns its lsp.Manager: nothing else may drain
 // it.
 type Diagnostics struct {
 	srv      *Server
-	mgr      *lspdiag.Manager
+	mgr      *lsp.Manager
 	log      *slog.Logger
 	maxFiles int
 
@@ -83,7 +87,7 @@ type Diagnostics struct {
 type docDiags struct {
 	server string
 	uri    string
-	diags  []lspdiag.Diagnostic
+	diags  []diag.Diagnostic
 	// seq is the registry's sequence number of the publish diags come
 	// from (0: none yet); when the registry's last publish for the
 	// document has another number, diags may be out of date.
@@ -104,20 +108,20 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	folder := srv.cfg.folders[0]
 	configs := o.Configs
 	if configs == nil {
-		gopls, err := lspdiag.FindGopls(o.Getenv)
+		gopls, err := lsp.FindGopls(o.Getenv)
 		if err != nil {
 			return nil, fmt.Errorf("ideserver: diagnostics for .go files: %w", err)
 		}
-		cfg := lspdiag.GoplsConfig(gopls, folder)
+		cfg := lsp.GoplsConfig(gopls, folder)
 		// gopls holds its analysis pass back for diagnosticsDelay (1 s)
 		// after a change, and Settle waits for that pass: an IDE asked
 		// right after a write should not idle that second.
 		cfg.InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
-		configs = []lspdiag.ServerConfig{cfg}
+		configs = []lsp.ServerConfig{cfg}
 	}
 	maxFiles := o.MaxFiles
 	if maxFiles <= 0 {
-		maxFiles = lspdiag.DefaultMaxOpenDocuments
+		maxFiles = lsp.DefaultMaxOpenDocuments
 	}
 	// The registry hands out whole sets: no limit short of absurd, and
 	// every severity (getDiagnostics reports what the IDE shows).
@@ -127,7 +131,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		MaxTotal:      1 << 30,
 		Logger:        log,
 	})
-	mgr := lspdiag.NewManager(configs, &lspdiag.ManagerOptions{
+	mgr := lsp.NewManager(configs, &lsp.ManagerOptions{
 		Registry:         reg,
 		ProjectDir:       folder,
 		MaxOpenDocuments: maxFiles,
@@ -162,9 +166,9 @@ func (d *Diagnostics) Tool() Tool {
 
 // Manager returns the language server manager, for status (Servers,
 // Problems). Do not drain its registry.
-func (d *Diagnostics) Manager() *lspdiag.Manager { return d.mgr }
+func (d *Diagnostics) Manager() *lsp.Manager { return d.mgr }
 
-// Close stops the language servers (see lspdiag.Manager.Shutdown). Close
+// Close stops the language servers (see lsp.Manager.Shutdown). Close
 // the Server first, so that no call is running. Close is idempotent.
 func (d *Diagnostics) Close(ctx context.Context) error {
 	if err := d.mgr.Shutdown(ctx); err != nil {
@@ -180,24 +184,11 @@ type wireFileDiagnostics struct {
 }
 
 type wireDiagnostic struct {
-	Message  string        `json:"message"`
-	Severity string        `json:"severity"`
-	Source   string        `json:"source,omitempty"`
-	Code     string        `json:"code,omitempty"`
-	Range    lspdiag.Range `json:"range"`
-}
-
-// severityName is the IDE's name of an LSP severity.
-func severityName(s lspdiag.Severity) string {
-	switch s {
-	case lspdiag.SeverityWarning:
-		return "Warning"
-	case lspdiag.SeverityInformation:
-		return "Information"
-	case lspdiag.SeverityHint:
-		return "Hint"
-	}
-	return "Error"
+	Message  string     `json:"message"`
+	Severity string     `json:"severity"`
+	Source   string     `json:"source,omitempty"`
+	Code     string     `json:"code,omitempty"`
+	Range    diag.Range `json:"range"`
 }
 
 func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, error) {
@@ -252,9 +243,9 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, 
 		if target == "" && len(sets[i]) == 0 {
 			continue
 		}
-		f := wireFileDiagnostics{URI: lspURI(p), Diagnostics: make([]wireDiagnostic, len(sets[i]))}
+		f := wireFileDiagnostics{URI: fileuri.FromPath(p), Diagnostics: make([]wireDiagnostic, len(sets[i]))}
 		for j, dg := range sets[i] {
-			f.Diagnostics[j] = wireDiagnostic{Message: dg.Message, Severity: severityName(dg.Severity), Source: dg.Source, Code: dg.Code, Range: dg.Range}
+			f.Diagnostics[j] = wireDiagnostic{Message: dg.Message, Severity: dg.Severity.String(), Source: dg.Source, Code: dg.Code, Range: dg.Range}
 		}
 		out = append(out, f)
 	}
@@ -306,8 +297,8 @@ func (d *Diagnostics) prune(target string) {
 
 // refresh brings every target up to date with the disk and returns each
 // one's complete diagnostic set, or why it has none.
-func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]lspdiag.Diagnostic, []error) {
-	sets := make([][]lspdiag.Diagnostic, len(targets))
+func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.Diagnostic, []error) {
+	sets := make([][]diag.Diagnostic, len(targets))
 	errs := make([]error, len(targets))
 	texts := make([]string, len(targets))
 	served := make([]bool, len(targets))
@@ -322,7 +313,7 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]lspdia
 		}
 		texts[i] = string(b)
 		server, err := d.mgr.ServerFor(p)
-		if errors.Is(err, lspdiag.ErrNoServer) {
+		if errors.Is(err, lsp.ErrNoServer) {
 			continue // no server: no diagnostics, as an editor shows none
 		}
 		if err != nil {
@@ -331,7 +322,7 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]lspdia
 		}
 		st := d.docs[p]
 		if st == nil {
-			st = &docDiags{server: server, uri: lspURI(p)}
+			st = &docDiags{server: server, uri: fileuri.FromPath(p)}
 			d.docs[p] = st
 		}
 		// Opens the file, or sends its text when it changed on disk;
@@ -446,13 +437,4 @@ func (d *Diagnostics) forget(ctx context.Context, p string) {
 		delete(d.docs, p)
 	}
 	d.asked = slices.DeleteFunc(d.asked, func(q string) bool { return q == p })
-}
-
-// lspURI is the file URI lspdiag uses for an absolute path.
-func lspURI(path string) string {
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return (&url.URL{Scheme: "file", Path: p}).String()
 }

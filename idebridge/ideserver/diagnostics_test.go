@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/lsp"
+
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
-	"github.com/idebridge/idebridge/lspdiag"
 )
 
 // diagModule writes a Go module with the given files into a new directory.
@@ -40,13 +42,13 @@ func goplsEnviron(t testing.TB) []string {
 
 // startDiagServer starts a server on dir whose getDiagnostics is answered
 // by real gopls (the test fails, never skips, without gopls).
-func startDiagServer(t testing.TB, dir string, configs []lspdiag.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
+func startDiagServer(t testing.TB, dir string, configs []lsp.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
 	t.Helper()
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
 	opts := &ideserver.DiagnosticsOptions{Configs: configs, Environ: goplsEnviron(t), SettleTimeout: testTimeout}
 	d, err := ideserver.NewDiagnostics(srv, opts)
 	if err != nil {
-		t.Fatalf("NewDiagnostics (these tests need gopls %s): %v", lspdiag.GoplsVersion, err)
+		t.Fatalf("NewDiagnostics (these tests need gopls %s): %v", lsp.GoplsVersion, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -66,11 +68,11 @@ func startDiagServer(t testing.TB, dir string, configs []lspdiag.ServerConfig) (
 
 // wireDiag is one diagnostic of the deployed answer's shape.
 type wireDiag struct {
-	Message  string        `json:"message"`
-	Severity string        `json:"severity"`
-	Source   string        `json:"source"`
-	Code     string        `json:"code"`
-	Range    lspdiag.Range `json:"range"`
+	Message  string     `json:"message"`
+	Severity string     `json:"severity"`
+	Source   string     `json:"source"`
+	Code     string     `json:"code"`
+	Range    diag.Range `json:"range"`
 }
 
 type wireFile struct {
@@ -131,7 +133,7 @@ func TestDiagnosticsGopls(t *testing.T) {
 		t.Fatalf("diagnostics of the broken file: %q", got)
 	}
 	d := files[0].Diagnostics[0]
-	if d.Severity != "Error" || d.Source != "compiler" || d.Code != "UndeclaredName" || d.Range.Start != (lspdiag.Position{Line: 3, Character: 9}) {
+	if d.Severity != "Error" || d.Source != "compiler" || d.Code != "UndeclaredName" || d.Range.Start != (diag.Position{Line: 3, Character: 9}) {
 		t.Errorf("diagnostic: %+v", d)
 	}
 
@@ -239,7 +241,7 @@ func TestDiagnosticsWire(t *testing.T) {
 // and a missing gopls is a clear error.
 func TestDiagnosticsWithoutServers(t *testing.T) {
 	dir := diagModule(t, map[string]string{"main.go": "package main\n\nfunc main() { x }\n"})
-	srv, _ := startDiagServer(t, dir, []lspdiag.ServerConfig{})
+	srv, _ := startDiagServer(t, dir, []lsp.ServerConfig{})
 	c := dial(t, srv)
 	c.handshake(1)
 	if files := getDiagnostics(t, c, map[string]any{"uri": fileURL(filepath.Join(dir, "main.go"))}); len(files) != 1 || len(files[0].Diagnostics) != 0 {
@@ -253,7 +255,7 @@ func TestDiagnosticsWithoutServers(t *testing.T) {
 		}
 		return ""
 	}})
-	if !errors.Is(err, lspdiag.ErrGoplsNotFound) {
+	if !errors.Is(err, lsp.ErrGoplsNotFound) {
 		t.Fatalf("NewDiagnostics without gopls: %v", err)
 	}
 }
@@ -286,7 +288,7 @@ func ExampleNewDiagnostics() {
 	}
 	diags, err := ideserver.NewDiagnostics(srv, nil) // nil: gopls for .go files
 	if err != nil {
-		panic(err) // lspdiag.ErrGoplsNotFound says how to install gopls
+		panic(err) // lsp.ErrGoplsNotFound says how to install gopls
 	}
 	if err := srv.RegisterTool(diags.Tool()); err != nil {
 		panic(err)
@@ -309,17 +311,17 @@ func ExampleNewDiagnostics() {
 func BenchmarkDiagnosticsAfterWrite(b *testing.B) {
 	const broken = "package main\n\nfunc main() {\n\tprintln(x)\n}\n"
 	const fixed = "package main\n\nfunc main() {\n\tprintln(1)\n}\n"
-	gopls, err := lspdiag.FindGopls(nil)
+	gopls, err := lsp.FindGopls(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, bc := range []struct {
 		name    string
-		configs func(dir string) []lspdiag.ServerConfig
+		configs func(dir string) []lsp.ServerConfig
 	}{
-		{"diagnosticsDelay=0s", func(string) []lspdiag.ServerConfig { return nil }},
-		{"gopls-default-delay", func(dir string) []lspdiag.ServerConfig {
-			return []lspdiag.ServerConfig{lspdiag.GoplsConfig(gopls, dir)}
+		{"diagnosticsDelay=0s", func(string) []lsp.ServerConfig { return nil }},
+		{"gopls-default-delay", func(dir string) []lsp.ServerConfig {
+			return []lsp.ServerConfig{lsp.GoplsConfig(gopls, dir)}
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

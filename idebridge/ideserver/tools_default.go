@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/fileuri"
 )
 
 // Names of the default tools, as deployed IDEs spell them.
@@ -148,10 +150,6 @@ func (s *Server) resolvePath(p string) (string, error) {
 		p = filepath.Join(s.cfg.folders[0], p)
 	}
 	return filepath.Clean(p), nil
-}
-
-func fileURI(p string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
 }
 
 type openFileResult struct {
@@ -320,7 +318,7 @@ func (s *Server) toolGetWorkspaceFolders(context.Context, *ToolCall) (*ToolResul
 		RootPath string            `json:"rootPath"`
 	}{Success: true, RootPath: s.cfg.folders[0]}
 	for _, f := range s.cfg.folders {
-		res.Folders = append(res.Folders, workspaceFolder{Name: filepath.Base(f), URI: fileURI(f), Path: f})
+		res.Folders = append(res.Folders, workspaceFolder{Name: filepath.Base(f), URI: fileuri.FromPath(f), Path: f})
 	}
 	return JSONResult(res)
 }
@@ -341,7 +339,7 @@ func (s *Server) toolGetOpenEditors(context.Context, *ToolCall) (*ToolResult, er
 	}{Tabs: make([]editorTab, 0, len(open))}
 	for i, p := range open {
 		res.Tabs = append(res.Tabs, editorTab{
-			URI: fileURI(p), FilePath: p, Label: filepath.Base(p), LanguageID: languageID(p),
+			URI: fileuri.FromPath(p), FilePath: p, Label: filepath.Base(p), LanguageID: languageID(p),
 			IsActive: i == len(open)-1,
 		})
 	}

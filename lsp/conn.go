@@ -1,0 +1,437 @@
+package lsp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// LSP error codes the package acts on.
+const (
+	CodeRequestCancelled = -32800
+	CodeContentModified  = -32801
+	CodeServerCancelled  = -32802
+)
+
+// RPCError is an error response from a language server.
+type RPCError struct {
+	Code    int64
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("server error %d: %s", e.Code, e.Message)
+}
+
+// Is matches another *RPCError with the same code, so errors.Is(err,
+// ErrContentModified) works for any message text.
+func (e *RPCError) Is(target error) bool {
+	t, ok := target.(*RPCError)
+	return ok && t.Code == e.Code
+}
+
+// Sentinels for error responses, matched by code.
+var (
+	ErrContentModified  error = &RPCError{Code: CodeContentModified, Message: "content modified"}
+	ErrRequestCancelled error = &RPCError{Code: CodeRequestCancelled, Message: "request cancelled"}
+	ErrMethodNotFound   error = &RPCError{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found"}
+)
+
+// ErrConnClosed is returned for requests on a connection that is gone.
+var ErrConnClosed = errors.New("connection to language server closed")
+
+// maxContentModifiedRetries is how often a request answered with
+// ContentModified is sent again.
+const maxContentModifiedRetries = 3
+
+// pipeRWC joins a server's stdout and stdin into one stream. Every write
+// has a deadline, so a server that stops reading cannot block us forever.
+// A failed write leaves a partial frame behind, so the stream is beyond
+// repair: broken is called (it kills the server, which is then handled as
+// a crash).
+type pipeRWC struct {
+	r, w         *os.File
+	writeTimeout time.Duration
+	broken       func()
+	once         sync.Once
+
+	mu  sync.Mutex
+	err error // the first failed write
+}
+
+func (p *pipeRWC) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+func (p *pipeRWC) Write(b []byte) (int, error) {
+	if p.writeTimeout > 0 {
+		_ = p.w.SetWriteDeadline(time.Now().Add(p.writeTimeout))
+	}
+	n, err := p.w.Write(b)
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		p.mu.Lock()
+		first := p.err == nil
+		if first {
+			p.err = err
+		}
+		p.mu.Unlock()
+		if first && p.broken != nil {
+			p.broken()
+		}
+	}
+	return n, err
+}
+
+// writeErr returns the first failed write's error, if any.
+func (p *pipeRWC) writeErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Close closes both pipes. The shutdown sequence closes stdin on its own
+// first (closeWrite), after the exit notification.
+func (p *pipeRWC) Close() error {
+	p.once.Do(func() {
+		p.w.Close()
+		p.r.Close()
+	})
+	return nil
+}
+
+func (p *pipeRWC) closeWrite() { p.w.Close() }
+
+// recordStream remembers the first read error, so that the reason a
+// connection died (a malformed frame, say) can be reported; jsonrpc2 only
+// logs it.
+type recordStream struct {
+	jsonrpc2.ObjectStream
+	mu  sync.Mutex
+	err error
+}
+
+func (s *recordStream) ReadObject(v any) error {
+	err := s.ObjectStream.ReadObject(v)
+	if err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// readErr is the error that ended reading, or nil; io.EOF is a clean end.
+func (s *recordStream) readErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// incoming is a request or notification from the server, stamped with the
+// order it arrived in.
+type incoming struct {
+	req    *jsonrpc2.Request
+	params json.RawMessage
+	seq    uint64
+}
+
+// inbox is an unbounded FIFO between the jsonrpc2 read loop, which must
+// never block on our work, and the goroutine that applies messages in
+// order.
+type inbox struct {
+	mu     sync.Mutex
+	items  []incoming
+	signal chan struct{}
+}
+
+func (q *inbox) push(in incoming) {
+	q.mu.Lock()
+	q.items = append(q.items, in)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *inbox) take() []incoming {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
+}
+
+// dispatcher handles what a server sends, in arrival order, on one
+// goroutine. A request's result (or error) is sent back as its response.
+type dispatcher interface {
+	notification(seq uint64, method string, params json.RawMessage)
+	request(ctx context.Context, seq uint64, method string, params json.RawMessage) (any, error)
+}
+
+// conn is a JSON-RPC connection to one language server.
+type conn struct {
+	rpc     *jsonrpc2.Conn
+	stream  *recordStream
+	rwc     *pipeRWC
+	in      inbox
+	recv    atomic.Uint64 // messages received from the server so far
+	reading atomic.Bool   // a message is arriving or being decoded
+	// rawParams holds the params of the request or notification just
+	// read, for the handler; both run on jsonrpc2's read goroutine.
+	rawParams json.RawMessage
+	pending   atomic.Int64 // messages received and not yet applied
+	nextID    atomic.Uint64
+	retryBase time.Duration
+	log       *slog.Logger
+	done      chan struct{} // closed when the dispatch goroutine ends
+	ctx       context.Context
+	cancel    context.CancelFunc
+}
+
+// newConn starts a connection over rwc whose server-sent messages go to d.
+func newConn(rwc *pipeRWC, d dispatcher, retryBase time.Duration, log *slog.Logger) *conn {
+	c := &conn{
+		rwc:       rwc,
+		retryBase: retryBase,
+		log:       log,
+		done:      make(chan struct{}),
+	}
+	c.stream = &recordStream{ObjectStream: jsonrpc2.NewBufferedStream(rwc, trackingCodec{c: c})}
+	c.in.signal = make(chan struct{}, 1)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.rpc = jsonrpc2.NewConn(c.ctx, c.stream, handlerFunc(func(r *jsonrpc2.Request) {
+		params := c.rawParams
+		c.rawParams = nil
+		c.pending.Add(1)
+		c.in.push(incoming{req: r, params: params, seq: c.recv.Add(1)})
+	}), jsonrpc2.SetLogger(slogPrintf{log}))
+	go c.dispatch(d)
+	return c
+}
+
+type handlerFunc func(*jsonrpc2.Request)
+
+func (h handlerFunc) Handle(_ context.Context, _ *jsonrpc2.Conn, r *jsonrpc2.Request) { h(r) }
+
+type slogPrintf struct{ l *slog.Logger }
+
+func (s slogPrintf) Printf(format string, v ...any) {
+	s.l.Debug(fmt.Sprintf(format, v...))
+}
+
+func (c *conn) dispatch(d dispatcher) {
+	defer close(c.done)
+	disconnected := c.rpc.DisconnectNotify()
+	for {
+		items := c.in.take()
+		if len(items) == 0 {
+			select {
+			case <-c.in.signal:
+				continue
+			case <-disconnected:
+				// Apply what arrived before the end, then stop.
+				items = c.in.take()
+				if len(items) == 0 {
+					return
+				}
+			}
+		}
+		for _, it := range items {
+			params := it.params
+			if it.req.Notif {
+				d.notification(it.seq, it.req.Method, params)
+				c.pending.Add(-1)
+				continue
+			}
+			res, err := d.request(c.ctx, it.seq, it.req.Method, params)
+			if err != nil {
+				var re *RPCError
+				if !errors.As(err, &re) {
+					re = &RPCError{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
+				}
+				e := &jsonrpc2.Error{Code: re.Code, Message: re.Message}
+				if len(re.Data) > 0 {
+					data := re.Data
+					e.Data = &data
+				}
+				_ = c.rpc.ReplyWithError(c.ctx, it.req.ID, e)
+				c.pending.Add(-1)
+				continue
+			}
+			_ = c.rpc.Reply(c.ctx, it.req.ID, res)
+			c.pending.Add(-1)
+		}
+	}
+}
+
+// idle reports whether no message from the server is arriving, being
+// decoded or waiting to be applied: Settle's quiet period only runs while
+// the connection is idle, so a large publish still in flight is never
+// mistaken for silence.
+func (c *conn) idle() bool { return !c.reading.Load() && c.pending.Load() == 0 }
+
+// trackingCodec is FrameCodec that tells its conn when a message starts
+// arriving.
+type trackingCodec struct {
+	FrameCodec
+	c *conn
+}
+
+func (t trackingCodec) ReadObject(r *bufio.Reader, v any) error {
+	// The previous message, if any, has been handed to the handler (a
+	// request or notification is in the inbox, counted as pending).
+	t.c.reading.Store(false)
+	if _, err := r.Peek(1); err == nil {
+		t.c.reading.Store(true)
+	}
+	body, err := t.ReadFrame(r)
+	if err != nil {
+		return err
+	}
+	// Requests and notifications from the server reach jsonrpc2 without
+	// their params, which are kept raw for the handler: jsonrpc2 would
+	// decode them into maps and encode them again, the bulk of the cost of
+	// a large publish.
+	var env struct {
+		ID     *json.RawMessage `json:"id,omitempty"`
+		Method *string          `json:"method,omitempty"`
+		Params json.RawMessage  `json:"params,omitempty"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
+	}
+	if env.Method == nil || len(env.Params) == 0 {
+		if err := json.Unmarshal(body, v); err != nil {
+			return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
+		}
+		return nil
+	}
+	t.c.rawParams = env.Params
+	env.Params = nil
+	short, err := json.Marshal(struct {
+		JSONRPC string           `json:"jsonrpc"`
+		ID      *json.RawMessage `json:"id,omitempty"`
+		Method  string           `json:"method"`
+	}{"2.0", env.ID, *env.Method})
+	if err == nil {
+		err = json.Unmarshal(short, v)
+	}
+	if err != nil {
+		return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
+	}
+	return nil
+}
+
+// received returns how many messages the server has sent so far.
+func (c *conn) received() uint64 { return c.recv.Load() }
+
+// notify sends a notification.
+func (c *conn) notify(ctx context.Context, method string, params any) error {
+	if err := c.rpc.Notify(ctx, method, params); err != nil {
+		return c.sendErr(method, err)
+	}
+	return nil
+}
+
+// call sends a request and waits for its response, decoding the result
+// into result (when not nil). A ContentModified answer is retried up to 3
+// times with exponential backoff from retryBase. When ctx ends first the
+// server is told with $/cancelRequest.
+func (c *conn) call(ctx context.Context, method string, params, result any) error {
+	delay := c.retryBase
+	for attempt := 0; ; attempt++ {
+		err := c.callOnce(ctx, method, params, result)
+		if err == nil || attempt >= maxContentModifiedRetries || !errors.Is(err, ErrContentModified) {
+			return err
+		}
+		c.log.Debug("content modified; retrying", "method", method, "attempt", attempt+1, "delay", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w (after content modified)", method, ctx.Err())
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}
+
+func (c *conn) callOnce(ctx context.Context, method string, params, result any) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
+	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
+		return c.sendErr(method, err)
+	}
+	var raw json.RawMessage
+	err = w.Wait(ctx, &raw)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Tell the server; its answer (usually RequestCancelled) is
+		// dropped by jsonrpc2 when it comes.
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = c.rpc.Notify(cctx, "$/cancelRequest", map[string]any{"id": id.Num})
+		cancel()
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	case errors.Is(err, jsonrpc2.ErrClosed):
+		return fmt.Errorf("%s: %w", method, c.closedErr())
+	default:
+		var je *jsonrpc2.Error
+		if errors.As(err, &je) {
+			re := &RPCError{Code: je.Code, Message: je.Message}
+			if je.Data != nil {
+				re.Data = *je.Data
+			}
+			return fmt.Errorf("%s: %w", method, re)
+		}
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	if result != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, result); err != nil {
+			return fmt.Errorf("%s: decoding result: %w", method, err)
+		}
+	}
+	return nil
+}
+
+func (c *conn) sendErr(method string, err error) error {
+	if errors.Is(err, jsonrpc2.ErrClosed) {
+		return fmt.Errorf("sending %s: %w", method, c.closedErr())
+	}
+	return fmt.Errorf("sending %s: %w", method, err)
+}
+
+// closedErr is ErrConnClosed, with the read error that ended the
+// connection when there was one.
+func (c *conn) closedErr() error {
+	if err := c.stream.readErr(); err != nil && err != io.EOF {
+		return fmt.Errorf("%w: %w", ErrConnClosed, err)
+	}
+	return ErrConnClosed
+}
+
+// disconnected is closed when the connection ends.
+func (c *conn) disconnected() <-chan struct{} { return c.rpc.DisconnectNotify() }
+
+// close ends the connection and waits for the dispatch goroutine. It is
+// safe to call more than once.
+func (c *conn) close() {
+	_ = c.rpc.Close()
+	c.cancel()
+	<-c.done
+}

@@ -1,0 +1,255 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/internal/fileuri"
+)
+
+// goplsForTest finds gopls or fails the test: these tests are about real
+// gopls, and a missing one must not pass as green.
+func goplsForTest(t *testing.T) string {
+	t.Helper()
+	p, err := FindGopls(nil)
+	if err != nil {
+		t.Fatalf("these tests need gopls %s: %v", GoplsVersion, err)
+	}
+	return p
+}
+
+// recordHandler keeps the log records at Warn and above.
+type recordHandler struct {
+	mu      sync.Mutex
+	records []string
+}
+
+func (h *recordHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.mu.Lock()
+	h.records = append(h.records, b.String())
+	h.mu.Unlock()
+	return nil
+}
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
+
+func (h *recordHandler) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.records
+	h.records = nil
+	return r
+}
+
+// goplsEnviron isolates gopls: its own cache, no network.
+func goplsEnviron(t *testing.T) []string {
+	return append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+}
+
+// TestGopls drives one real gopls through the life of an agent session:
+// an error, its fix, a new error, columns, 60 files, a settings push and
+// shutdown. One manager (two gopls starts: Reload restarts it) keeps the
+// test cheap.
+func TestGopls(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {\n\tvar x int = \"hello\"\n\t_ = x\n}\n")
+	logs := &recordHandler{}
+	opts := &ManagerOptions{
+		ProjectDir:    dir,
+		Environ:       goplsEnviron(t),
+		SettleTimeout: time.Minute,
+		Logger:        slog.New(logs),
+	}
+	cfg := GoplsConfig(gopls, dir)
+	m := newManager(t, []ServerConfig{cfg}, opts)
+	ctx := context.Background()
+
+	t.Run("type error on open", func(t *testing.T) {
+		if err := m.Open(ctx, main); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, main); res.Freshness != FreshPublished || res.Version != 1 {
+			t.Errorf("settle: %+v", res)
+		}
+		att, ok := m.Drain()
+		if !ok || len(att.Files) != 1 {
+			t.Fatalf("drained %+v", att)
+		}
+		d := att.Files[0].Diagnostics[0]
+		if !strings.Contains(d.Message, `cannot use "hello"`) || d.Severity != diag.SeverityError ||
+			d.Range.Start != (diag.Position{Line: 3, Character: 13}) || d.Source != "compiler" {
+			t.Errorf("diagnostic %+v", d)
+		}
+		if got := att.Render(&diag.RenderOptions{ProjectDir: dir}); !strings.Contains(got, "main.go:\n  ✘ [Line 4:14] cannot use") {
+			t.Errorf("rendered:\n%s", got)
+		}
+	})
+
+	t.Run("fix gives a fresh empty result", func(t *testing.T) {
+		if err := m.Change(ctx, main, "package main\n\nfunc main() {\n\tvar x int = 1\n\t_ = x\n}\n"); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, main)
+		if res.Freshness != FreshPublished || res.Version != 2 {
+			t.Errorf("settle: %+v", res)
+		}
+		info, ok := m.Registry().LastPublish(cfg.Name, fileuri.FromPath(main))
+		if !ok || info.Version != 2 || info.Count != 0 {
+			t.Errorf("last publish %+v", info)
+		}
+		if att, ok := m.Drain(); ok {
+			t.Errorf("drained after the fix: %+v", att)
+		}
+	})
+
+	t.Run("a different error, columns in characters", func(t *testing.T) {
+		// The emoji is two UTF-16 units and one character.
+		text := "package main\n\nfunc main() {\n\ts := \"😀\"; _ = s + undefinedName\n}\n"
+		if err := m.Change(ctx, main, text); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, main); res.Freshness != FreshPublished || res.Version != 3 {
+			t.Errorf("settle: %+v", res)
+		}
+		att, ok := m.Drain()
+		if !ok {
+			t.Fatal("nothing drained")
+		}
+		d := att.Files[0].Diagnostics[0]
+		line := strings.Split(text, "\n")[3]
+		want := len([]rune(line[:strings.Index(line, "undefinedName")]))
+		if !strings.Contains(d.Message, "undefined: undefinedName") || d.Range.Start.Character != want ||
+			d.Range.End.Character != want+len("undefinedName") {
+			t.Errorf("diagnostic %+v, want start character %d", d, want)
+		}
+	})
+
+	t.Run("sixty files, the LRU closes ten", func(t *testing.T) {
+		var paths []string
+		for i := range 60 {
+			p := filepath.Join(dir, fmt.Sprintf("f%02d.go", i))
+			writeFile(t, p, fmt.Sprintf("package main\n\nfunc f%02d() int { return %d }\n", i, i))
+			paths = append(paths, p)
+			if err := m.Open(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		open := m.OpenDocuments()
+		if len(open) != DefaultMaxOpenDocuments || open[0] != paths[10] || open[49] != paths[59] {
+			t.Errorf("open documents: %d, first %s", len(open), filepath.Base(open[0]))
+		}
+		if res := settle(t, m, paths[59]); !res.Freshness.Fresh() {
+			t.Errorf("settle last: %+v", res)
+		}
+		// Reopening an evicted file works: it was really closed.
+		if err := m.Change(ctx, paths[0], "package main\n\nfunc f00() int { return \"x\" }\n"); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, paths[0]); res.Freshness != FreshPublished {
+			t.Errorf("settle reopened: %+v", res)
+		}
+		// main.go, evicted, is now reported as it is on disk (with its
+		// first error); f00.go as changed.
+		att, ok := m.Drain()
+		if !ok {
+			t.Fatal("nothing drained")
+		}
+		found := false
+		for _, f := range att.Files {
+			if f.Path == paths[0] {
+				found = len(f.Diagnostics) == 1 && strings.Contains(f.Diagnostics[0].Message, `cannot use "x"`)
+			}
+		}
+		if !found {
+			t.Errorf("drained %+v", att)
+		}
+		for _, n := range att.Notes {
+			if !strings.Contains(n, "files: diagnostics may be incomplete: gopls was still analysing them") {
+				t.Errorf("note %q", n)
+			}
+		}
+		for _, r := range logs.take() {
+			if strings.Contains(r, "open") {
+				t.Errorf("gopls complained: %s", r)
+			}
+		}
+	})
+
+	t.Run("settings push", func(t *testing.T) {
+		// A file only built with -tags=special: type-checked once the
+		// settings carry the build flag.
+		special := filepath.Join(dir, "special.go")
+		writeFile(t, special, "//go:build special\n\npackage main\n\nvar special int = \"s\"\n")
+		if err := m.Open(ctx, special); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, m, special)
+		if att, ok := m.Drain(); ok {
+			for _, f := range att.Files {
+				for _, d := range f.Diagnostics {
+					if strings.Contains(d.Message, `cannot use "s"`) {
+						t.Fatalf("type-checked without the build tag: %+v", d)
+					}
+				}
+			}
+		}
+		pid := m.Servers()[0].PID
+		withTags := cfg
+		withTags.Settings = []byte(`{"gopls":{"buildFlags":["-tags=special"]}}`)
+		if probs := m.Reload(ctx, []ServerConfig{withTags}); len(probs) != 0 {
+			t.Fatal(probs)
+		}
+		if processAlive(pid) {
+			t.Error("gopls with the old settings still running")
+		}
+		if err := m.Open(ctx, special); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, special); res.Freshness != FreshPublished {
+			t.Errorf("settle: %+v", res)
+		}
+		att, ok := m.Drain()
+		if !ok || !strings.Contains(att.Files[0].Diagnostics[0].Message, `cannot use "s"`) {
+			t.Errorf("with -tags=special: %+v", att)
+		}
+	})
+
+	t.Run("shutdown leaves no process behind", func(t *testing.T) {
+		pid := m.Servers()[0].PID
+		if pid == 0 || !processAlive(pid) {
+			t.Fatalf("gopls not running: %+v", m.Servers())
+		}
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := m.Shutdown(sctx); err != nil {
+			t.Fatal(err)
+		}
+		if processAlive(pid) {
+			t.Error("gopls alive after Shutdown")
+		}
+		if left := groupMembers(pid); len(left) != 0 {
+			t.Errorf("processes left in gopls's group: %v", left)
+		}
+		if st := m.Servers()[0]; st.State != StateStopped {
+			t.Errorf("state %v", st.State)
+		}
+	})
+}

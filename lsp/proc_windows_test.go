@@ -1,0 +1,15 @@
+//go:build windows
+
+package lsp
+
+import "os"
+
+// processAlive reports whether pid names a running process.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	p.Release()
+	return true
+}

@@ -1,0 +1,916 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/internal/fileuri"
+)
+
+// ServerState is the life-cycle state of a language server.
+type ServerState int
+
+// The states of a server. A server starts Stopped, is started lazily on
+// first use (Starting, then Running), and ends Stopped after Shutdown or
+// Reload. A crash or a failed start moves it to Error; the next use
+// restarts it while its restart policy allows.
+const (
+	StateStopped ServerState = iota
+	StateStarting
+	StateRunning
+	StateStopping
+	StateError
+)
+
+func (s ServerState) String() string {
+	switch s {
+	case StateStopped:
+		return "stopped"
+	case StateStarting:
+		return "starting"
+	case StateRunning:
+		return "running"
+	case StateStopping:
+		return "stopping"
+	case StateError:
+		return "error"
+	}
+	return fmt.Sprintf("ServerState(%d)", int(s))
+}
+
+// MarshalText writes the state's name.
+func (s ServerState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ServerStatus is a snapshot of one configured server.
+type ServerStatus struct {
+	Name  string      `json:"name"`
+	State ServerState `json:"state"`
+	// PID is the server's process id while it runs, else 0.
+	PID int `json:"pid,omitempty"`
+	// Restarts counts the restarts used after crashes.
+	Restarts int `json:"restarts"`
+	// Err is the last failure while State is StateError.
+	Err error `json:"-"`
+	// PositionEncoding is what the running server chose for columns.
+	PositionEncoding string `json:"positionEncoding,omitempty"`
+	// Extensions are the extensions routed to the server, sorted.
+	Extensions []string `json:"extensions"`
+}
+
+// server supervises one configured language server: it starts instances
+// (processes) on demand, detects crashes and applies the restart policy.
+type server struct {
+	m   *Manager
+	cfg ServerConfig
+	log *slog.Logger
+
+	// syncMu orders the document messages (didOpen, didChange, didSave,
+	// didClose) sent to the server, and guards the documents routed to it.
+	syncMu sync.Mutex
+
+	mu       sync.Mutex
+	state    ServerState
+	stateCh  chan struct{} // closed and replaced at every state change
+	inst     *instance     // the current instance while starting or running
+	lastErr  *ServerError  // in StateError
+	restarts int
+	failedAt time.Time
+	retired  bool // stopped by Reload or Shutdown for good
+}
+
+func newServer(m *Manager, cfg ServerConfig) *server {
+	return &server{m: m, cfg: cfg, log: m.log.With("server", cfg.Name), stateCh: make(chan struct{})}
+}
+
+// errShutDown is the end of an instance that was shut down on purpose.
+var errShutDown = errors.New("language server was shut down")
+
+// errRetired is returned by ensure for a server that Reload removed.
+var errRetired = errors.New("language server configuration was replaced")
+
+// setState changes the state and wakes everyone waiting for a change.
+// Call with s.mu held.
+func (s *server) setState(st ServerState) {
+	s.state = st
+	close(s.stateCh)
+	s.stateCh = make(chan struct{})
+}
+
+// ensure returns a running instance, starting or restarting the server
+// when needed. It waits for a start (bounded by the startup timeout) or a
+// restart backoff, and returns early when ctx ends.
+func (s *server) ensure(ctx context.Context) (*instance, error) {
+	for {
+		s.mu.Lock()
+		if s.retired {
+			s.mu.Unlock()
+			return nil, errRetired
+		}
+		switch s.state {
+		case StateRunning:
+			inst := s.inst
+			s.mu.Unlock()
+			return inst, nil
+		case StateError:
+			if !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts {
+				e := *s.lastErr
+				e.Final, e.Restarts = true, s.restarts
+				s.mu.Unlock()
+				return nil, &e
+			}
+			if wait := s.m.restartDelay(s.restarts) - time.Since(s.failedAt); wait > 0 {
+				s.mu.Unlock()
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return nil, fmt.Errorf("waiting to restart %s: %w", s.cfg.Name, ctx.Err())
+				case <-t.C:
+				}
+				continue
+			}
+			s.restarts++
+			s.log.Info("lsp: restarting language server", "restart", s.restarts, "cause", s.lastErr.Err)
+			s.beginStart()
+		case StateStopped:
+			s.beginStart()
+		}
+		ch := s.stateCh
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("starting %s: %w", s.cfg.Name, ctx.Err())
+		}
+	}
+}
+
+// beginStart starts an instance in the background. Call with s.mu held.
+func (s *server) beginStart() {
+	s.setState(StateStarting)
+	go s.runStart()
+}
+
+// runStart starts an instance and reopens the documents routed to the
+// server, then settles the state: Running, Error, or Stopped when the
+// server was retired meanwhile.
+func (s *server) runStart() {
+	inst, err := s.spawn()
+	if err == nil {
+		s.m.reopen(s, inst)
+	}
+	s.mu.Lock()
+	if err == nil && inst.dead {
+		err = inst.exitErr
+	}
+	if s.retired {
+		s.inst = nil
+		s.mu.Unlock()
+		if inst != nil {
+			inst.shutdown(context.Background(), s.shutdownTimeout())
+		}
+		s.mu.Lock()
+		s.setState(StateStopped)
+		s.mu.Unlock()
+		return
+	}
+	if err != nil {
+		var se *ServerError
+		if !errors.As(err, &se) {
+			se = &ServerError{Server: s.cfg.Name, Err: err}
+		}
+		s.inst, s.lastErr, s.failedAt = nil, se, time.Now()
+		s.setState(StateError)
+		s.mu.Unlock()
+		s.log.Warn("lsp: language server failed to start", "err", err)
+		s.m.reg.ReportFailure(s.cfg.Name, err)
+		return
+	}
+	s.inst = inst
+	s.setState(StateRunning)
+	s.mu.Unlock()
+	s.log.Debug("lsp: language server running", "pid", inst.proc.cmd.Process.Pid, "encoding", inst.encoding())
+}
+
+func (s *server) startupTimeout() time.Duration {
+	if s.cfg.StartupTimeout > 0 {
+		return s.cfg.StartupTimeout
+	}
+	return s.m.opts.StartupTimeout
+}
+
+func (s *server) shutdownTimeout() time.Duration {
+	if s.cfg.ShutdownTimeout > 0 {
+		return s.cfg.ShutdownTimeout
+	}
+	return s.m.opts.ShutdownTimeout
+}
+
+// workspaceFolder is the folder the server works on.
+func (s *server) workspaceFolder() string {
+	if s.cfg.WorkspaceFolder != "" {
+		return s.cfg.WorkspaceFolder
+	}
+	if s.cfg.ProjectDir != "" {
+		return s.cfg.ProjectDir
+	}
+	return s.m.opts.ProjectDir
+}
+
+// environ is the server's environment: the base environment, the three
+// CLAUDE_* variables, then the configuration's env.
+func (s *server) environ() []string {
+	env := append([]string(nil), s.m.opts.Environ...)
+	if s.m.opts.Environ == nil {
+		env = os.Environ()
+	}
+	project := s.cfg.ProjectDir
+	if project == "" {
+		project = s.m.opts.ProjectDir
+	}
+	env = append(env, VarPluginRoot+"="+s.cfg.Root, VarPluginData+"="+s.cfg.DataDir, VarProjectDir+"="+project)
+	for k, v := range s.cfg.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// spawn starts the process and initializes it, within the startup
+// timeout.
+func (s *server) spawn() (*instance, error) {
+	s.mu.Lock()
+	restarts := s.restarts
+	s.mu.Unlock()
+	fail := func(err error) error { return &ServerError{Server: s.cfg.Name, Restarts: restarts, Err: err} }
+	if s.cfg.Transport == TransportSocket {
+		return nil, fail(fmt.Errorf("transport %q: %w", s.cfg.Transport, ErrUnsupportedTransport))
+	}
+	folder := s.workspaceFolder()
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	if st, err := os.Stat(folder); err == nil && st.IsDir() {
+		cmd.Dir = folder
+	}
+	cmd.Env = s.environ()
+	p, err := startProc(cmd)
+	if err != nil {
+		return nil, fail(fmt.Errorf("starting %s: %w", s.cfg.Command, err))
+	}
+	s.mu.Lock()
+	inst := newInstance(s, p, s.restarts)
+	s.inst = inst
+	s.mu.Unlock()
+	go inst.watch()
+
+	timeout := s.startupTimeout()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	abort := func(err error) (*instance, error) {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (%v): %w", ErrStartupTimeout, timeout, err)
+		}
+		inst.kill()
+		<-inst.gone // for the exit status
+		return nil, inst.failure(fmt.Errorf("initializing: %w", err))
+	}
+	var res initializeResult
+	if err := inst.conn.call(ctx, "initialize", s.initializeParams(folder), &res); err != nil {
+		return abort(err)
+	}
+	inst.fmu.Lock()
+	inst.enc = res.encoding()
+	inst.fmu.Unlock()
+	if err := inst.conn.notify(ctx, "initialized", struct{}{}); err != nil {
+		return abort(err)
+	}
+	if len(s.cfg.Settings) > 0 {
+		params := map[string]json.RawMessage{"settings": s.cfg.Settings}
+		if err := inst.conn.notify(ctx, "workspace/didChangeConfiguration", params); err != nil {
+			return abort(err)
+		}
+	}
+	return inst, nil
+}
+
+// initializeResult is the part of the initialize result we use.
+type initializeResult struct {
+	Capabilities struct {
+		PositionEncoding string `json:"positionEncoding"`
+	} `json:"capabilities"`
+	// OffsetEncoding is clangd's pre-3.17 form of the same choice.
+	OffsetEncoding string `json:"offsetEncoding"`
+}
+
+func (r *initializeResult) encoding() string {
+	for _, e := range []string{r.Capabilities.PositionEncoding, r.OffsetEncoding} {
+		switch e {
+		case EncodingUTF8, EncodingUTF16, EncodingUTF32:
+			return e
+		}
+	}
+	return EncodingUTF16
+}
+
+// initializeParams identifies the client and advertises what it handles.
+func (s *server) initializeParams(folder string) map[string]any {
+	encodings := []string{EncodingUTF16, EncodingUTF8}
+	p := map[string]any{
+		"processId":  os.Getpid(),
+		"clientInfo": map[string]string{"name": s.m.opts.ClientName, "version": s.m.opts.ClientVersion},
+		"locale":     "en",
+		"rootPath":   folder,
+		"rootUri":    fileuri.FromPath(folder),
+		"workspaceFolders": []map[string]string{
+			{"uri": fileuri.FromPath(folder), "name": filepath.Base(folder)},
+		},
+		"trace": "off",
+		"capabilities": map[string]any{
+			"general": map[string]any{"positionEncodings": encodings},
+			// clangd's extension, from before positionEncodings.
+			"offsetEncoding": encodings,
+			"workspace": map[string]any{
+				"configuration":          true,
+				"workspaceFolders":       true,
+				"didChangeConfiguration": map[string]any{"dynamicRegistration": false},
+			},
+			"textDocument": map[string]any{
+				"synchronization": map[string]any{"dynamicRegistration": false, "didSave": true,
+					"willSave": false, "willSaveWaitUntil": false},
+				"publishDiagnostics": map[string]any{
+					"relatedInformation":     true,
+					"versionSupport":         true,
+					"tagSupport":             map[string]any{"valueSet": []int{diag.TagUnnecessary, diag.TagDeprecated}},
+					"codeDescriptionSupport": true,
+					"dataSupport":            false,
+				},
+				"hover":          map[string]any{"contentFormat": []string{"markdown", "plaintext"}},
+				"definition":     map[string]any{"linkSupport": true},
+				"references":     map[string]any{},
+				"documentSymbol": map[string]any{"hierarchicalDocumentSymbolSupport": true},
+				"callHierarchy":  map[string]any{},
+			},
+			"window": map[string]any{
+				"workDoneProgress": true,
+				"showMessage":      map[string]any{},
+			},
+		},
+	}
+	if len(s.cfg.InitializationOptions) > 0 {
+		p["initializationOptions"] = s.cfg.InitializationOptions
+	}
+	return p
+}
+
+// instanceGone records that inst ended; crash says it was not being
+// shut down. It reports whether the server moved to StateError.
+func (s *server) instanceGone(inst *instance, crash bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst.dead = true
+	if !crash || s.inst != inst || s.state != StateRunning {
+		return false // a start in progress sees dead; a stop handles itself
+	}
+	s.inst, s.lastErr, s.failedAt = nil, inst.exitErr, time.Now()
+	s.setState(StateError)
+	return true
+}
+
+// current returns the running instance, or nil.
+func (s *server) current() *instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateRunning {
+		return nil
+	}
+	return s.inst
+}
+
+// failure returns the error a use of the server should report when it has
+// no running instance, or nil.
+func (s *server) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StateError && s.lastErr != nil {
+		e := *s.lastErr
+		e.Restarts = s.restarts
+		e.Final = !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts
+		return &e
+	}
+	return nil
+}
+
+// stop stops the server for good: a running instance is shut down
+// gracefully within the shutdown timeout (and ctx), then its process group
+// is killed; a start in progress is abandoned.
+func (s *server) stop(ctx context.Context) {
+	s.mu.Lock()
+	s.retired = true
+	for {
+		switch s.state {
+		case StateStarting, StateStopping:
+			ch, inst := s.stateCh, s.inst
+			s.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				if inst != nil {
+					inst.kill()
+				}
+				<-ch
+			}
+			s.mu.Lock()
+			continue
+		case StateRunning:
+			inst := s.inst
+			s.setState(StateStopping)
+			s.mu.Unlock()
+			inst.shutdown(ctx, s.shutdownTimeout())
+			s.mu.Lock()
+			s.inst = nil
+			s.setState(StateStopped)
+		case StateError:
+			s.setState(StateStopped)
+		}
+		s.mu.Unlock()
+		return
+	}
+}
+
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ServerStatus{Name: s.cfg.Name, State: s.state, Restarts: s.restarts}
+	if s.state == StateError && s.lastErr != nil {
+		st.Err = s.lastErr
+	}
+	if s.inst != nil && s.state == StateRunning {
+		st.PID = s.inst.proc.cmd.Process.Pid
+		st.PositionEncoding = s.inst.encoding()
+	}
+	return st
+}
+
+// instance is one process of a server and its connection.
+type instance struct {
+	s        *server
+	proc     *proc
+	rwc      *pipeRWC
+	conn     *conn
+	enc      string // position encoding; guarded by fmu
+	gone     chan struct{}
+	goneOnce sync.Once
+	exitErr  *ServerError // set before gone is closed
+	stopping atomic.Bool
+	restarts int  // restarts used before this instance
+	dead     bool // guarded by s.mu; set before gone is closed
+
+	fmu       sync.Mutex
+	fresh     chan struct{} // closed and replaced at every freshness event
+	mark      uint64        // messages received when the last document message was sent
+	markTime  time.Time
+	activity  time.Time            // last progress or publish
+	active    map[string]uint64    // progress token -> arrival of its begin
+	ended     uint64               // latest arrival of the begin of an ended progress
+	pubs      map[string]pubRecord // uri -> last publish
+	versioned bool                 // the server has published with a version
+	texts     map[string]*docText  // uri -> text of the open document
+}
+
+// pubRecord is the last publish of a document.
+type pubRecord struct {
+	seq     uint64
+	version *int
+}
+
+// docText is a document's text as last sent, for column conversion.
+type docText struct {
+	version int
+	text    string
+	idx     *lineIndex // built on first use
+}
+
+func (t *docText) index() *lineIndex {
+	if t.idx == nil {
+		t.idx = newLineIndex(t.text)
+	}
+	return t.idx
+}
+
+func newInstance(s *server, p *proc, restarts int) *instance {
+	inst := &instance{
+		s: s, proc: p, restarts: restarts, gone: make(chan struct{}),
+		fresh: make(chan struct{}), active: map[string]uint64{},
+		pubs: map[string]pubRecord{}, texts: map[string]*docText{},
+		markTime: time.Now(),
+	}
+	inst.rwc = &pipeRWC{r: p.stdout, w: p.stdin, writeTimeout: s.m.opts.WriteTimeout, broken: p.kill}
+	inst.conn = newConn(inst.rwc, inst, s.m.opts.RetryBackoff, s.log)
+	return inst
+}
+
+// encoding is the position encoding the server chose.
+func (inst *instance) encoding() string {
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	return inst.enc
+}
+
+func (inst *instance) isGone() bool {
+	select {
+	case <-inst.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+// failed returns the instance's failure when err, from sending to it,
+// means the instance is gone or going (the connection closed, or a write
+// failed and the server is being killed); nil otherwise.
+func (inst *instance) failed(err error) error {
+	if !inst.isGone() && !errors.Is(err, ErrConnClosed) && inst.rwc.writeErr() == nil {
+		return nil
+	}
+	<-inst.gone
+	return inst.exitErr
+}
+
+// kill kills the process group at once.
+func (inst *instance) kill() { inst.proc.kill() }
+
+// watch waits for the process to exit or its stream to end. Unless the
+// instance is being shut down, that is a crash: the group is killed and
+// the server told.
+func (inst *instance) watch() {
+	select {
+	case <-inst.proc.exited:
+	case <-inst.conn.disconnected():
+	}
+	stopping := inst.stopping.Load()
+	if !stopping {
+		inst.proc.kill()
+	}
+	// Wait for the process, then for the ends of its output (the group is
+	// dead, so they come at once), so the stderr tail and the reason the
+	// stream ended are complete. Bounded, in case a process cannot die.
+	limit, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	for _, ch := range []<-chan struct{}{inst.proc.exited, inst.conn.disconnected(), inst.proc.stderrDone} {
+		select {
+		case <-ch:
+		case <-limit.Done():
+		}
+	}
+	cancel()
+	inst.conn.close()
+	cause := ErrServerExited
+	if stopping {
+		cause = errShutDown
+	} else if err := inst.conn.stream.readErr(); err != nil && errors.Is(err, ErrFrame) &&
+		!errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
+		cause = fmt.Errorf("%w: connection lost: %w", ErrServerExited, err)
+	} else if err := inst.rwc.writeErr(); err != nil {
+		cause = fmt.Errorf("%w: writing to it failed: %w", ErrServerExited, err)
+	}
+	inst.exitErr = inst.failure(cause)
+	// The server's state changes before gone is closed, so that whoever
+	// sees the instance gone also sees the server failed.
+	crashed := inst.s.instanceGone(inst, !stopping)
+	inst.goneOnce.Do(func() { close(inst.gone) })
+	inst.fmu.Lock()
+	close(inst.fresh)
+	inst.fresh = make(chan struct{})
+	inst.fmu.Unlock()
+	if crashed {
+		inst.s.log.Warn("lsp: language server crashed", "err", inst.exitErr)
+		inst.s.m.reg.ReportFailure(inst.s.cfg.Name, inst.exitErr)
+	}
+}
+
+// failure describes the instance's end with cause.
+func (inst *instance) failure(cause error) *ServerError {
+	e := &ServerError{Server: inst.s.cfg.Name, Restarts: inst.restarts, Err: cause, Stderr: inst.proc.stderr.String()}
+	select {
+	case <-inst.proc.exited:
+		e.ExitStatus = inst.proc.exitStatus()
+	default:
+	}
+	return e
+}
+
+// shutdown stops the instance: shutdown request, exit notification,
+// stdin closed, a wait for the process, then the process group killed (it
+// catches children, and servers that ignore exit). Bounded by timeout and
+// ctx.
+func (inst *instance) shutdown(ctx context.Context, timeout time.Duration) {
+	inst.stopping.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if !inst.isGone() {
+		if err := inst.conn.call(ctx, "shutdown", nil, nil); err != nil {
+			inst.s.log.Debug("lsp: shutdown request failed", "err", err)
+		}
+		_ = inst.conn.notify(ctx, "exit", nil)
+		// Only now: closing stdin before exit can kill a server by SIGPIPE
+		// while it still writes.
+		inst.rwc.closeWrite()
+		select {
+		case <-inst.proc.exited:
+		case <-ctx.Done():
+			inst.s.log.Warn("lsp: language server did not exit in time; killing it", "timeout", timeout)
+		}
+	}
+	inst.proc.kill()
+	<-inst.gone
+}
+
+// setText records the text of a document about to be sent (didOpen or
+// didChange), so that the columns of publishes for it can be converted,
+// and returns the arrival count to pass to setMark once it is sent.
+// Reading the count before sending means a publish that overtakes the
+// return of the write still counts as a reaction to it.
+func (inst *instance) setText(uri string, version int, text string) uint64 {
+	inst.fmu.Lock()
+	inst.texts[uri] = &docText{version: version, text: text}
+	inst.fmu.Unlock()
+	return inst.conn.received()
+}
+
+// dropText forgets a document about to be closed; see setText.
+func (inst *instance) dropText(uri string) uint64 {
+	inst.fmu.Lock()
+	delete(inst.texts, uri)
+	delete(inst.pubs, uri)
+	inst.fmu.Unlock()
+	return inst.conn.received()
+}
+
+// setMark records that a document message was sent when mark messages had
+// arrived: later publishes and progress count as reactions to it.
+func (inst *instance) setMark(mark uint64) {
+	inst.fmu.Lock()
+	inst.mark = max(inst.mark, mark)
+	inst.markTime = time.Now()
+	inst.fmu.Unlock()
+}
+
+// notification applies a server notification; it runs on the connection's
+// dispatch goroutine, in arrival order.
+func (inst *instance) notification(seq uint64, method string, params json.RawMessage) {
+	switch method {
+	case "textDocument/publishDiagnostics":
+		inst.onPublish(seq, params)
+	case "$/progress":
+		inst.onProgress(seq, params)
+	case "window/logMessage", "window/showMessage":
+		var m struct {
+			Type    int    `json:"type"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(params, &m)
+		level := slog.LevelDebug
+		switch m.Type {
+		case 1:
+			level = slog.LevelError
+		case 2:
+			level = slog.LevelWarn
+		case 3:
+			if method == "window/showMessage" {
+				level = slog.LevelInfo
+			}
+		}
+		if method == "window/logMessage" && level < slog.LevelWarn {
+			level = slog.LevelDebug
+		}
+		inst.s.log.Log(context.Background(), level, "lsp: "+method, "message", m.Message)
+	default:
+		inst.s.log.Debug("lsp: notification ignored", "method", method)
+	}
+}
+
+// request answers a server request; it runs on the dispatch goroutine.
+func (inst *instance) request(_ context.Context, _ uint64, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "workspace/configuration":
+		var p struct {
+			Items []struct {
+				Section string `json:"section"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &RPCError{Code: -32602, Message: "invalid params: " + err.Error()}
+		}
+		out := make([]json.RawMessage, len(p.Items))
+		for i, it := range p.Items {
+			out[i] = settingsSection(inst.s.cfg.Settings, it.Section)
+		}
+		return out, nil
+	case "window/workDoneProgress/create", "client/registerCapability", "client/unregisterCapability",
+		"window/showMessageRequest", "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh",
+		"workspace/codeLens/refresh", "workspace/diagnostic/refresh", "workspace/inlineValue/refresh",
+		"workspace/foldingRange/refresh":
+		return nil, nil
+	case "workspace/workspaceFolders":
+		f := inst.s.workspaceFolder()
+		return []map[string]string{{"uri": fileuri.FromPath(f), "name": filepath.Base(f)}}, nil
+	case "workspace/applyEdit":
+		return map[string]any{"applied": false, "failureReason": "this client does not apply edits"}, nil
+	case "window/showDocument":
+		return map[string]bool{"success": false}, nil
+	}
+	return nil, &RPCError{Code: -32601, Message: "method not found: " + method}
+}
+
+// settingsSection returns the part of settings a workspace/configuration
+// item asks for: all of it for an empty section, else the value at the
+// dotted path ("python.analysis"), trying a literal top-level key of that
+// name first; null when absent.
+func settingsSection(settings json.RawMessage, section string) json.RawMessage {
+	null := json.RawMessage("null")
+	if len(settings) == 0 {
+		return null
+	}
+	if section == "" {
+		return settings
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(settings, &top) != nil {
+		return null
+	}
+	if v, ok := top[section]; ok {
+		return v
+	}
+	cur := settings
+	for _, part := range splitDots(section) {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return null
+		}
+		v, ok := obj[part]
+		if !ok {
+			return null
+		}
+		cur = v
+	}
+	return cur
+}
+
+func splitDots(s string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// onProgress tracks work-done progress, the exact "done" signal of servers
+// that report it (gopls with verboseWorkDoneProgress).
+func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
+	var p struct {
+		Token json.RawMessage `json:"token"`
+		Value struct {
+			Kind string `json:"kind"`
+		} `json:"value"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	tok := string(p.Token)
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	switch p.Value.Kind {
+	case "begin":
+		inst.active[tok] = seq
+	case "end":
+		if began, ok := inst.active[tok]; ok {
+			delete(inst.active, tok)
+			inst.ended = max(inst.ended, began)
+		}
+	case "report":
+	default:
+		return
+	}
+	inst.activity = time.Now()
+	close(inst.fresh)
+	inst.fresh = make(chan struct{})
+}
+
+// onPublish converts a publishDiagnostics to characters of the document
+// and hands it to the registry.
+func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
+	if inst.stopping.Load() {
+		return // servers clear everything on shutdown; that is not news
+	}
+	name := inst.s.cfg.Name
+	reg := inst.s.m.reg
+	var p diag.PublishParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		// Publish re-checks the shape and counts the failure.
+		if err := reg.Publish(name, params); err != nil {
+			inst.s.log.Warn("lsp: malformed publishDiagnostics", "err", err)
+		}
+		return
+	}
+	p.URI = fileuri.Canonical(p.URI)
+	inst.fmu.Lock()
+	enc := inst.enc
+	txt := inst.texts[p.URI]
+	var idx *lineIndex
+	if txt != nil && len(p.Diagnostics) > 0 && enc != EncodingUTF32 {
+		idx = txt.index()
+	}
+	others := map[string]*lineIndex{}
+	for i := range p.Diagnostics {
+		for _, ri := range p.Diagnostics[i].RelatedInformation {
+			u := fileuri.Canonical(ri.Location.URI)
+			if t := inst.texts[u]; t != nil && u != p.URI {
+				others[u] = t.index()
+			}
+		}
+	}
+	inst.fmu.Unlock()
+
+	if p.Version != nil && txt == nil {
+		// A version refers to an open document; this one is closed, so
+		// the publish belongs to an earlier session of it.
+		return
+	}
+	stale := p.Version != nil && *p.Version < txt.version
+	if enc != EncodingUTF32 && len(p.Diagnostics) > 0 {
+		if idx == nil {
+			idx = diskIndex(p.URI)
+		}
+		for i := range p.Diagnostics {
+			d := &p.Diagnostics[i]
+			if idx != nil {
+				d.Range = idx.convertRange(d.Range, enc)
+			}
+			for j := range d.RelatedInformation {
+				loc := &d.RelatedInformation[j].Location
+				loc.URI = fileuri.Canonical(loc.URI)
+				switch {
+				case loc.URI == p.URI && idx != nil:
+					loc.Range = idx.convertRange(loc.Range, enc)
+				case others[loc.URI] != nil:
+					loc.Range = others[loc.URI].convertRange(loc.Range, enc)
+				}
+			}
+		}
+	}
+	if inst.s.cfg.Diagnostics {
+		if err := reg.PublishParams(name, &p); err != nil {
+			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
+		}
+	}
+	inst.fmu.Lock()
+	if p.Version != nil {
+		inst.versioned = true
+	}
+	// A stale publish says nothing about the current version. Nor does an
+	// unversioned one from a server that versions its publishes: gopls
+	// clears a closed document with one, and it can arrive after the
+	// document has been opened again.
+	if !stale && (p.Version != nil || !inst.versioned) {
+		inst.pubs[p.URI] = pubRecord{seq: seq, version: p.Version}
+	}
+	inst.activity = time.Now()
+	close(inst.fresh)
+	inst.fresh = make(chan struct{})
+	inst.fmu.Unlock()
+}
+
+// maxDiskIndexBytes bounds the files read from disk to convert the
+// columns of diagnostics for documents that are not open.
+const maxDiskIndexBytes = 4 << 20
+
+// diskIndex indexes the file a URI names, for a publish about a document
+// that is not open; nil when it cannot be read.
+func diskIndex(uri string) *lineIndex {
+	path, ok := fileuri.ToPath(uri)
+	if !ok || strings.HasPrefix(path, "//") {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxDiskIndexBytes {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return newLineIndex(string(data))
+}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package lspdiag
-
-// groupMembers is only implemented on Linux; elsewhere the tests check the
-// server process alone.
-func groupMembers(pgid int) []int { return nil }
