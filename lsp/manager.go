@@ -463,6 +463,9 @@ func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance,
 		err = m.didChange(ctx, inst, doc)
 	}
 	if err == nil && save {
+		// A save may make a server work (linters on save): Settle waits
+		// for its reaction, or its quiet, as after another file's change.
+		inst.setMark()
 		err = inst.conn.notify(ctx, "textDocument/didSave", map[string]any{
 			"textDocument": map[string]string{"uri": doc.uri},
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/diag"
@@ -405,6 +406,10 @@ func (m *Manager) noteTimedOut(path, server string, inst *instance, uri string, 
 	}
 }
 
+// drainPullWait bounds how long Drain waits for the pull answers it asks
+// for.
+const drainPullWait = 500 * time.Millisecond
+
 // maxListedFiles is how many files a note names before it summarizes.
 const maxListedFiles = 3
 
@@ -412,7 +417,9 @@ const maxListedFiles = 3
 // Registry.Drain), with notes saying which files' diagnostics may be stale
 // or incomplete: a Settle that timed out, a server that failed, a file
 // changed since its last Settle whose server is still working. Like
-// Settle, it first brings the servers up to date with the disk. It returns
+// Settle, it first brings the servers up to date with the disk; it does not
+// wait for servers, except that a server serving pull diagnostics is asked
+// about such files, for at most half a second. It returns
 // an attachment holding only notes when there are no new diagnostics, so
 // that silence never reads as "no errors"; nil, false when there is
 // nothing at all.
@@ -429,6 +436,12 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 	m.mu.Unlock()
 	busy := map[*server][]string{}
 	var busyOrder []*server
+	type check struct {
+		d       *document
+		inst    *instance
+		version int
+	}
+	var checks, pulls []check
 	for _, d := range dirty {
 		d.srv.syncMu.Lock()
 		inst, version, closed := d.openOn, d.version, d.closed
@@ -442,6 +455,29 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 			}
 			continue
 		}
+		checks = append(checks, check{d, inst, version})
+		if v, _ := inst.evaluate(d.uri, version, time.Now(), evalOptions{quiet: m.opts.QuietPeriod}); v.pull {
+			pulls = append(pulls, check{d, inst, version})
+		}
+	}
+	// Servers that serve pull diagnostics are asked, briefly: an answer
+	// is exact, and one that is analysed answers at once (a refresh after
+	// a change, say, leaves the last answer in doubt).
+	if len(pulls) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), drainPullWait)
+		var wg sync.WaitGroup
+		for _, c := range pulls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = c.inst.pull(ctx, c.d.uri)
+			}()
+		}
+		wg.Wait()
+		cancel()
+	}
+	for _, c := range checks {
+		d, inst, version := c.d, c.inst, c.version
 		if v, _ := inst.evaluate(d.uri, version, time.Now(), evalOptions{quiet: m.opts.QuietPeriod}); v.f == FreshUnknown {
 			if !inst.reported(d.uri) {
 				m.addNote("busy:"+m.display(d.path), fmt.Sprintf("%s: diagnostics unknown: %s has not reported any for it yet",
