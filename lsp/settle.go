@@ -77,12 +77,15 @@ func (f Freshness) Fresh() bool {
 
 // SettleResult is the outcome of Settle for one document.
 type SettleResult struct {
-	Path      string        `json:"path"`
-	URI       string        `json:"uri"`
-	Server    string        `json:"server"`
-	Version   int           `json:"version"`
-	Freshness Freshness     `json:"freshness"`
-	Elapsed   time.Duration `json:"elapsedNs"`
+	Path      string    `json:"path"`
+	URI       string    `json:"uri"`
+	Server    string    `json:"server"`
+	Version   int       `json:"version"`
+	Freshness Freshness `json:"freshness"`
+	// Fresh is Freshness.Fresh(): the diagnostics are known to be
+	// current. For callers in other languages, which have no method.
+	Fresh   bool          `json:"fresh"`
+	Elapsed time.Duration `json:"elapsedNs"`
 	// Reason says in words how Settle knew, or why it could not: "published
 	// for version 3", "pulled for version 3", "no publish for it from
 	// pyright within 10s".
@@ -116,6 +119,12 @@ type SettleResult struct {
 // is ctx's, and the next Drain checks the file. A server that has failed
 // returns a *ServerError; a file that is not open, ErrNotOpen.
 func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error) {
+	res, err := m.settle(ctx, path)
+	res.Fresh = res.Freshness.Fresh()
+	return res, err
+}
+
+func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error) {
 	r, abs, err := m.route(path)
 	res := SettleResult{Path: abs}
 	if err != nil {

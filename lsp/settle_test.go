@@ -77,7 +77,7 @@ func TestSettleWaitsForALatePublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := settle(t, m, a)
-			if !res.Freshness.Fresh() || res.Elapsed < 2*time.Second || res.Version != 1 {
+			if !res.Fresh || res.Elapsed < 2*time.Second || res.Version != 1 {
 				t.Errorf("after open: %+v", res)
 			}
 			if got, notes := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:2-7 found ERROR]" || len(notes) != 0 {
@@ -116,7 +116,7 @@ func TestSettleServerNeverPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := settle(t, m, a)
-	if res.Freshness != FreshTimedOut || res.Freshness.Fresh() || !strings.Contains(res.Reason, "no publish for it from mute") {
+	if res.Freshness != FreshTimedOut || res.Fresh || !strings.Contains(res.Reason, "no publish for it from mute") {
 		t.Errorf("settle: %+v", res)
 	}
 	got, notes := drainMessages(t, m)

@@ -182,6 +182,8 @@ export interface SettleResult {
   version: number;
   /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
+  /** Whether the diagnostics are known to be current: true for "pulled", "published", "progress-ended" and "quiet". */
+  fresh: boolean;
   elapsedNs: number;
   /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
   reason: string;
@@ -494,7 +496,7 @@ export declare class LSPManager {
    * @param [timeoutMs] milliseconds to wait; omitted for the manager's
    *   settle timeout (10 seconds unless settleTimeoutMs says otherwise),
    *   negative or Infinity to wait without limit.
-   * @returns {"path", "uri", "server", "version", "freshness",
+   * @returns {"path", "uri", "server", "version", "freshness", "fresh",
    *   "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.

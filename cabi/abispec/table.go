@@ -371,7 +371,7 @@ var Funcs = []Func{
 		Blocking:       "the diagnostics are current or the timeout elapses",
 		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
 		Result:         ResultJSON,
-		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "elapsedNs", "reason"}`,
+		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "fresh", "elapsedNs", "reason"}`,
 		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "Dict[str, Any]", TSReturn: "SettleResult",
 	},
 	{
@@ -651,6 +651,8 @@ var TSTypes = []TSType{
   version: number;
   /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
+  /** Whether the diagnostics are known to be current: true for "pulled", "published", "progress-ended" and "quiet". */
+  fresh: boolean;
   elapsedNs: number;
   /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
   reason: string;

@@ -872,8 +872,8 @@ class LSPManager:
                 number to wait without limit.
 
         Returns:
-            {"path", "uri", "server", "version", "freshness", "elapsedNs",
-            "reason"}.
+            {"path", "uri", "server", "version", "freshness", "fresh",
+            "elapsedNs", "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
