@@ -8,8 +8,9 @@ STATICCHECK   := $(GOBIN)/staticcheck
 GOPLS         := $(GOBIN)/gopls
 FUZZTIME      ?= 10s
 # Packages holding fuzz targets: ./fuzz has those over exported API; a
-# target that needs unexported code lives in its own package.
-FUZZPKGS      := ./fuzz ./idebridge
+# target that needs unexported code lives in its own package (./lsp: the
+# file watchers' glob matcher).
+FUZZPKGS      := ./fuzz ./idebridge ./lsp
 # The npm-installed language servers (pyright-langserver,
 # typescript-language-server), pinned by tools/lsp/package-lock.json.
 LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin

@@ -40,8 +40,8 @@ func (p *pace) isVersioned() bool {
 	return p.versioned
 }
 
-// observeFirst records the latency from a document message to the first
-// publish answering it.
+// observeFirst records the latency from a change to the first publish
+// answering it.
 func (p *pace) observeFirst(d time.Duration) {
 	p.mu.Lock()
 	p.first, p.nFirst = pushRing(p.first, p.nFirst, d)
@@ -71,9 +71,11 @@ func pushRing(ring []time.Duration, n int, d time.Duration) ([]time.Duration, in
 
 // quiet is how long to wait after the last publish answering a message
 // whose first answer took latency, before taking the set as final: at
-// least floor, at least a sixth of the server's pace (the larger of this
-// latency and its median), and twice the longest gap it has been seen to
-// leave between the steps of one answer.
+// least floor, at least an eighth of the server's pace (the larger of this
+// latency and the median of its changes' latencies), and twice the longest
+// gap it has been seen to leave between the steps of one answer.
+// (typescript-language-server, cold, can publish an empty set and the
+// real one 60 ms later, 2 s after the open: an eighth is 250 ms.)
 func (p *pace) quiet(floor, latency time.Duration) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -82,7 +84,7 @@ func (p *pace) quiet(floor, latency time.Duration) time.Duration {
 		slices.Sort(s)
 		latency = max(latency, s[len(s)/2])
 	}
-	q := max(floor, latency/6)
+	q := max(floor, latency/8)
 	for _, t := range p.tails {
 		q = max(q, 2*t)
 	}
