@@ -22,10 +22,12 @@ const maxQuiet = 5 * time.Second
 type pace struct {
 	mu        sync.Mutex
 	versioned bool
-	first     []time.Duration // ring of first-publish latencies
+	first     []time.Duration // ring of changes' first-publish latencies
 	nFirst    int
-	tails     []time.Duration // ring of first-to-later publish gaps
-	nTail     int
+	// Rings of first-to-later publish gaps, after opens and after
+	// changes: an open's steps are further apart (the project loads).
+	tails [2][]time.Duration
+	nTail [2]int
 }
 
 func (p *pace) setVersioned() {
@@ -48,17 +50,25 @@ func (p *pace) observeFirst(d time.Duration) {
 	p.mu.Unlock()
 }
 
-// observeTail records a later publish answering the same message, gap
-// after the first one. Gaps far beyond the server's own latency are
-// republishes for other reasons (another file changed) and are not
-// learned.
-func (p *pace) observeTail(gap, latency time.Duration) {
+// observeTail records a later publish answering the same message (an
+// open, or a change), gap after the first one. Gaps far beyond the
+// server's own latency are republishes for other reasons (another file
+// changed) and are not learned.
+func (p *pace) observeTail(open bool, gap, latency time.Duration) {
 	if gap > 4*latency+time.Second {
 		return
 	}
+	k := kindOf(open)
 	p.mu.Lock()
-	p.tails, p.nTail = pushRing(p.tails, p.nTail, gap)
+	p.tails[k], p.nTail[k] = pushRing(p.tails[k], p.nTail[k], gap)
 	p.mu.Unlock()
+}
+
+func kindOf(open bool) int {
+	if open {
+		return 0
+	}
+	return 1
 }
 
 func pushRing(ring []time.Duration, n int, d time.Duration) ([]time.Duration, int) {
@@ -73,10 +83,12 @@ func pushRing(ring []time.Duration, n int, d time.Duration) ([]time.Duration, in
 // whose first answer took latency, before taking the set as final: at
 // least floor, at least an eighth of the server's pace (the larger of this
 // latency and the median of its changes' latencies), and twice the longest
-// gap it has been seen to leave between the steps of one answer.
+// gap it has been seen to leave between the steps of one answer to the
+// same kind of message (an open's steps are further apart). After an
+// open, the gaps seen after changes count too.
 // (typescript-language-server, cold, can publish an empty set and the
 // real one 60 ms later, 2 s after the open: an eighth is 250 ms.)
-func (p *pace) quiet(floor, latency time.Duration) time.Duration {
+func (p *pace) quiet(open bool, floor, latency time.Duration) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.first) > 0 {
@@ -85,8 +97,13 @@ func (p *pace) quiet(floor, latency time.Duration) time.Duration {
 		latency = max(latency, s[len(s)/2])
 	}
 	q := max(floor, latency/8)
-	for _, t := range p.tails {
+	for _, t := range p.tails[1] {
 		q = max(q, 2*t)
+	}
+	if open {
+		for _, t := range p.tails[0] {
+			q = max(q, 2*t)
+		}
 	}
 	return min(q, maxQuiet)
 }

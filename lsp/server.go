@@ -1038,7 +1038,7 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 		}
 	} else if inst.mark <= t.sentSeq {
 		// A later step of the same answer (nothing else was sent since).
-		pc.observeTail(now.Sub(t.firstAt), t.firstAt.Sub(t.sentAt))
+		pc.observeTail(t.opened, now.Sub(t.firstAt), t.firstAt.Sub(t.sentAt))
 	}
 	t.pubSeq, t.pubVersion, t.lastAt, t.everPub = seq, p.Version, now, true
 }

@@ -318,7 +318,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		// published before, its set did not change (servers that do not
 		// republish an unchanged set). Never for one it has not published.
 		if t.everPub && len(inst.active) == 0 && inst.ended > t.sentSeq {
-			q := inst.s.pace.quiet(o.quiet, 0)
+			q := inst.s.pace.quiet(t.opened, o.quiet, 0)
 			if ok, wait := quietSince(inst.markTime, q); !ok {
 				return verdict{wait: wait}, ch
 			}
@@ -340,7 +340,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark
 	if exact {
 		if !crossDone {
-			q := inst.s.pace.quiet(o.quiet, 0)
+			q := inst.s.pace.quiet(false, o.quiet, 0)
 			if ok, wait := quietSince(inst.markTime, q); !ok {
 				return verdict{wait: wait}, ch
 			}
@@ -353,7 +353,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	// A server without versions: the first publish after the change, then
 	// the quiet period learned for it.
 	latency := t.firstAt.Sub(t.sentAt)
-	q := inst.s.pace.quiet(o.quiet, latency)
+	q := inst.s.pace.quiet(t.opened, o.quiet, latency)
 	from := t.lastAt
 	if !crossDone && inst.markTime.After(from) {
 		from = inst.markTime

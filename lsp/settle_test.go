@@ -235,8 +235,8 @@ func TestSettlePullRefresh(t *testing.T) {
 
 // TestSettleLearnsAServersPace: a server without versions that publishes
 // in two steps, 400 ms apart (errors, then everything). Settle cannot know
-// on the first change that a second step follows; once it has seen one,
-// it waits for it.
+// the first time that a second step follows; once it has seen one after a
+// change, it waits for it after every change.
 func TestSettleLearnsAServersPace(t *testing.T) {
 	dir := t.TempDir()
 	opts := testOptions(dir)
@@ -248,10 +248,18 @@ func TestSettleLearnsAServersPace(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, m, a)
-	// Let the second step come, and be learned.
-	waitFor(t, "the second step", func() bool { return m.reg.Stats().Published >= 2 })
+	published := func(n uint64) func() bool {
+		return func() bool { return m.reg.Stats().Published >= n }
+	}
+	waitFor(t, "the open's second step", published(2))
+	// The first change: its second step is learned.
+	if err := m.Change(ctx, a, "WARN ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	waitFor(t, "the change's second step", published(4))
 	drainMessages(t, m)
-	for i, text := range []string{"ERROR WARN\n", "WARN\n", "x WARN ERROR\n"} {
+	for i, text := range []string{"ERROR WARN\n", "xx WARN\n", "x WARN ERROR\n"} { // each WARN is new: at a new place
 		if err := m.Change(ctx, a, text); err != nil {
 			t.Fatal(err)
 		}
