@@ -22,8 +22,11 @@ const maxQuiet = 5 * time.Second
 type pace struct {
 	mu        sync.Mutex
 	versioned bool
-	first     []time.Duration // ring of changes' first-publish latencies
-	nFirst    int
+	// findsAfter: it has published findings after an empty set for the
+	// same version (gopls's analyzers).
+	findsAfter bool
+	first      []time.Duration // ring of changes' first-publish latencies
+	nFirst     int
 	// Rings of first-to-later publish gaps, after opens and after
 	// changes: an open's steps are further apart (the project loads).
 	tails [2][]time.Duration
@@ -34,6 +37,18 @@ func (p *pace) setVersioned() {
 	p.mu.Lock()
 	p.versioned = true
 	p.mu.Unlock()
+}
+
+func (p *pace) setFindsAfterEmpty() {
+	p.mu.Lock()
+	p.findsAfter = true
+	p.mu.Unlock()
+}
+
+func (p *pace) findsAfterEmpty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.findsAfter
 }
 
 func (p *pace) isVersioned() bool {

@@ -522,6 +522,7 @@ type docTrack struct {
 	// Publishes answering the last message.
 	pubSeq     uint64 // arrival of the last publish that counts for it; 0: none
 	pubVersion *int
+	pubEmpty   bool      // that publish had no diagnostics
 	firstAt    time.Time // the first publish after sentSeq
 	lastAt     time.Time
 	everPub    bool // the server published for it in this session
@@ -1039,8 +1040,12 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	} else if inst.mark <= t.sentSeq {
 		// A later step of the same answer (nothing else was sent since).
 		pc.observeTail(t.opened, now.Sub(t.firstAt), t.firstAt.Sub(t.sentAt))
+		if t.pubEmpty && len(p.Diagnostics) > 0 && p.Version != nil && t.pubVersion != nil && *p.Version == *t.pubVersion {
+			pc.setFindsAfterEmpty()
+		}
 	}
 	t.pubSeq, t.pubVersion, t.lastAt, t.everPub = seq, p.Version, now, true
+	t.pubEmpty = len(p.Diagnostics) == 0
 }
 
 // maxDiskIndexBytes bounds the files read from disk to convert the

@@ -327,7 +327,11 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{}, ch
 	}
 	exact := t.pubVersion != nil && *t.pubVersion >= version
-	if exact && !o.waitProgress && t.pubSeq > inst.mark {
+	// An empty publish from a server seen to follow one with findings for
+	// the same version (gopls runs its analyzers only on packages without
+	// type errors, a second later) is final only once its work is done.
+	waitProgress := o.waitProgress || (exact && t.pubEmpty && inst.s.pace.findsAfterEmpty())
+	if exact && !waitProgress && t.pubSeq > inst.mark {
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
 	if len(inst.active) > 0 {
@@ -345,8 +349,19 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 				return verdict{wait: wait}, ch
 			}
 		}
-		if ended && o.waitProgress {
-			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; its work-done progress ended", *t.pubVersion)}, nil
+		if waitProgress && !o.waitProgress && !ended {
+			// No progress to wait for: the gaps learned instead.
+			q := inst.s.pace.quiet(t.opened, o.quiet, t.firstAt.Sub(t.sentAt))
+			if ok, wait := quietSince(t.lastAt, q); !ok {
+				return verdict{wait: wait}, ch
+			}
+		}
+		if ended && waitProgress {
+			why := "its work-done progress ended"
+			if !o.waitProgress {
+				why = "its work-done progress ended (the server has followed an empty set with findings before)"
+			}
+			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
 		}
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}

@@ -309,3 +309,37 @@ func TestSettleReopenIgnoresTheCloseClear(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleLearnsFindingsAfterAnEmptySet: a versioned server that
+// publishes an empty set and, a moment later and within its work-done
+// progress, findings for the same version (gopls's analyzers run only on
+// packages without type errors). Once seen, an empty publish from it
+// waits for the progress to end; a publish with findings still settles
+// at once.
+func TestSettleLearnsFindingsAfterAnEmptySet(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("vet", ".s", "-progress", "-two-phase", "300ms")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "WARN\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a) // the first time it cannot know
+	waitFor(t, "the findings", func() bool { return m.reg.Stats().Published >= 2 })
+	drainMessages(t, m)
+	if err := m.Change(ctx, a, "x WARN\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	// It waits for the findings (published then), or the progress's end.
+	if got, _ := drainMessages(t, m); !res.Fresh || res.Elapsed < 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:2-6 found WARN]" {
+		t.Errorf("an empty publish, learned: %+v %v", res, got)
+	}
+	if err := m.Change(ctx, a, "ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	res = settle(t, m, a)
+	if got, _ := drainMessages(t, m); res.Freshness != FreshPublished || res.Elapsed >= 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("a publish with findings: %+v %v", res, got)
+	}
+}
