@@ -369,6 +369,13 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	// the quiet period learned for it.
 	latency := t.firstAt.Sub(t.sentAt)
 	q := inst.s.pace.quiet(t.opened, o.quiet, latency)
+	if t.opened && t.pubEmpty {
+		// An empty answer to an open is what a quick first pass sends
+		// before the full check (typescript-language-server, cold: an
+		// empty set, the errors up to 430 ms later): the weakest
+		// evidence, given half the server's time to be contradicted.
+		q = max(q, min(latency/2, maxQuiet))
+	}
 	from := t.lastAt
 	if !crossDone && inst.markTime.After(from) {
 		from = inst.markTime

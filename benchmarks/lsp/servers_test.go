@@ -35,7 +35,10 @@ import (
 //     for that text.
 //
 // The final sets come from a calibration run of the raw client that waits
-// for several seconds of quiet after each step. An early return is a
+// for several seconds of quiet after each step. For pyright, which serves
+// pull diagnostics to a client that offers them (lspdiag does, and pyright
+// then publishes nothing), the raw client pulls right after each message
+// and the answer's arrival is the server's time. An early return is a
 // Settle after which the drained set is not the final set. Lspdiag and the
 // raw client take turns (alternating who goes first), each with its own
 // server process, with the same initializationOptions (gopls's
@@ -49,9 +52,13 @@ func BenchmarkSettleVsServer(b *testing.B) {
 
 type benchServer struct {
 	name, fixdir, lang, broken string
-	change                     func(string) string // the other text changes alternate with
-	start                      func(tb testing.TB) (cmd string, args, env []string)
-	config                     func(cmd string, args []string, dir string) lsp.ServerConfig
+	// pull: the server serves pull diagnostics to a client that offers
+	// them, as lspdiag does (pyright then publishes nothing): the raw
+	// client pulls too, and the answer is the server's time.
+	pull   bool
+	change func(string) string // the other text changes alternate with
+	start  func(tb testing.TB) (cmd string, args, env []string)
+	config func(cmd string, args []string, dir string) lsp.ServerConfig
 }
 
 func npmServer(tb testing.TB, name string) string {
@@ -92,7 +99,7 @@ func benchServers() []benchServer {
 				return gopls(tb), nil, environ(tb)
 			},
 			config: func(cmd string, _ []string, dir string) lsp.ServerConfig { return lsp.GoplsConfig(cmd, dir) }},
-		{name: "pyright", fixdir: "python", lang: "python", broken: "broken.py",
+		{name: "pyright", fixdir: "python", lang: "python", broken: "broken.py", pull: true,
 			change: func(s string) string { return strings.Replace(s, "undefined_name", "name", 1) },
 			start: func(tb testing.TB) (string, []string, []string) {
 				return npmServer(tb, "pyright-langserver"), []string{"--stdio"}, os.Environ()
@@ -148,6 +155,7 @@ type anyServer struct {
 	cmd  *exec.Cmd
 	conn *jsonrpc2.Conn
 	dir  string
+	pull bool
 
 	mu    sync.Mutex
 	text  string
@@ -162,9 +170,9 @@ type rawPub struct {
 	set     string
 }
 
-func startAny(tb testing.TB, dir string, initOpts json.RawMessage, cmd string, args, env []string) *anyServer {
+func startAny(tb testing.TB, dir string, pull bool, initOpts json.RawMessage, cmd string, args, env []string) *anyServer {
 	tb.Helper()
-	c := &anyServer{cmd: exec.Command(cmd, args...), dir: dir, wake: make(chan struct{}, 1), start: time.Now()}
+	c := &anyServer{cmd: exec.Command(cmd, args...), dir: dir, pull: pull, wake: make(chan struct{}, 1), start: time.Now()}
 	c.cmd.Dir, c.cmd.Env = dir, env
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := c.cmd.StdinPipe()
@@ -182,10 +190,14 @@ func startAny(tb testing.TB, dir string, initOpts json.RawMessage, cmd string, a
 		jsonrpc2.HandlerWithError(c.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	td := map[string]any{"publishDiagnostics": map[string]any{"versionSupport": true}}
+	if pull {
+		td["diagnostic"] = map[string]any{"dynamicRegistration": true}
+	}
 	err = c.conn.Call(ctx, "initialize", map[string]any{
 		"processId": os.Getpid(), "rootUri": fileURI(dir),
 		"capabilities": map[string]any{
-			"textDocument": map[string]any{"publishDiagnostics": map[string]any{"versionSupport": true}},
+			"textDocument": td,
 			"workspace":    map[string]any{"configuration": true, "workspaceFolders": true},
 			"window":       map[string]any{"workDoneProgress": true},
 		},
@@ -206,52 +218,13 @@ func (c *anyServer) handle(_ context.Context, _ *jsonrpc2.Conn, r *jsonrpc2.Requ
 	switch r.Method {
 	case "textDocument/publishDiagnostics":
 		var p struct {
-			Version     *int `json:"version"`
-			Diagnostics []struct {
-				Range struct {
-					Start struct{ Line, Character int } `json:"start"`
-					End   struct{ Line, Character int } `json:"end"`
-				} `json:"range"`
-				Severity int    `json:"severity"`
-				Message  string `json:"message"`
-			} `json:"diagnostics"`
+			Version     *int      `json:"version"`
+			Diagnostics []rawDiag `json:"diagnostics"`
 		}
 		if r.Params == nil || json.Unmarshal(*r.Params, &p) != nil {
 			return nil, nil
 		}
-		now := time.Now()
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		lines := strings.Split(c.text, "\n")
-		col := func(line, units int) int {
-			if line >= len(lines) {
-				return units + 1
-			}
-			n, u := 0, 0
-			for _, r := range lines[line] {
-				w := len(utf16.Encode([]rune{r}))
-				if u+w > units {
-					break
-				}
-				u += w
-				n++
-			}
-			return n + 1
-		}
-		var set []string
-		for _, d := range p.Diagnostics {
-			sev := d.Severity
-			if sev == 0 {
-				sev = 1
-			}
-			set = append(set, fmt.Sprintf("%d:%d-%d:%d %d %s", d.Range.Start.Line+1, col(d.Range.Start.Line, d.Range.Start.Character),
-				d.Range.End.Line+1, col(d.Range.End.Line, d.Range.End.Character), sev, strings.TrimSpace(d.Message)))
-		}
-		c.pubs = append(c.pubs, rawPub{at: now, version: p.Version, set: normSet(set)})
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+		c.record(time.Now(), p.Version, p.Diagnostics)
 	case "workspace/configuration":
 		var p struct{ Items []json.RawMessage }
 		if r.Params != nil {
@@ -262,6 +235,51 @@ func (c *anyServer) handle(_ context.Context, _ *jsonrpc2.Conn, r *jsonrpc2.Requ
 		return []map[string]string{{"uri": fileURI(c.dir), "name": "bench"}}, nil
 	}
 	return nil, nil
+}
+
+type rawDiag struct {
+	Range struct {
+		Start struct{ Line, Character int } `json:"start"`
+		End   struct{ Line, Character int } `json:"end"`
+	} `json:"range"`
+	Severity int    `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// record keeps a publish or a pull answer, arrived at now.
+func (c *anyServer) record(now time.Time, version *int, diags []rawDiag) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lines := strings.Split(c.text, "\n")
+	col := func(line, units int) int {
+		if line >= len(lines) {
+			return units + 1
+		}
+		n, u := 0, 0
+		for _, r := range lines[line] {
+			w := len(utf16.Encode([]rune{r}))
+			if u+w > units {
+				break
+			}
+			u += w
+			n++
+		}
+		return n + 1
+	}
+	var set []string
+	for _, d := range diags {
+		sev := d.Severity
+		if sev == 0 {
+			sev = 1
+		}
+		set = append(set, fmt.Sprintf("%d:%d-%d:%d %d %s", d.Range.Start.Line+1, col(d.Range.Start.Line, d.Range.Start.Character),
+			d.Range.End.Line+1, col(d.Range.End.Line, d.Range.End.Character), sev, strings.TrimSpace(d.Message)))
+	}
+	c.pubs = append(c.pubs, rawPub{at: now, version: version, set: normSet(set)})
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 func normSet(set []string) string {
@@ -289,6 +307,22 @@ func (c *anyServer) send(method, path, lang, text string, version int) int {
 			"contentChanges": []map[string]string{{"text": text}}}
 	}
 	_ = c.conn.Notify(context.Background(), method, params)
+	if c.pull {
+		// Asked at once: the answer waits for the analysis of this text.
+		go func() {
+			var rep struct {
+				Items []rawDiag `json:"items"`
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := c.conn.Call(ctx, "textDocument/diagnostic", map[string]any{
+				"textDocument": map[string]string{"uri": fileURI(path)},
+			}, &rep); err == nil {
+				v := version
+				c.record(time.Now(), &v, rep.Items)
+			}
+		}()
+	}
 	return n
 }
 
@@ -365,7 +399,7 @@ func calibrate(b *testing.B, s benchServer) (texts [2]string, finals [2]string) 
 	}
 	texts = [2]string{string(data), s.change(string(data))}
 	cmd, args, env := s.start(b)
-	c := startAny(b, dir, s.config(cmd, args, dir).InitializationOptions, cmd, args, env)
+	c := startAny(b, dir, s.pull, s.config(cmd, args, dir).InitializationOptions, cmd, args, env)
 	defer c.close()
 	path := filepath.Join(dir, s.broken)
 	n := c.send("textDocument/didOpen", path, s.lang, texts[0], 1)
@@ -458,7 +492,7 @@ func benchCold(b *testing.B, s benchServer) {
 			cmd, args, env := s.start(b)
 			rdir := fixture(b, s.fixdir)
 			start := time.Now()
-			c := startAny(b, rdir, s.config(cmd, args, rdir).InitializationOptions, cmd, args, env)
+			c := startAny(b, rdir, s.pull, s.config(cmd, args, rdir).InitializationOptions, cmd, args, env)
 			n := c.send("textDocument/didOpen", filepath.Join(rdir, s.broken), s.lang, texts[0], 1)
 			base = append(base, c.await(b, n, 1, finals[0]).Sub(start))
 			c.close()
@@ -492,7 +526,7 @@ func benchChange(b *testing.B, s benchServer) {
 	rdir := fixture(b, s.fixdir)
 	rpath := filepath.Join(rdir, s.broken)
 	cmd, args, env := s.start(b)
-	c := startAny(b, rdir, s.config(cmd, args, rdir).InitializationOptions, cmd, args, env)
+	c := startAny(b, rdir, s.pull, s.config(cmd, args, rdir).InitializationOptions, cmd, args, env)
 	defer c.close()
 	n := c.send("textDocument/didOpen", rpath, s.lang, texts[0], 1)
 	c.await(b, n, 1, finals[0])

@@ -38,7 +38,7 @@ func init() {
 			"what to do); 64 bad usage. 2 comes before 1, and 1 before 3.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			config := fs.String("config", "", "a .lsp.json file configuring the servers (default: gopls for .go)")
-			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, elapsedMs, error}]}")
+			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, reason, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long to wait for the servers, in all")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
