@@ -11,6 +11,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // exampleIDE starts a headless IDE (the server kit) on a temporary
@@ -71,7 +72,7 @@ func ExampleClient_OpenDiff() {
 func ExampleClient_CallTool() {
 	srv, _, cleanup := exampleIDE(nil)
 	defer cleanup()
-	srv.RegisterTool(ideserver.Tool{Name: "greet", Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "greet"}, Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var args struct {
 			Name string `json:"name"`
 		}
@@ -79,9 +80,9 @@ func ExampleClient_CallTool() {
 			return nil, err
 		}
 		if args.Name == "" {
-			return ideserver.ErrorResult("who?"), nil
+			return mcp.ErrorResult("who?"), nil
 		}
-		return ideserver.TextResult("hello, " + args.Name), nil
+		return mcp.TextResult("hello, " + args.Name), nil
 	}})
 	ctx := context.Background()
 	client, err := idebridge.DialURL(ctx, srv.URL(), srv.AuthToken(), nil)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // The edit review flow against the server kit on loopback.
@@ -222,8 +223,8 @@ func TestProposeEditOutcomes(t *testing.T) {
 // the file alone and reports the IDE's words.
 func TestProposeEditNotAccepted(t *testing.T) {
 	srv, dir := reviewIDE(t, nil)
-	if err := srv.RegisterTool(ideserver.Tool{Name: ideserver.ToolOpenDiff, Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
-		return ideserver.TextResult("DIFF_POSTPONED", "later"), nil
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: mcp.ToolOpenDiff}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		return mcp.TextResult("DIFF_POSTPONED", "later"), nil
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func countingTool(t *testing.T, srv *ideserver.Server, name string) *atomic.Int3
 	for _, tool := range srv.Tools() {
 		if tool.Name == name {
 			inner := tool.Handler
-			tool.Handler = func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			tool.Handler = func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				n.Add(1)
 				return inner(ctx, call)
 			}
@@ -350,7 +351,7 @@ func proposeAll(t *testing.T, r *idebridge.Reviewer, paths []string) (results []
 func TestCancelAllWithThreeInFlight(t *testing.T) {
 	policy := newRecordingPolicy(blockUntilClosed)
 	srv, dir := reviewIDE(t, policy)
-	closeAll := countingTool(t, srv, ideserver.ToolCloseAllDiffTabs)
+	closeAll := countingTool(t, srv, mcp.ToolCloseAllDiffTabs)
 	names := []string{"a.go", "b.go", "c.go"}
 	var paths []string
 	for _, n := range names {
@@ -407,7 +408,7 @@ func TestCancelAllWhenTheIDEAnswersTabClosed(t *testing.T) {
 	asked := make(chan struct{}, 10)
 	var closeAllCalls atomic.Int32
 	tools := []ideserver.Tool{
-		{Name: ideserver.ToolOpenDiff, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		{Tool: mcp.Tool{Name: mcp.ToolOpenDiff}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			var a struct {
 				Tab string `json:"tab_name"`
 			}
@@ -421,12 +422,12 @@ func TestCancelAllWhenTheIDEAnswersTabClosed(t *testing.T) {
 			asked <- struct{}{}
 			select {
 			case <-ch:
-				return ideserver.TextResult("TAB_CLOSED"), nil
+				return mcp.TextResult("TAB_CLOSED"), nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		}},
-		{Name: ideserver.ToolCloseAllDiffTabs, Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		{Tool: mcp.Tool{Name: mcp.ToolCloseAllDiffTabs}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			closeAllCalls.Add(1)
 			mu.Lock()
 			defer mu.Unlock()
@@ -435,7 +436,7 @@ func TestCancelAllWhenTheIDEAnswersTabClosed(t *testing.T) {
 				close(ch)
 				delete(open, tab)
 			}
-			return ideserver.TextResult("CLOSED_" + strconv.Itoa(n) + "_DIFF_TABS"), nil
+			return mcp.TextResult("CLOSED_" + strconv.Itoa(n) + "_DIFF_TABS"), nil
 		}},
 	}
 	for _, tool := range tools {
@@ -603,8 +604,8 @@ func TestProposeEditContextEnds(t *testing.T) {
 // and changes nothing.
 func TestProposeEditCloseTabFailure(t *testing.T) {
 	srv, dir := reviewIDE(t, ideserver.AcceptDiffs)
-	if err := srv.RegisterTool(ideserver.Tool{Name: ideserver.ToolCloseTab, Hidden: true, Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
-		return nil, &ideserver.Error{Code: -32000, Message: "Buffer operation error", Data: json.RawMessage(`"Failed to unload buffer."`)}
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: mcp.ToolCloseTab}, Hidden: true, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		return nil, &mcp.Error{Code: -32000, Message: "Buffer operation error", Data: json.RawMessage(`"Failed to unload buffer."`)}
 	}}); err != nil {
 		t.Fatal(err)
 	}

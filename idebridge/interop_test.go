@@ -20,6 +20,7 @@ import (
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Interoperability of the client with the server kit (package ideserver),
@@ -125,7 +126,7 @@ func TestInteropDefaultTools(t *testing.T) {
 				t.Errorf("closeAllDiffTabs: %d, %v", n, err)
 			}
 			var te *idebridge.ToolError
-			if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != ideserver.CodeMethodNotFound {
+			if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != mcp.CodeMethodNotFound {
 				t.Errorf("unknown tool: %v", err)
 			}
 			cl := srv.Clients()
@@ -141,7 +142,7 @@ func TestInteropConcurrentCallsAndNotifications(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			srv, _ := startServer(t, tr, nil)
 			const notes = 5
-			err := srv.RegisterTool(ideserver.Tool{Name: "echo", Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echo"}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				var a struct {
 					N      int  `json:"n"`
 					Notify bool `json:"notify"`
@@ -154,7 +155,7 @@ func TestInteropConcurrentCallsAndNotifications(t *testing.T) {
 						srv.Notify(idebridge.MethodSelectionChanged, map[string]any{"text": fmt.Sprint(i), "filePath": "/p", "selection": nil})
 					}
 				}
-				return ideserver.TextResult(fmt.Sprint(a.N * 2)), nil
+				return mcp.TextResult(fmt.Sprint(a.N * 2)), nil
 			}})
 			if err != nil {
 				t.Fatal(err)
@@ -200,7 +201,7 @@ func TestInteropCancellation(t *testing.T) {
 			srv, _ := startServer(t, tr, nil)
 			causes := make(chan error, 1)
 			started := make(chan struct{}, 1)
-			srv.RegisterTool(ideserver.Tool{Name: "block", Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "block"}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				started <- struct{}{}
 				<-ctx.Done()
 				causes <- context.Cause(ctx)
@@ -331,7 +332,7 @@ func TestHelperIDEServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	srv.RegisterTool(ideserver.Tool{Name: "block", Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "block"}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		mu.Lock()
 		fmt.Println("CALLED")
 		mu.Unlock()

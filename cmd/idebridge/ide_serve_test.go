@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 const serveTestTimeout = 30 * time.Second
@@ -125,7 +125,7 @@ func dialServe(t *testing.T, info serveInfo) *serveClient {
 		t.Fatalf("lockfile %+v does not match %+v", lf, info)
 	}
 	d := websocket.Dialer{Subprotocols: []string{"mcp"}, Proxy: nil, HandshakeTimeout: serveTestTimeout}
-	c, resp, err := d.Dial("ws://127.0.0.1:"+strconv.Itoa(lf.Port)+"/", http.Header{ideserver.AuthHeader: {lf.AuthToken}})
+	c, resp, err := d.Dial("ws://127.0.0.1:"+strconv.Itoa(lf.Port)+"/", http.Header{mcp.AuthHeader: {lf.AuthToken}})
 	if err != nil {
 		t.Fatalf("dial: %v (%v)", err, resp)
 	}
@@ -234,7 +234,7 @@ func TestServeVerboseSSE(t *testing.T) {
 	// One MCP exchange over SSE: the endpoint event, then a POSTed
 	// initialize answered on the stream.
 	req, _ := http.NewRequest("GET", r.info.URL, nil)
-	req.Header.Set(ideserver.AuthHeader, lf.AuthToken)
+	req.Header.Set(mcp.AuthHeader, lf.AuthToken)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {

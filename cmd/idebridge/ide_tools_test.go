@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // toolsScene is a workspace and a CLAUDE_CONFIG_DIR in which headless IDEs
@@ -123,7 +124,7 @@ func TestIDECall(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			s := newToolsScene(t)
 			srv := s.ide(t, &ideserver.Options{Transport: tr, DiffPolicy: ideserver.AcceptDiffs})
-			srv.RegisterTool(ideserver.Tool{Name: "block", Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "block"}, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			}})

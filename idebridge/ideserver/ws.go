@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // This is the only file of the server that knows gorilla/websocket.
@@ -21,9 +22,9 @@ const subprotocol = "mcp"
 // A missing or wrong token is answered HTTP 400 before the upgrade, which
 // clients (and deployed IDEs) read as "authentication failed".
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	if !s.checkToken(r.Header.Get(AuthHeader)) {
+	if !s.checkToken(r.Header.Get(mcp.AuthHeader)) {
 		s.log.Warn("refused WebSocket client: missing or wrong auth token", "remote", r.RemoteAddr)
-		http.Error(w, "authentication failed: missing or wrong "+AuthHeader, http.StatusBadRequest)
+		http.Error(w, "authentication failed: missing or wrong "+mcp.AuthHeader, http.StatusBadRequest)
 		return
 	}
 	up := websocket.Upgrader{
