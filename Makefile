@@ -9,7 +9,7 @@ GOPLS         := $(GOBIN)/gopls
 FUZZTIME      ?= 10s
 # Packages holding fuzz targets: ./fuzz has those over exported API; a
 # target that needs unexported code lives in its own package.
-FUZZPKGS      := ./fuzz ./idebridge
+FUZZPKGS      := ./fuzz ./idebridge ./mcpclient
 
 export PATH := $(GOBIN):$(PATH)
 

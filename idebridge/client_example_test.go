@@ -98,7 +98,7 @@ func ExampleClient_CallTool() {
 	fmt.Println(res.Text())
 
 	_, err = client.CallTool(ctx, "greet", nil)
-	var te *idebridge.ToolError
+	var te *mcp.ToolError
 	if errors.As(err, &te) {
 		fmt.Println("tool error:", te.Message)
 	}
@@ -119,7 +119,7 @@ func ExampleNotification_SelectionChanged() {
 	}
 	defer client.Close()
 
-	srv.Notify(idebridge.MethodSelectionChanged, map[string]any{
+	srv.Notify(mcp.MethodSelectionChanged, map[string]any{
 		"text": "func main()", "filePath": "/home/dev/proj/main.go",
 		"selection": map[string]any{"start": map[string]int{"line": 2, "character": 0}, "end": map[string]int{"line": 2, "character": 11}, "isEmpty": false},
 	})

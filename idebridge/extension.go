@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Extension facts.
@@ -240,7 +242,7 @@ func (c *Client) CheckVersion(minimum string) VersionCheck {
 
 // CheckServerVersion compares info.Version with minimum; see
 // Client.CheckVersion and CompareVersions.
-func CheckServerVersion(info ServerInfo, minimum string) VersionCheck {
+func CheckServerVersion(info mcp.Implementation, minimum string) VersionCheck {
 	vc := VersionCheck{Server: info.Name, Version: info.Version, Minimum: minimum}
 	name := info.Name
 	if name == "" {

@@ -125,7 +125,7 @@ func TestInteropDefaultTools(t *testing.T) {
 			if n, err := c.CloseAllDiffTabs(ctx); err != nil || n != 0 {
 				t.Errorf("closeAllDiffTabs: %d, %v", n, err)
 			}
-			var te *idebridge.ToolError
+			var te *mcp.ToolError
 			if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != mcp.CodeMethodNotFound {
 				t.Errorf("unknown tool: %v", err)
 			}
@@ -152,7 +152,7 @@ func TestInteropConcurrentCallsAndNotifications(t *testing.T) {
 				}
 				if a.Notify {
 					for i := range notes {
-						srv.Notify(idebridge.MethodSelectionChanged, map[string]any{"text": fmt.Sprint(i), "filePath": "/p", "selection": nil})
+						srv.Notify(mcp.MethodSelectionChanged, map[string]any{"text": fmt.Sprint(i), "filePath": "/p", "selection": nil})
 					}
 				}
 				return mcp.TextResult(fmt.Sprint(a.N * 2)), nil
@@ -239,7 +239,7 @@ func TestInteropAuthAndVersions(t *testing.T) {
 			if _, err := idebridge.DialURL(ctxFor(t), srv.URL(), "", nil); !errors.Is(err, idebridge.ErrAuthFailed) {
 				t.Errorf("no token: %v, want ErrAuthFailed", err)
 			}
-			for _, v := range idebridge.SupportedProtocolVersions {
+			for _, v := range mcp.SupportedProtocolVersions() {
 				srv, _ := startServer(t, tr, &ideserver.Options{ProtocolVersion: v})
 				if c := dial(t, srv, nil); c.ProtocolVersion() != v {
 					t.Errorf("server speaking %s: client says %s", v, c.ProtocolVersion())
@@ -512,7 +512,7 @@ func TestInteropJSONAnswersDecode(t *testing.T) {
 	// ideserver escapes slashes in JSON texts as deployed IDEs do.
 	srv, dir := startServer(t, lockfile.TransportWS, nil)
 	c := dial(t, srv, nil)
-	r, err := c.CallTool(ctxFor(t), idebridge.ToolGetWorkspaceFolders, nil)
+	r, err := c.CallTool(ctxFor(t), mcp.ToolGetWorkspaceFolders, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

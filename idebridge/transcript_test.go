@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // exchange is one client message of a transcript and the IDE's messages
@@ -154,7 +155,7 @@ func TestNeovimTranscriptReplay(t *testing.T) {
 	if err := c.CloseTab(ctx, "nope"); err != nil {
 		t.Errorf("close_tab: %v", err)
 	}
-	var te *ToolError
+	var te *mcp.ToolError
 	if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != jsonrpc.CodeMethodNotFound || te.Message != "Tool not found: noSuchTool" {
 		t.Errorf("unknown tool: %v", err)
 	}
