@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -56,12 +57,24 @@ type sseSession struct {
 	Received chan *jsonrpc.Message
 }
 
-func newSSEIDE(t *testing.T) *sseIDE {
+func newSSEIDE(t *testing.T) *sseIDE { return startSSEIDE(t, false) }
+
+// startSSEIDE starts the server over plain HTTP, or over HTTPS with
+// httptest's certificate (trusted by s.srv.Client()).
+func startSSEIDE(t *testing.T, secure bool) *sseIDE {
 	s := &sseIDE{t: t, Token: "tok", EOL: "\n", Endpoint: "messages?sessionId=1", sessions: make(chan *sseSession, 4), stop: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /sse", s.serveStream)
 	mux.HandleFunc("POST /messages", s.servePost)
-	s.srv = httptest.NewServer(mux)
+	s.srv = httptest.NewUnstartedServer(mux)
+	if secure {
+		// The untrusted-certificate test makes the server log a failed
+		// handshake; that is expected, not news.
+		s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	s.URL = s.srv.URL + "/sse"
 	t.Cleanup(func() {
 		close(s.stop)
