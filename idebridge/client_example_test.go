@@ -60,10 +60,10 @@ func ExampleClient_OpenDiff() {
 		}
 	}
 	_ = client.CloseTab(ctx, out.TabName) // an error here changes nothing
-	fmt.Println(out.Kind, out.Accepted())
+	fmt.Println(out.Status, out.Accepted())
 	fmt.Printf("%q\n", out.FinalText)
 	// Output:
-	// saved true
+	// accepted true
 	// "package main\n"
 }
 

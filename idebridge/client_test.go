@@ -258,7 +258,7 @@ func TestCallTimeoutAndCancel(t *testing.T) {
 		t.Errorf("notifications/cancelled %s does not name request %s", cancelled.Params, call)
 	}
 	close(release)
-	if r := <-diffDone; r.err != nil || r.o.Kind != DiffSaved || r.o.FinalText != "text" {
+	if r := <-diffDone; r.err != nil || r.o.Status != EditAccepted || r.o.FinalText != "text" {
 		t.Fatalf("openDiff after another call timed out: %+v, %v", r.o, r.err)
 	}
 
@@ -540,6 +540,21 @@ func waitGoroutines(t *testing.T, n int) {
 			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClientOptionsRule: a negative MaxMessageSize, which has no "off",
+// is refused before anything is dialed.
+func TestClientOptionsRule(t *testing.T) {
+	f := newFakeIDE(t)
+	_, err := DialURL(testCtx(t), f.URL, f.Token, &ClientOptions{MaxMessageSize: -1})
+	if err == nil || !strings.Contains(err.Error(), "MaxMessageSize") {
+		t.Fatalf("negative MaxMessageSize: %v", err)
+	}
+	select {
+	case <-f.conns:
+		t.Error("the client connected despite invalid options")
+	default:
 	}
 }
 

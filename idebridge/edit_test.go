@@ -150,7 +150,9 @@ func blockUntilClosed(ctx context.Context, _ *ideserver.DiffRequest) (ideserver.
 	return ideserver.DiffDecision{}, context.Cause(ctx)
 }
 
-var tabNameRE = regexp.MustCompile(`^main\.go-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+// tabNameRE is the one tab-name scheme, Claude Code's, with the client's
+// name (reviewClient does not set one: the default).
+var tabNameRE = regexp.MustCompile(`^✻ \[idebridge\] main\.go \([0-9a-f]{6}\) ⧉$`)
 
 func TestProposeEditOutcomes(t *testing.T) {
 	const old, proposal = "package main\n\nfunc main() {}\n", "package main\n\nfunc main() { println(1) }\n"
@@ -203,7 +205,7 @@ func TestProposeEditOutcomes(t *testing.T) {
 			onlyFiles(t, dir, "main.go")
 
 			// The IDE saw the deployed arguments: the same path twice, the
-			// proposal, and a tab name <basename>-<uuid4>.
+			// proposal, and a tab name in Claude Code's style.
 			reqs := policy.requests()
 			if len(reqs) != 1 {
 				t.Fatalf("openDiff calls: %d", len(reqs))
@@ -618,6 +620,41 @@ func TestProposeEditCloseTabFailure(t *testing.T) {
 	}
 	if readFile(t, path) != "new\n" {
 		t.Error("the accepted edit was not written")
+	}
+}
+
+// TestProposeEditCloseTabTimeouts: close_tab is bounded by
+// CloseTabTimeout; a negative one leaves only the client's CallTimeout.
+// Either way the outcome stands.
+func TestProposeEditCloseTabTimeouts(t *testing.T) {
+	srv, dir := reviewIDE(t, ideserver.AcceptDiffs)
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: mcp.ToolCloseTab}, Hidden: true, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		<-ctx.Done() // a frozen IDE
+		return nil, ctx.Err()
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "main.go")
+	writeFile(t, path, "old\n", 0o644)
+	c, err := idebridge.DialURL(reviewCtx(t), srv.URL(), srv.AuthToken(), &idebridge.ClientOptions{CallTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const byCallTimeout = "no reply within 300ms"
+	for _, tc := range []struct {
+		timeout     time.Duration
+		byCallLimit bool // the client's CallTimeout, not CloseTabTimeout, ended close_tab
+	}{
+		{50 * time.Millisecond, false},
+		{-1, true},
+	} {
+		r := idebridge.NewReviewer(c, &idebridge.ReviewerOptions{CloseTabTimeout: tc.timeout})
+		res, err := r.ProposeEdit(reviewCtx(t), idebridge.EditRequest{Path: path, NewText: "new\n"})
+		if err != nil || res.Status != idebridge.EditAccepted || !res.Written ||
+			!strings.Contains(res.CloseTabError, "deadline exceeded") || strings.Contains(res.CloseTabError, byCallTimeout) != tc.byCallLimit {
+			t.Errorf("CloseTabTimeout %v: result %+v, %v; want a close_tab deadline (by the call limit: %v)", tc.timeout, res, err, tc.byCallLimit)
+		}
 	}
 }
 

@@ -116,8 +116,8 @@ func TestInteropDefaultTools(t *testing.T) {
 			// frame by frame in transport_ws_test.go), one POST over SSE.
 			big := strings.Repeat("// a line of a large generated file\n", 5<<20/36+1)
 			out, err := c.OpenDiff(ctx, idebridge.OpenDiffArgs{OldPath: file, NewContents: big})
-			if err != nil || out.Kind != idebridge.DiffSaved || out.FinalText != big {
-				t.Fatalf("5 MiB openDiff: kind %v, %d bytes back, %v", out.Kind, len(out.FinalText), err)
+			if err != nil || out.Status != idebridge.EditAccepted || out.FinalText != big {
+				t.Fatalf("5 MiB openDiff: kind %v, %d bytes back, %v", out.Status, len(out.FinalText), err)
 			}
 			if err := c.CloseTab(ctx, out.TabName); err != nil {
 				t.Errorf("close_tab: %v", err)
@@ -480,12 +480,12 @@ func TestInteropOpenDiffPolicies(t *testing.T) {
 			c := dial(t, srv, &idebridge.ClientOptions{CallTimeout: 50 * time.Millisecond})
 			for _, tc := range []struct {
 				d    ideserver.DiffDecision
-				kind idebridge.DiffOutcomeKind
+				kind idebridge.EditStatus
 				text string
 			}{
-				{ideserver.SaveDiff("edited by the user\n"), idebridge.DiffSaved, "edited by the user\n"},
-				{ideserver.DiffDecision{Action: ideserver.DiffCloseTab}, idebridge.DiffTabClosed, "proposed\n"},
-				{ideserver.DiffDecision{Action: ideserver.DiffReject}, idebridge.DiffRejected, ""},
+				{ideserver.SaveDiff("edited by the user\n"), idebridge.EditAccepted, "edited by the user\n"},
+				{ideserver.DiffDecision{Action: ideserver.DiffCloseTab}, idebridge.EditTabClosed, "proposed\n"},
+				{ideserver.DiffDecision{Action: ideserver.DiffReject}, idebridge.EditRejected, ""},
 			} {
 				errc := make(chan error, 1)
 				var out *idebridge.DiffOutcome
@@ -500,8 +500,8 @@ func TestInteropOpenDiffPolicies(t *testing.T) {
 				if err := <-errc; err != nil {
 					t.Fatalf("%v: %v", tc.d.Action, err)
 				}
-				if out.Kind != tc.kind || out.FinalText != tc.text {
-					t.Errorf("%v: outcome %v %q, want %v %q", tc.d.Action, out.Kind, out.FinalText, tc.kind, tc.text)
+				if out.Status != tc.kind || out.FinalText != tc.text {
+					t.Errorf("%v: outcome %v %q, want %v %q", tc.d.Action, out.Status, out.FinalText, tc.kind, tc.text)
 				}
 			}
 		})

@@ -63,46 +63,20 @@ type OpenDiffArgs struct {
 	// NewContents is the proposed text (new_file_contents).
 	NewContents string
 	// TabName is tab_name, opaque and unique per diff; empty means one is
-	// made up in the reference agent's style ("✻ [idebridge] main.go
-	// (3f9a1c) ⧉"). Use the same name with CloseTab afterwards.
+	// made up as Claude Code does (see Client.TabName). Use the same name
+	// with CloseTab afterwards.
 	TabName string
-}
-
-// DiffOutcomeKind is what the user did with a proposed diff.
-type DiffOutcomeKind int
-
-const (
-	// DiffOther: the IDE answered something else; nothing was accepted.
-	DiffOther DiffOutcomeKind = iota
-	// DiffSaved (FILE_SAVED): the user accepted, possibly after editing;
-	// write DiffOutcome.FinalText.
-	DiffSaved
-	// DiffTabClosed (TAB_CLOSED): the user closed the diff tab; the
-	// reference agent applies the proposed text (DiffOutcome.FinalText).
-	DiffTabClosed
-	// DiffRejected (DIFF_REJECTED): keep the old file.
-	DiffRejected
-)
-
-// String returns "saved", "tab_closed", "rejected" or "other".
-func (k DiffOutcomeKind) String() string {
-	switch k {
-	case DiffSaved:
-		return "saved"
-	case DiffTabClosed:
-		return "tab_closed"
-	case DiffRejected:
-		return "rejected"
-	}
-	return "other"
 }
 
 // DiffOutcome is the answer to openDiff.
 type DiffOutcome struct {
-	Kind DiffOutcomeKind
+	// Status is what the user did: EditAccepted (FILE_SAVED),
+	// EditTabClosed (TAB_CLOSED), EditRejected (DIFF_REJECTED), or
+	// EditNotAccepted for any other answer.
+	Status EditStatus
 	// FinalText is the text to write when Accepted: the IDE's final text
-	// for DiffSaved (the user may have edited the proposal), the proposal
-	// for DiffTabClosed. The IDE never writes the file itself.
+	// for EditAccepted (the user may have edited the proposal), the
+	// proposal for EditTabClosed. The IDE never writes the file itself.
 	FinalText string
 	// TabName is the tab the diff was shown in (for CloseTab).
 	TabName string
@@ -111,18 +85,18 @@ type DiffOutcome struct {
 }
 
 // Accepted reports whether the file should be written with FinalText.
-func (o *DiffOutcome) Accepted() bool { return o.Kind == DiffSaved || o.Kind == DiffTabClosed }
+func (o *DiffOutcome) Accepted() bool { return o.Status.Accepted() }
 
 // OpenDiff shows a proposed edit in the IDE's diff viewer and waits until
 // the user acts; there is no default deadline (ctx still ends it, and the
 // call fails at once if the connection is lost). Call CloseTab with the
-// outcome's TabName afterwards, as the reference agent does.
+// outcome's TabName afterwards, as Claude Code does.
 func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, error) {
 	if a.NewPath == "" {
 		a.NewPath = a.OldPath
 	}
 	if a.TabName == "" {
-		a.TabName = makeTabName(c.cfg.ClientName, a.NewPath)
+		a.TabName = c.TabName(a.NewPath)
 	}
 	conv := converter{c.cfg.Paths}
 	oldPath, newPath := conv.toIDE(a.OldPath), conv.toIDE(a.NewPath)
@@ -135,7 +109,7 @@ func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, er
 	if err != nil {
 		return nil, err
 	}
-	out := &DiffOutcome{TabName: a.TabName, Result: r}
+	out := &DiffOutcome{Status: EditNotAccepted, TabName: a.TabName, Result: r}
 	var texts []string
 	for _, b := range r.Content {
 		if b.Type == "text" {
@@ -147,25 +121,28 @@ func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, er
 	}
 	switch strings.TrimSpace(texts[0]) {
 	case mcp.FileSaved:
-		out.Kind = DiffSaved
+		out.Status = EditAccepted
 		out.FinalText = a.NewContents
 		if len(texts) > 1 {
 			out.FinalText = texts[1]
 		}
 	case mcp.TabClosed:
-		out.Kind = DiffTabClosed
+		out.Status = EditTabClosed
 		out.FinalText = a.NewContents
 	case mcp.DiffRejected:
-		out.Kind = DiffRejected
+		out.Status = EditRejected
 	}
 	return out, nil
 }
 
-// makeTabName makes a unique tab name in the reference agent's style.
-func makeTabName(client, path string) string {
+// TabName makes up a diff tab name for path as Claude Code does, with the
+// client's name (ClientOptions.ClientName): "✻ [idebridge] main.go (3f9a1c)
+// ⧉". The six hex digits are random; IDEs show the name as the diff tab's
+// title and only need it unique among open diffs.
+func (c *Client) TabName(path string) string {
 	var id [3]byte
-	_, _ = rand.Read(id[:])
-	return fmt.Sprintf("✻ [%s] %s (%s) ⧉", client, filepath.Base(path), hex.EncodeToString(id[:]))
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand, Go 1.24)
+	return "✻ [" + c.cfg.ClientName + "] " + filepath.Base(path) + " (" + hex.EncodeToString(id[:]) + ") ⧉"
 }
 
 // CloseTab closes a tab by name (close_tab), typically a diff's tab after

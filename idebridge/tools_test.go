@@ -238,14 +238,14 @@ func TestToolOutcomes(t *testing.T) {
 	c, ci := newCannedIDE(t, results, nil)
 	ctx := testCtx(t)
 	out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/x", NewPath: "/y", NewContents: "proposed", TabName: "tab"})
-	if err != nil || out.Kind != DiffTabClosed || !out.Accepted() || out.FinalText != "proposed" || out.Kind.String() != "tab_closed" {
+	if err != nil || out.Status != EditTabClosed || !out.Accepted() || out.FinalText != "proposed" || string(out.Status) != "tab_closed" {
 		t.Errorf("TAB_CLOSED: %+v, %v", out, err)
 	}
 	if a := ci.argsOf(t, mcp.ToolOpenDiff); a["old_file_path"] != "/x" || a["new_file_path"] != "/y" || a["tab_name"] != "tab" {
 		t.Errorf("openDiff args %v", a)
 	}
 	ci.set(mcp.ToolOpenDiff, textResult("SOMETHING_ELSE"))
-	if out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/x", NewContents: "p"}); err != nil || out.Kind != DiffOther || out.Accepted() || out.FinalText != "" {
+	if out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/x", NewContents: "p"}); err != nil || out.Status != EditNotAccepted || out.Accepted() || out.FinalText != "" {
 		t.Errorf("other answer: %+v, %v", out, err)
 	}
 	if n, err := c.CloseAllDiffTabs(ctx); n != 2 || err != nil {
