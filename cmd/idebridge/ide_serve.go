@@ -54,8 +54,9 @@ func init() {
 			"selection_changed notification selecting that line (1-based) of FILE, as an\n" +
 			"editor does when the user clicks, for testing agents.\n" +
 			"\n" +
-			"-v logs every MCP message received (method, id, client) to standard error as\n" +
-			"JSON lines; without it only warnings (refused connections) are logged.",
+			"-v logs every MCP message received (method, id, client, and the tool of a\n" +
+			"tools/call) to standard error as JSON lines; without it only warnings (refused\n" +
+			"connections) are logged.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o serveFlags
 			fs.Var(&o.workspaces, "workspace", "a workspace folder; repeat for several (default: the working directory)")

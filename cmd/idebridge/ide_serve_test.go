@@ -264,6 +264,15 @@ func TestServeVerboseSSE(t *testing.T) {
 		t.Errorf("initialize answer %s", got)
 	}
 	r.stderr.waitFor(t, `"method":"initialize"`)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"closeAllDiffTabs","arguments":{}}}`
+	if post, err = client.Post(strings.TrimSuffix(r.info.URL, "/sse")+endpoint, "application/json", strings.NewReader(call)); err != nil || post.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST tools/call: %v %v", post, err)
+	}
+	post.Body.Close()
+	if got := readData(); !strings.Contains(got, "CLOSED_0_DIFF_TABS") {
+		t.Errorf("closeAllDiffTabs answer %s", got)
+	}
+	r.stderr.waitFor(t, `"tool":"closeAllDiffTabs"`)
 	resp.Body.Close()
 	if code := r.stop(); code != exitOK {
 		t.Errorf("exit %d", code)
@@ -274,8 +283,11 @@ func TestServeVerboseSSE(t *testing.T) {
 			t.Errorf("stderr line is not JSON: %q", l)
 			continue
 		}
-		if rec["method"] == "initialize" && (rec["level"] != "DEBUG" || rec["id"] != 0.0 || rec["client"] != "") {
+		if rec["method"] == "initialize" && (rec["level"] != "DEBUG" || rec["id"] != 0.0 || rec["client"] != "" || rec["tool"] != nil) {
 			t.Errorf("log record %v", rec)
+		}
+		if rec["method"] == "tools/call" && (rec["tool"] != "closeAllDiffTabs" || rec["id"] != 1.0 || rec["client"] != "sse-cli") {
+			t.Errorf("tools/call log record %v, want its tool named", rec)
 		}
 	}
 }

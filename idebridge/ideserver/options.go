@@ -63,7 +63,8 @@ type Options struct {
 	ServerName, ServerVersion string
 
 	// Logger receives one debug record per message received (method, id,
-	// client) and warnings about misbehaving clients. Nil is silent.
+	// client, and the tool of a tools/call) and warnings about misbehaving
+	// clients. Nil is silent.
 	Logger *slog.Logger
 
 	// PingInterval is how often WebSocket pings go to each client; a client

@@ -169,6 +169,15 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 		if len(msg.ID) > 0 {
 			attrs = append(attrs, "id", json.RawMessage(msg.ID))
 		}
+		if msg.Method == mcp.MethodCallTool {
+			// Decoded twice, but only when someone reads debug records.
+			var p struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				attrs = append(attrs, "tool", p.Name)
+			}
+		}
 		log.Debug("received", attrs...)
 	}
 	switch {

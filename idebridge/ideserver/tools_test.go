@@ -1,14 +1,18 @@
 package ideserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -251,4 +255,51 @@ func TestCloseTabHiddenButCallable(t *testing.T) {
 	if got := c.callTool("closeAllDiffTabs", map[string]any{}).texts(); !slices.Equal(got, []string{"CLOSED_0_DIFF_TABS"}) {
 		t.Errorf("closeAllDiffTabs: %v", got)
 	}
+}
+
+// TestDebugLogNamesTheTool: the debug record of each message names its
+// method, and for tools/call its tool (what `ide serve -v` shows).
+func TestDebugLogNamesTheTool(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := startServer(t, &ideserver.Options{Logger: logger})
+	c := dial(t, srv)
+	c.handshake(1)
+	c.callTool(mcp.ToolCloseAllDiffTabs, nil)
+	c.callTool(mcp.ToolGetWorkspaceFolders, map[string]any{})
+	mu.Lock()
+	defer mu.Unlock()
+	var tools []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct {
+			Msg, Method, Tool string
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Msg != "received" {
+			continue
+		}
+		if (rec.Method == mcp.MethodCallTool) != (rec.Tool != "") {
+			t.Errorf("record %s: a tool named exactly for tools/call", line)
+		}
+		if rec.Tool != "" {
+			tools = append(tools, rec.Tool)
+		}
+	}
+	if want := []string{mcp.ToolCloseAllDiffTabs, mcp.ToolGetWorkspaceFolders}; !slices.Equal(tools, want) {
+		t.Errorf("tools in the log %q, want %q", tools, want)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
