@@ -22,6 +22,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
@@ -172,7 +173,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		announce.Add(1)
 		go func() {
 			defer announce.Done()
-			_ = srv.Notify("selection_changed", sel) // fails only once closed
+			_ = srv.Notify(mcp.MethodSelectionChanged, sel) // fails only once closed
 		}()
 	}
 	srv, err = ideserver.New(&ideserver.Options{

@@ -57,7 +57,8 @@ type Options struct {
 	Getenv func(string) string
 
 	// ProtocolVersion answered to initialize, whatever the client asked
-	// for. Default "2024-11-05", what every deployed IDE answers.
+	// for. Default mcp.LegacyProtocolVersion ("2024-11-05"), what every
+	// deployed IDE answers.
 	ProtocolVersion string
 	// ServerName and ServerVersion are the initialize result's serverInfo.
 	ServerName, ServerVersion string

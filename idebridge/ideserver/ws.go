@@ -14,8 +14,6 @@ import (
 
 // This is the only file of the server that knows gorilla/websocket.
 
-const subprotocol = "mcp"
-
 // serveWS authenticates and upgrades a WebSocket client and runs its read
 // loop on this goroutine until the connection ends.
 //
@@ -29,7 +27,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
-		Subprotocols:     []string{subprotocol},
+		Subprotocols:     []string{mcp.Subprotocol},
 		// serveHTTP already refused non-loopback origins.
 		CheckOrigin: func(*http.Request) bool { return true },
 		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
