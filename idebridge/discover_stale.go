@@ -27,7 +27,10 @@ import (
 // inspector, dialer). Listing never removes anything; this is the only
 // function that does. The error joins every removal that failed.
 func RemoveStale(ctx context.Context, cands []Candidate, opts *DiscoverOptions) ([]string, error) {
-	d := newDiscovery(opts)
+	d, err := newDiscovery(opts)
+	if err != nil {
+		return nil, fmt.Errorf("removing stale lockfiles: %w", err)
+	}
 	var removed []string
 	var errs []error
 	for _, c := range cands {

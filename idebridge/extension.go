@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/env"
 )
 
 // Extension facts.
@@ -65,9 +66,9 @@ type ExtensionOptions struct {
 	// editor's command line when it is missing (never when
 	// CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL is set).
 	Install bool
-	// Env is the environment (CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL). Nil
-	// means the process's environment.
-	Env map[string]string
+	// Env is the environment (CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL) in
+	// os.Environ form. Nil means the process's environment.
+	Env []string
 	// Runner runs the editor's command-line tool. Nil means SystemRunner.
 	Runner CommandRunner
 }
@@ -118,9 +119,6 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 	if opts != nil {
 		o = *opts
 	}
-	if o.Env == nil {
-		o.Env = environMap(os.Environ())
-	}
 	if o.Runner == nil {
 		o.Runner = SystemRunner
 	}
@@ -161,7 +159,7 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 		rep.Advice = fmt.Sprintf("%s does not have the Claude Code extension: %s.", term.IDE, byHand)
 		return rep, nil
 	}
-	if v, ok := o.Env[EnvSkipAutoInstall]; ok && !envFalsy(v) {
+	if v, ok := env.Lookup(o.Env, EnvSkipAutoInstall); ok && !env.Falsy(v) {
 		rep.InstallSkipped = true
 		rep.Advice = fmt.Sprintf("%s does not have the Claude Code extension, and %s forbids installing it automatically: %s.", term.IDE, EnvSkipAutoInstall, byHand)
 		return rep, nil

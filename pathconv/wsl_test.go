@@ -127,6 +127,22 @@ func TestWSLOptions(t *testing.T) {
 	}
 }
 
+func TestWSLPathTimeoutNegativeIsOff(t *testing.T) {
+	calls := 0
+	tool := func(context.Context, bool, string) (string, error) {
+		calls++
+		return "/from/the/tool", nil
+	}
+	off := NewWSL("Ubuntu", &WSLOptions{WSLPath: tool, WSLPathTimeout: -1})
+	if got := off.ToLocal(`C:\x`); got != "/mnt/c/x" || calls != 0 {
+		t.Errorf("negative timeout: ToLocal = %q after %d tool calls; want the pure-Go answer and no call", got, calls)
+	}
+	on := NewWSL("Ubuntu", &WSLOptions{WSLPath: tool})
+	if got := on.ToLocal(`C:\x`); got != "/from/the/tool" || calls != 1 {
+		t.Errorf("zero timeout: ToLocal = %q after %d tool calls; want the tool's answer (the default timeout)", got, calls)
+	}
+}
+
 func TestWSLRoundTrip(t *testing.T) {
 	w := NewWSL("Ubuntu", nil)
 	for _, p := range []string{"/", "/mnt", "/mnt/c", "/mnt/c/Users/me/p", "/home/me/a b/ü", "/mnt/z/x/y", "/..."} {

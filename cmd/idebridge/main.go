@@ -73,6 +73,18 @@ type invocation struct {
 // Getenv returns the value of the environment variable key, or "".
 func (inv *invocation) Getenv(key string) string { return inv.Env[key] }
 
+// environ returns Env in os.Environ form, sorted: what the library's Env
+// options take. It is never nil, so the library never falls back to the
+// process's own environment.
+func (inv *invocation) environ() []string {
+	out := make([]string, 0, len(inv.Env))
+	for k, v := range inv.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // runFunc runs a command once its flags are parsed; args are the positional
 // arguments. It returns the exit status.
 type runFunc func(ctx context.Context, inv *invocation, args []string) int

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
 
 	"github.com/idebridge/idebridge/diag"
@@ -33,11 +34,10 @@ type DiagnosticsOptions struct {
 	// lsp.ErrGoplsNotFound when there is none. An empty, non-nil
 	// slice means no server: every file answers an empty list.
 	Configs []lsp.ServerConfig
-	// Getenv is used to find gopls ($GOPLS, $GOPATH). Nil means os.Getenv.
-	Getenv func(string) string
-	// Environ is the base environment of the server processes. Nil means
-	// os.Environ().
-	Environ []string
+	// Env is the environment in os.Environ form: where gopls is found
+	// ($GOPLS, $GOPATH) and the base environment of the server
+	// processes. Nil means the process's own.
+	Env []string
 	// SettleTimeout bounds how long one file waits for its servers'
 	// diagnostics. Default lsp.DefaultSettleTimeout (10 s).
 	SettleTimeout time.Duration
@@ -108,7 +108,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	folder := srv.cfg.folders[0]
 	configs := o.Configs
 	if configs == nil {
-		gopls, err := lsp.FindGopls(o.Getenv)
+		gopls, err := lsp.FindGopls(func(k string) string { return env.Get(o.Env, k) })
 		if err != nil {
 			return nil, fmt.Errorf("ideserver: diagnostics for .go files: %w", err)
 		}
@@ -137,7 +137,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		MaxOpenDocuments: maxFiles,
 		SettleTimeout:    o.SettleTimeout,
 		WaitForProgress:  true,
-		Environ:          o.Environ,
+		Environ:          o.Env,
 		ClientName:       "idebridge-ideserver",
 		Logger:           log,
 	})
