@@ -23,17 +23,15 @@ type Process struct {
 	Name string `json:"name"`
 }
 
-// ProcessLister lists the running processes. SystemProcesses is the real
-// one; tests implement it over fixed text with ParsePS or ParseTasklist.
+// ProcessLister lists the running processes. DetectRunningIDEs uses the
+// system's list when given none; tests implement it over fixed text.
 type ProcessLister interface {
 	// List returns the running processes; ctx bounds running the lister.
 	List(ctx context.Context) ([]Process, error)
 }
 
-// SystemProcesses lists processes with `ps -A -o pid= -o ppid= -o comm=`
+// systemProcesses lists processes with `ps -A -o pid= -o ppid= -o comm=`
 // (tasklist /fo csv /nh on Windows).
-var SystemProcesses ProcessLister = systemProcesses{}
-
 type systemProcesses struct{}
 
 func (systemProcesses) List(ctx context.Context) ([]Process, error) {
@@ -134,10 +132,12 @@ func ParseTasklist(text string) ([]Process, error) {
 
 // DetectRunningIDEs returns the names of the IDEs that have a process in
 // the list (sorted, each once): the fallback when the environment does not
-// say which IDE the agent runs in. lister nil means SystemProcesses.
+// say which IDE the agent runs in. lister nil means the system's process
+// list: `ps -A -o pid= -o ppid= -o comm=` (`tasklist /fo csv /nh` on
+// Windows).
 func DetectRunningIDEs(ctx context.Context, lister ProcessLister) ([]string, error) {
 	if lister == nil {
-		lister = SystemProcesses
+		lister = systemProcesses{}
 	}
 	procs, err := lister.List(ctx)
 	if err != nil {

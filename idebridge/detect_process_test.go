@@ -164,7 +164,7 @@ func TestDetectRunningIDEs(t *testing.T) {
 // TestSystemProcesses runs the real ps (tasklist on Windows) and expects to
 // find this test process in the list with its real parent.
 func TestSystemProcesses(t *testing.T) {
-	procs, err := SystemProcesses.List(context.Background())
+	procs, err := (systemProcesses{}).List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestSystemProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := SystemProcesses.List(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := (systemProcesses{}).List(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a cancelled context = %v", err)
 	}
 }

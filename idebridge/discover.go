@@ -325,7 +325,7 @@ func (d *discovery) check(ctx context.Context, r lockfile.ScanResult, cwds []str
 		ModTime:          r.ModTime,
 		WorkspaceFolders: []string{},
 		Reasons:          []Reason{},
-		Paths:            pathconv.Identity,
+		Paths:            pathconv.Identity{},
 	}
 	if r.Err != nil {
 		var pe *lockfile.PermissionError

@@ -214,7 +214,7 @@ func TestDiscoverChecks(t *testing.T) {
 	got := byPort(cands)
 	v := got[open1]
 	if v.URL != "ws://127.0.0.1:"+itoa(open1)+"/" || v.Host != "127.0.0.1" || v.AuthToken != "tok-1" || v.PID != self ||
-		v.Transport != "ws" || v.Lockfile == nil || v.Paths != pathconv.Identity || v.Path != filepath.Join(s.ideDir, lockfile.PortName(open1)) || v.ModTime.IsZero() {
+		v.Transport != "ws" || v.Lockfile == nil || v.Paths != (pathconv.Identity{}) || v.Path != filepath.Join(s.ideDir, lockfile.PortName(open1)) || v.ModTime.IsZero() {
 		t.Errorf("valid candidate: %+v", v)
 	}
 	if !strings.Contains(v.Message, "is usable") || !strings.Contains(v.Message, "workspace "+s.proj+" contains") {
@@ -431,7 +431,7 @@ func TestDiscoverWSL(t *testing.T) {
 	if c := got[winClosed]; !slices.Equal(c.Reasons, []Reason{ReasonPortClosed}) {
 		t.Errorf("closed Windows IDE: %+v", c)
 	}
-	if c := got[wslPort]; !slices.Equal(c.Reasons, []Reason{ReasonWorkspaceMismatch}) || c.Paths != pathconv.Identity {
+	if c := got[wslPort]; !slices.Equal(c.Reasons, []Reason{ReasonWorkspaceMismatch}) || c.Paths != (pathconv.Identity{}) {
 		t.Errorf("WSL-side IDE: %+v", c)
 	}
 	if n := hostCalls.Load(); n != 1 {

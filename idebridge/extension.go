@@ -23,8 +23,9 @@ const (
 	EnvSkipAutoInstall = "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL"
 )
 
-// CommandRunner runs an editor's command-line tool. SystemRunner is the
-// real one; tests implement it without any editor installed.
+// CommandRunner runs an editor's command-line tool. ExtensionOptions.Runner
+// nil means os/exec with the command looked up in PATH; tests implement it
+// without any editor installed.
 type CommandRunner interface {
 	// Run runs name with args and returns its standard output; a
 	// command that fails or cannot be found is an error. ctx bounds the
@@ -32,9 +33,7 @@ type CommandRunner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// SystemRunner runs commands with os/exec, looked up in PATH.
-var SystemRunner CommandRunner = systemRunner{}
-
+// systemRunner runs commands with os/exec, looked up in PATH.
 type systemRunner struct{}
 
 func (systemRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
@@ -69,7 +68,8 @@ type ExtensionOptions struct {
 	// Env is the environment (CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL) in
 	// os.Environ form. Nil means the process's environment.
 	Env []string
-	// Runner runs the editor's command-line tool. Nil means SystemRunner.
+	// Runner runs the editor's command-line tool. Nil means os/exec, the
+	// command looked up in PATH.
 	Runner CommandRunner
 }
 
@@ -120,7 +120,7 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 		o = *opts
 	}
 	if o.Runner == nil {
-		o.Runner = SystemRunner
+		o.Runner = systemRunner{}
 	}
 	rep := &ExtensionReport{IDE: term.IDE, Family: term.Family}
 	if !term.InIDE() {

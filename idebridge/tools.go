@@ -653,7 +653,7 @@ func truncateText(s string, n int) string {
 // nothing at all (URIs stay byte for byte) for the identity.
 type converter struct{ c pathconv.Converter }
 
-func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity }
+func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity{} }
 
 func (v converter) toLocal(p string) string {
 	if p == "" || v.identity() {

@@ -7,7 +7,7 @@
 //
 // Most callers need one converter per IDE connection:
 //
-//	conv := pathconv.Identity
+//	var conv pathconv.Converter = pathconv.Identity{}
 //	if ideRunsInWindows && os.Getenv("WSL_DISTRO_NAME") != "" {
 //		conv = pathconv.NewWSL(os.Getenv("WSL_DISTRO_NAME"), &pathconv.WSLOptions{
 //			WSLPath: pathconv.SystemWSLPath(), // nil when wslpath is not installed

@@ -13,9 +13,14 @@ import (
 
 func TestIdentity(t *testing.T) {
 	for _, p := range []string{"", "/a", `C:\x`} {
-		if Identity.ToLocal(p) != p || Identity.ToIDE(p) != p {
+		if (Identity{}).ToLocal(p) != p || (Identity{}).ToIDE(p) != p {
 			t.Errorf("Identity changed %q", p)
 		}
+	}
+	// Converters are compared to tell "no conversion" apart.
+	var a, b Converter = Identity{}, Identity{}
+	if a != b {
+		t.Error("two Identity converters are not equal")
 	}
 }
 
