@@ -150,7 +150,7 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 		return rep, nil
 	}
 	rep.Listed = true
-	rep.Installed = ExtensionListed(string(out), ExtensionID)
+	rep.Installed = extensionListed(string(out), ExtensionID)
 	if rep.Installed {
 		rep.Advice = fmt.Sprintf("The Claude Code extension is installed in %s but not running in this window: reload the window (Developer: Reload Window) or restart %s, and run the agent in a terminal of a window that has the project open.", term.IDE, term.IDE)
 		return rep, nil
@@ -198,10 +198,10 @@ func lockfileOf(term Terminal, c Candidate) bool {
 	return false
 }
 
-// ExtensionListed reports whether the output of `code --list-extensions`
+// extensionListed reports whether the output of `code --list-extensions`
 // (one extension id a line, optionally id@version with --show-versions)
 // lists id. Ids compare without regard to case, as the marketplace does.
-func ExtensionListed(output, id string) bool {
+func extensionListed(output, id string) bool {
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimSpace(line)
 		if at := strings.IndexByte(line, '@'); at > 0 {

@@ -152,27 +152,6 @@ func TestCheckExtension(t *testing.T) {
 	}
 }
 
-func TestExtensionListed(t *testing.T) {
-	tests := []struct {
-		out  string
-		want bool
-	}{
-		{"anthropic.claude-code\n", true},
-		{"golang.go\r\nanthropic.claude-code\r\n", true},
-		{"Anthropic.Claude-Code@2.0.1", true},
-		{"  anthropic.claude-code  \n", true},
-		{"anthropic.claude-code-nightly\n", false},
-		{"xanthropic.claude-code\n", false},
-		{"", false},
-		{"@anthropic.claude-code", false},
-	}
-	for _, tt := range tests {
-		if got := idebridge.ExtensionListed(tt.out, idebridge.ExtensionID); got != tt.want {
-			t.Errorf("ExtensionListed(%q) = %v", tt.out, got)
-		}
-	}
-}
-
 func TestCompareVersions(t *testing.T) {
 	tests := []struct {
 		a, b string
