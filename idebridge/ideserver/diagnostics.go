@@ -1,6 +1,7 @@
 package ideserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,7 +26,9 @@ import (
 const ToolGetDiagnostics = "getDiagnostics"
 
 // DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
-// and every zero field, means the documented default.
+// and every zero field, means the documented default; a negative
+// SettleTimeout or MaxFiles is rejected (NewDiagnostics returns an error
+// naming it).
 type DiagnosticsOptions struct {
 	// Configs are the language servers (see lsp.LoadFile). Nil means
 	// gopls for .go files (lsp.GoplsConfig), found with
@@ -101,6 +104,12 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	if opts != nil {
 		o = *opts
 	}
+	switch {
+	case o.SettleTimeout < 0:
+		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.SettleTimeout is negative (%v)", o.SettleTimeout)
+	case o.MaxFiles < 0:
+		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.MaxFiles is negative (%d)", o.MaxFiles)
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -119,10 +128,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		cfg.InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
 		configs = []lsp.ServerConfig{cfg}
 	}
-	maxFiles := o.MaxFiles
-	if maxFiles <= 0 {
-		maxFiles = lsp.DefaultMaxOpenDocuments
-	}
+	maxFiles := cmp.Or(o.MaxFiles, lsp.DefaultMaxOpenDocuments)
 	// The registry hands out whole sets: no limit short of absurd, and
 	// every severity (getDiagnostics reports what the IDE shows).
 	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
@@ -252,6 +253,16 @@ func TestDiagnosticsWithoutServers(t *testing.T) {
 	_, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: []string{"GOPLS=" + filepath.Join(empty, "gopls")}})
 	if !errors.Is(err, lsp.ErrGoplsNotFound) {
 		t.Fatalf("NewDiagnostics without gopls: %v", err)
+	}
+
+	// Negative numbers are rejected, not taken for the default.
+	for field, opts := range map[string]*ideserver.DiagnosticsOptions{
+		"SettleTimeout": {Configs: []lsp.ServerConfig{}, SettleTimeout: -time.Second},
+		"MaxFiles":      {Configs: []lsp.ServerConfig{}, MaxFiles: -1},
+	} {
+		if d, err := ideserver.NewDiagnostics(srv, opts); err == nil || d != nil || !strings.Contains(err.Error(), "DiagnosticsOptions."+field+" is negative") {
+			t.Errorf("NewDiagnostics with a negative %s = %v, %v; want an error naming it", field, d, err)
+		}
 	}
 }
 
