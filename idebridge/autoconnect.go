@@ -16,7 +16,7 @@ import (
 	"github.com/idebridge/idebridge/lockfile"
 )
 
-// Auto-connect defaults (PROTOCOL.md section 2).
+// Auto-connect defaults, Claude Code's (docs/PROTOCOL.md, Discovery).
 const (
 	// DefaultPollInterval is how often auto-connect looks for the IDE.
 	DefaultPollInterval = time.Second
@@ -149,14 +149,14 @@ type AutoConnectOptions struct {
 }
 
 // ShouldAutoConnect decides from the caller's setting and the environment
-// whether to connect to an IDE without being asked, as PROTOCOL.md section
-// 2 lists: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) turns
-// it off whatever else asks; otherwise any of opts.Requested, running in
-// an IDE's terminal (DiscoverOptions.Terminal, or DetectTerminal of env),
-// CLAUDE_CODE_SSE_PORT set, or a truthy CLAUDE_CODE_AUTO_CONNECT_IDE (1,
-// true, yes, on) turns it on. environ (os.Environ form) nil means
-// opts.Discover.Env, or the process's environment. why says which rule
-// decided.
+// whether to connect to an IDE without being asked, by Claude Code's rules
+// (docs/PROTOCOL.md, Discovery): a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0,
+// false, no, off) turns it off whatever else asks; otherwise any of
+// opts.Requested, running in an IDE's terminal (DiscoverOptions.Terminal,
+// or DetectTerminal of environ), CLAUDE_CODE_SSE_PORT set, or a truthy
+// CLAUDE_CODE_AUTO_CONNECT_IDE (1, true, yes, on) turns it on. environ
+// (os.Environ form) nil means opts.Discover.Env, or the process's
+// environment. why says which rule decided.
 func ShouldAutoConnect(opts *AutoConnectOptions, environ []string) (ok bool, why string) {
 	var o AutoConnectOptions
 	if opts != nil {

@@ -24,8 +24,8 @@ import (
 
 // Defaults used when the matching ClientOptions field is zero.
 const (
-	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like the
-	// reference agent's connection limit.
+	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like
+	// Claude Code's connection limit (docs/PROTOCOL.md, Discovery).
 	DefaultConnectTimeout = 35 * time.Second
 	// DefaultCallTimeout bounds every call except openDiff.
 	DefaultCallTimeout = 30 * time.Second

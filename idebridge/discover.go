@@ -165,7 +165,8 @@ func lockfileDirs(o *DiscoverOptions) []string {
 // returns them all, newest first, usable or not: Candidate.Valid says
 // which, Reasons and Message say why not.
 //
-// The checks, as the deployed agents make them (PROTOCOL.md section 2):
+// The checks, as the deployed agents make them (docs/PROTOCOL.md,
+// Discovery):
 //   - the lockfile parses and is safe to read (ReasonParseError,
 //     ReasonInsecurePermissions);
 //   - a workspace folder contains the working directory, unless the port

@@ -14,7 +14,8 @@ import (
 )
 
 // RemoveStale deletes the lockfiles among cands (as returned by Discover)
-// that are stale by the deployed agents' rules (PROTOCOL.md section 2) and
+// that are stale by the deployed agents' rules (docs/PROTOCOL.md,
+// Discovery) and
 // returns the paths it removed:
 //   - a lockfile that does not parse;
 //   - outside WSL, a lockfile whose pid is not running;

@@ -262,7 +262,7 @@ func (n *NewDiagnostics) Render(opts *diag.RenderOptions) string {
 }
 
 // TrySnapshotDiagnostics is SnapshotDiagnostics for callers that treat the
-// IDE as optional, as the reference agent does: when c is nil or the IDE
+// IDE as optional, as Claude Code does: when c is nil or the IDE
 // fails, it returns nil (logged at debug level on c's logger), which
 // TryNewDiagnosticsText accepts.
 func TrySnapshotDiagnostics(ctx context.Context, c *Client, path string) *DiagnosticsSnapshot {

@@ -33,8 +33,9 @@
 // streams only through its *invocation, never from os directly, so tests
 // drive it in-process with a fake environment.
 //
-// Exit statuses (DESIGN.md): 0 success, 1 the tool or server reported an
-// error, 2 no usable IDE or server (say why and what to do), 64 bad usage.
+// Exit statuses, the same for every command (printHelp lists them): 0
+// success, 1 the tool or server reported an error, 2 no usable IDE or
+// server (say why and what to do), 64 bad usage.
 package main
 
 import (
