@@ -30,7 +30,8 @@
 //
 // Everything that reads the environment, the file system or processes
 // takes it through options (DiscoverOptions.Env, Dirs, Processes, Dial), so
-// that tests and embedders never touch the real home directory.
+// that tests and embedders never touch the real home directory. An Env is
+// in os.Environ form ("KEY=value"); nil means the process's own.
 //
 // # Connecting and calling tools
 //
