@@ -63,10 +63,7 @@ func idb_registry_new(optionsJSON *C.char, outHandle *C.uint64_t) (st C.int) {
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	if o.MinSeverity != 0 && !o.MinSeverity.Valid() {
-		return fail(name, argErr("options_json: minSeverity %d is not 1 to 4", int(o.MinSeverity)))
-	}
-	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
 		MaxPerFile:              o.MaxPerFile,
 		MaxTotal:                o.MaxTotal,
 		MaxPerPublish:           o.MaxPerPublish,
@@ -75,6 +72,9 @@ func idb_registry_new(optionsJSON *C.char, outHandle *C.uint64_t) (st C.int) {
 		MinSeverity:             o.MinSeverity,
 		DropUnnecessary:         o.DropUnnecessary,
 	})
+	if err != nil {
+		return fail(name, argErr("options_json: %v", err))
+	}
 	*outHandle = C.uint64_t(handles.add(kindRegistry, reg))
 	return 0
 }

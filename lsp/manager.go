@@ -166,7 +166,7 @@ func NewManager(configs []ServerConfig, opts *ManagerOptions) *Manager {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if m.reg == nil {
-		m.reg = lspdiag.NewRegistry(nil)
+		m.reg, _ = lspdiag.NewRegistry(nil) // nil options cannot be out of range
 	}
 	m.docs, _ = simplelru.NewLRU(o.MaxOpenDocuments, func(path string, d *document) {
 		m.closing[path] = d // sent by whoever holds the server's syncMu next
