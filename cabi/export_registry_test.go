@@ -227,7 +227,7 @@ func TestRegistryOptionsErrors(t *testing.T) {
 		`{"maxPerFiles":2}`:                    `unknown field "maxPerFiles"`,
 		`{"minSeverity":"bad"}`:                "severity",
 		`{"minSeverity":9}`:                    "severity",
-		`{"minSeverity":-1}`:                   "severity",
+		`{"minSeverity":-1}`:                   "options_json: minSeverity: number -1 is not a severity (1 to 4)",
 		`{"maxDocuments":-1}`:                  "MaxDocuments is -1",
 		`{"maxPerPublish":-2}`:                 "MaxPerPublish is -2",
 		`{"maxDeliveredPerDocument":-1}`:       "MaxDeliveredPerDocument is -1",
