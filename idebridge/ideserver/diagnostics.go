@@ -130,13 +130,18 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	}
 	maxFiles := cmp.Or(o.MaxFiles, lsp.DefaultMaxOpenDocuments)
 	// The registry hands out whole sets: no limit short of absurd, and
-	// every severity (getDiagnostics reports what the IDE shows).
-	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
+	// every severity (getDiagnostics reports what the IDE shows). It
+	// remembers at least every open file's last publish.
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
 		MaxPerPublish: 100_000,
 		MaxPerFile:    100_000,
 		MaxTotal:      1 << 30,
+		MaxDocuments:  max(maxFiles, lspdiag.DefaultMaxDocuments),
 		Logger:        log,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("ideserver: diagnostics: %w", err)
+	}
 	mgr := lsp.NewManager(configs, &lsp.ManagerOptions{
 		Registry:         reg,
 		ProjectDir:       folder,
