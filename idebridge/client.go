@@ -25,7 +25,7 @@ import (
 // Defaults used when the matching ClientOptions field is zero.
 const (
 	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like
-	// Claude Code's connection limit.
+	// Claude Code's connection limit (docs/PROTOCOL.md, Discovery).
 	DefaultConnectTimeout = 35 * time.Second
 	// DefaultCallTimeout bounds every call except openDiff.
 	DefaultCallTimeout = 30 * time.Second
@@ -82,7 +82,7 @@ type ClientOptions struct {
 	Capabilities json.RawMessage
 
 	// Paths converts paths between the agent and the IDE (WSL). Default:
-	// the candidate's converter for Connect, pathconv.Identity for
+	// the candidate's converter for Connect, pathconv.Identity{} for
 	// DialURL.
 	Paths pathconv.Converter
 }
@@ -125,7 +125,7 @@ func resolveClientOptions(o *ClientOptions) (*config, error) {
 		c.Capabilities = json.RawMessage("{}")
 	}
 	if c.Paths == nil {
-		c.Paths = pathconv.Identity
+		c.Paths = pathconv.Identity{}
 	}
 	return c, nil
 }

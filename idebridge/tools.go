@@ -154,7 +154,7 @@ func (c *Client) CloseTab(ctx context.Context, tabName string) error {
 	return err
 }
 
-// CloseAllDiffTabs closes every diff tab (the reference agent calls it at
+// CloseAllDiffTabs closes every diff tab (Claude Code calls it at
 // the start of each user turn and on cancel). It returns how many were
 // closed, or -1 when the IDE did not say.
 func (c *Client) CloseAllDiffTabs(ctx context.Context) (int, error) {
@@ -611,7 +611,7 @@ func truncateText(s string, n int) string {
 // nothing at all (URIs stay byte for byte) for the identity.
 type converter struct{ c pathconv.Converter }
 
-func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity }
+func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity{} }
 
 func (v converter) toLocal(p string) string {
 	if p == "" || v.identity() {
