@@ -17,6 +17,7 @@
 //	}
 //	fmt.Println(res.Text())
 //
-// The messages behind these names, exactly as Claude Code and the Neovim
-// plugin exchange them, are in idebridge/testdata/mcp.
+// The wire facts behind these names are in docs/PROTOCOL.md (MCP
+// handshake; IDE tools and quirks); the exact messages Claude Code and the
+// Neovim plugin exchange are in idebridge/testdata/mcp.
 package mcp

@@ -19,10 +19,10 @@ import (
 	"github.com/idebridge/idebridge/mcp"
 )
 
-// The legacy SSE transport: GET the SSE URL and keep the stream open; its
-// first event, "endpoint", names where to POST messages (resolved against
-// the SSE URL, refused on another origin); replies arrive as "message" (or
-// unnamed) events. It speaks HTTP/1.1 itself, over TCP for http:// and over
+// The legacy SSE transport (docs/PROTOCOL.md, Connecting): GET the SSE URL
+// and keep the stream open; its first event, "endpoint", names where to
+// POST messages (resolved against the SSE URL, refused on another origin);
+// replies arrive as "message" (or unnamed) events. It speaks HTTP/1.1 itself, over TCP for http:// and over
 // crypto/tls for https://, one code path for both: the stream over a
 // connection of its own, so that its reads can be interrupted and resumed
 // (the parser, the chunked decoder and bufio all keep their state across a

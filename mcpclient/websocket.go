@@ -29,7 +29,8 @@ import (
 //
 //   - Writing: gorilla's client-side writer fragments every message larger
 //     than its write buffer (4 KiB by default), and deployed IDEs close the
-//     connection on a fragmented message (the Neovim plugin with 1003).
+//     connection on a fragmented message (the Neovim plugin with 1003;
+//     docs/PROTOCOL.md, Connecting).
 //     Rather than give every connection a write buffer as large as the
 //     largest message, each message is encoded after headroom bytes, the
 //     frame header is written into the headroom, the payload is masked in
