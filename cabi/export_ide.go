@@ -18,6 +18,7 @@ import (
 
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Defaults of the IDE exports' timeouts (timeout_ms 0).
@@ -29,7 +30,7 @@ const (
 
 func init() {
 	statusClassifiers = append(statusClassifiers, func(err error) int {
-		var te *idebridge.ToolError
+		var te *mcp.ToolError
 		switch {
 		case errors.As(err, &te):
 			return abispec.StTool
@@ -291,10 +292,10 @@ func idb_ide_info(h C.uint64_t, out **C.char) (st C.int) {
 		return fail(name, err)
 	}
 	info := struct {
-		ServerInfo      idebridge.ServerInfo `json:"serverInfo"`
-		ProtocolVersion string               `json:"protocolVersion"`
-		Instructions    string               `json:"instructions,omitempty"`
-		Capabilities    json.RawMessage      `json:"capabilities,omitempty"`
+		ServerInfo      mcp.Implementation `json:"serverInfo"`
+		ProtocolVersion string             `json:"protocolVersion"`
+		Instructions    string             `json:"instructions,omitempty"`
+		Capabilities    json.RawMessage    `json:"capabilities,omitempty"`
 	}{ic.c.ServerInfo(), ic.c.ProtocolVersion(), ic.c.Instructions(), ic.c.ServerCapabilities()}
 	return setOutJSON(name, out, info)
 }
@@ -347,7 +348,7 @@ func idb_ide_call(h C.uint64_t, toolName *C.char, argsJSON *C.char, timeoutMs C.
 		}
 	}
 	def := ic.callTimeout
-	if tool == idebridge.ToolOpenDiff {
+	if tool == mcp.ToolOpenDiff {
 		def = 0 // the user decides, however long it takes
 	}
 	ctx, cancel := timeoutContext(timeoutMs, def)

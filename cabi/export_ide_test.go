@@ -14,6 +14,7 @@ import (
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // testIDE is a real ideserver on loopback whose lockfile is in a
@@ -122,7 +123,7 @@ func TestIDERoundTrip(t *testing.T) {
 	}
 
 	wantStatus(t, idb_ide_tools(h, 0, &out), 0, "idb_ide_tools")
-	var tools []idebridge.Tool
+	var tools []mcp.Tool
 	if err := json.Unmarshal([]byte(take(out)), &tools); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestIDERoundTrip(t *testing.T) {
 	}
 
 	wantStatus(t, idb_ide_call(h, cstr(t, "getWorkspaceFolders"), nil, 0, &out), 0, "idb_ide_call")
-	var res idebridge.ToolResult
+	var res mcp.ToolResult
 	if err := json.Unmarshal([]byte(take(out)), &res); err != nil {
 		t.Fatal(err)
 	}

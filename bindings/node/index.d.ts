@@ -134,7 +134,7 @@ export interface IDEInfo {
   capabilities?: Record<string, unknown>;
 }
 
-/** One tool the IDE offers (Go: idebridge.Tool). */
+/** One tool the IDE offers (Go: mcp.Tool). */
 export interface Tool {
   name: string;
   title?: string;
@@ -144,7 +144,7 @@ export interface Tool {
   annotations?: Record<string, unknown>;
 }
 
-/** A tools/call result (Go: idebridge.ToolResult). */
+/** A tools/call result (Go: mcp.ToolResult). */
 export interface ToolResult {
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;

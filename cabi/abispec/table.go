@@ -595,7 +595,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "Tool",
-		Doc:  "One tool the IDE offers (Go: idebridge.Tool).",
+		Doc:  "One tool the IDE offers (Go: mcp.Tool).",
 		Body: `{
   name: string;
   title?: string;
@@ -607,7 +607,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "ToolResult",
-		Doc:  "A tools/call result (Go: idebridge.ToolResult).",
+		Doc:  "A tools/call result (Go: mcp.ToolResult).",
 		Body: `{
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;

@@ -15,15 +15,13 @@ import (
 
 	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
 
 	"github.com/idebridge/idebridge/lspdiag"
 )
-
-// ToolGetDiagnostics is the name of the diagnostics tool.
-const ToolGetDiagnostics = "getDiagnostics"
 
 // DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
 // and every zero field, means the documented default; a negative
@@ -168,10 +166,12 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 // Tool returns the getDiagnostics tool, to pass to Server.RegisterTool.
 func (d *Diagnostics) Tool() Tool {
 	return Tool{
-		Name:        ToolGetDiagnostics,
-		Description: "Get language diagnostics (errors, warnings) from the editor's language servers",
-		InputSchema: schema(`"uri":{"type":"string","description":"Optional file URI to get diagnostics for. If not provided, gets diagnostics for all open files."}`),
-		Handler:     d.handle,
+		Tool: mcp.Tool{
+			Name:        mcp.ToolGetDiagnostics,
+			Description: "Get language diagnostics (errors, warnings) from the editor's language servers",
+			InputSchema: schema(`"uri":{"type":"string","description":"Optional file URI to get diagnostics for. If not provided, gets diagnostics for all open files."}`),
+		},
+		Handler: d.handle,
 	}
 }
 
@@ -202,7 +202,7 @@ type wireDiagnostic struct {
 	Range    diag.Range `json:"range"`
 }
 
-func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, error) {
+func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	var a struct {
 		URI string `json:"uri"`
 	}
@@ -247,7 +247,7 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, 
 				continue
 			}
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &Error{Code: CodeFileNotOpen, Message: "File not found", Data: mustJSON("Cannot get diagnostics of " + p + ": it does not exist")}
+				return nil, &mcp.Error{Code: mcp.CodeFileNotOpen, Message: "File not found", Data: mustJSON("Cannot get diagnostics of " + p + ": it does not exist")}
 			}
 			return nil, fmt.Errorf("getting diagnostics of %s: %w", p, err)
 		}
