@@ -26,6 +26,19 @@
 //	defer srv.Close()
 //	// Agents now find srv.LockfilePath() and connect to srv.URL().
 //
+// The same server kit serves an MCP server of one's own over stdio:
+// ServeStream runs one session over a reader and a writer (standard input
+// and output), newline-delimited JSON-RPC as MCP's stdio transport frames
+// it, with no listener and no lockfile. With NoDefaultTools the server
+// serves only what RegisterTool adds:
+//
+//	srv, err := ideserver.New(&ideserver.Options{
+//		NoDefaultTools: true, NoLockfile: true,
+//		ProtocolVersion: mcp.ProtocolVersion, NegotiateProtocolVersion: true,
+//	})
+//	srv.RegisterTool(myTool)
+//	err = srv.ServeStream(ctx, os.Stdin, os.Stdout) // nil when stdin ends
+//
 // A Server is safe for concurrent use. Tool handlers run one goroutine per
 // call and must return when their context ends; Close answers pending
 // openDiff calls DIFF_REJECTED, cancels the rest, waits for them, closes
