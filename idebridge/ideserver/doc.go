@@ -8,9 +8,10 @@
 //
 // Editor authors embed it and register their own tools; tests and headless
 // setups (`idebridge ide serve`) use the default tool set, which serves a
-// plain directory: openFile, getWorkspaceFolders, getOpenEditors,
-// checkDocumentDirty, saveDocument, close_tab, closeAllDiffTabs, and
-// openDiff decided by a DiffPolicy (AcceptDiffs, RejectDiffs, or a
+// plain directory: openFile (which selects lines or text as asked),
+// getCurrentSelection and getLatestSelection (what openFile selected),
+// getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument,
+// close_tab, closeAllDiffTabs, and openDiff decided by a DiffPolicy (AcceptDiffs, RejectDiffs, or a
 // DiffPolicyFunc that asks someone). Answers match deployed IDEs byte for
 // byte where the wire allows (FILE_SAVED, DIFF_REJECTED, TAB_CLOSED,
 // CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes).
