@@ -22,12 +22,12 @@ func ExampleParseServers() {
 	src := lsp.Source{Plugin: "python-tools", Root: "/plugins/python-tools", File: ".lsp.json"}
 	cfgs, errs := lsp.ParseServers(doc, src, &lsp.LoadOptions{ProjectDir: "/work/app"})
 	for _, c := range cfgs {
-		fmt.Println(c.Name, c.Command, c.Args, c.MaxRestarts, c.RestartOnCrash)
+		fmt.Println(c.Name, c.Command, c.Args)
 	}
 	for _, err := range errs {
 		fmt.Println("error:", err)
 	}
 	// Output:
-	// plugin:python-tools:pyright /plugins/python-tools/node_modules/.bin/pyright-langserver [--stdio] 3 true
+	// plugin:python-tools:pyright /plugins/python-tools/node_modules/.bin/pyright-langserver [--stdio]
 	// error: plugin python-tools: .lsp.json: server "broken": extensionToLanguage: "py" is not an extension like ".go"
 }

@@ -220,7 +220,7 @@ func (m *Manager) install(configs []ServerConfig, keep map[string]*server) []err
 func (m *Manager) Registry() *lspdiag.Registry { return m.reg }
 
 // Problems returns the configuration problems found by NewManager or the
-// last Reload: extension conflicts (*ConflictError) and duplicate names.
+// last Reload: extension conflicts (*ExtensionConflictError) and duplicate names.
 func (m *Manager) Problems() []error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

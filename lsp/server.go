@@ -124,7 +124,7 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 			s.mu.Unlock()
 			return inst, nil
 		case StateError:
-			if !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts {
+			if s.restarts >= s.cfg.restartLimit() {
 				e := *s.lastErr
 				e.Final, e.Restarts = true, s.restarts
 				s.mu.Unlock()
@@ -404,7 +404,7 @@ func (s *server) failure() error {
 	if s.state == StateError && s.lastErr != nil {
 		e := *s.lastErr
 		e.Restarts = s.restarts
-		e.Final = !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts
+		e.Final = s.restarts >= s.cfg.restartLimit()
 		return &e
 	}
 	return nil
@@ -871,7 +871,7 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			}
 		}
 	}
-	if inst.s.cfg.Diagnostics {
+	if !inst.s.cfg.NoDiagnostics {
 		if err := reg.PublishParams(name, &p); err != nil {
 			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
 		}
