@@ -9,7 +9,7 @@ GOPLS         := $(GOBIN)/gopls
 FUZZTIME      ?= 10s
 # Packages holding fuzz targets: ./fuzz has those over exported API; a
 # target that needs unexported code lives in its own package.
-FUZZPKGS      := ./fuzz ./idebridge
+FUZZPKGS      := ./fuzz ./idebridge ./lsp
 # The npm-installed language servers (pyright-langserver,
 # typescript-language-server), pinned by tools/lsp/package-lock.json.
 LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
