@@ -285,7 +285,9 @@ func (s *server) spawn() (*instance, error) {
 		return nil, inst.failure(fmt.Errorf("initializing: %w", err))
 	}
 	var res initializeResult
-	if err := inst.conn.call(ctx, "initialize", s.initializeParams(folder), &res); err != nil {
+	params := s.initializeParams(folder)
+	params["processId"] = p.clientProcessID() // null inside a PID namespace
+	if err := inst.conn.call(ctx, "initialize", params, &res); err != nil {
 		return abort(err)
 	}
 	inst.fmu.Lock()

@@ -41,6 +41,12 @@ var (
 	twoPhase        = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
 )
 
+// Flags for the process-tree and shutdown-order tests (proc_test.go).
+var (
+	exitDelay  = flag.Duration("exit-delay", 0, "on exit, wait this long, log \"exiting\", then exit 0")
+	grandchild = flag.String("grandchild", "", "at start, fork a grandchild in a session of its own and write our pid and its pid (as the agent sees them) here")
+)
+
 type message struct {
 	JSONRPC string           `json:"jsonrpc"`
 	ID      *json.RawMessage `json:"id,omitempty"`
@@ -85,6 +91,9 @@ func main() {
 			os.Exit(1)
 		}
 		logW = f
+	}
+	if *grandchild != "" {
+		forkGrandchild(*grandchild)
 	}
 	in := bufio.NewReader(os.Stdin)
 	for {
@@ -229,7 +238,7 @@ func handle(m *message) {
 		if *ignoreExit {
 			cmd := exec.Command(os.Args[0], "-sleep")
 			if err := cmd.Start(); err == nil && *pidFile != "" {
-				os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), cmd.Process.Pid)), 0o600)
+				os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d %d\n", hostPID(), childHostPID(cmd.Process.Pid))), 0o600)
 			}
 		}
 	case "shutdown":
@@ -238,6 +247,10 @@ func handle(m *message) {
 		if *ignoreExit {
 			logf("ignoring exit")
 			return
+		}
+		if *exitDelay > 0 {
+			time.Sleep(*exitDelay)
+			logf("exiting")
 		}
 		os.Exit(0)
 	case "textDocument/didOpen":
