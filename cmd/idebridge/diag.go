@@ -21,18 +21,17 @@ import (
 func init() {
 	register(&command{
 		Name:    "diag",
-		Usage:   "[--config FILE] [--json] [--timeout D] FILE...",
+		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] FILE...",
 		Summary: "print the language-server diagnostics of files",
 		Help: "Opens each FILE in the language server that serves its extension, waits until\n" +
 			"its diagnostics are known (see --timeout), and prints them as the block a model\n" +
-			"would get. Without --config, .go files are served by gopls, found through\n" +
-			"$GOPLS, PATH or $(go env GOPATH)/bin. --config names a .lsp.json (a map from\n" +
-			"server name to configuration, as in Claude Code plugins).\n\n" +
+			"would get.\n\n" + sourcesHelp + "\n\n" +
 			"Exit status: 0 when every file was checked, even if diagnostics were found;\n" +
 			"1 when a server failed; 2 when no server can serve a file (the message says\n" +
 			"why and what to do); 64 bad usage.",
 		Setup: func(fs *flag.FlagSet) runFunc {
-			config := fs.String("config", "", "a .lsp.json file configuring the servers (default: gopls for .go)")
+			var src serverSources
+			src.register(fs)
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long to wait for the servers, in all")
 			return func(ctx context.Context, inv *invocation, args []string) int {
@@ -44,7 +43,7 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return runDiag(ctx, inv, *config, *asJSON, *timeout, args)
+				return runDiag(ctx, inv, &src, *asJSON, *timeout, args)
 			}
 		},
 	})
@@ -62,16 +61,17 @@ type diagFile struct {
 	err error
 }
 
-func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON bool, timeout time.Duration, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
 		return exitFailure
 	}
-	configs, code := diagConfigs(inv, wd, configPath, args)
+	set, code := diagServers(inv, wd, src, args)
 	if code != exitOK {
 		return code
 	}
+	configs := set.configs
 	environ := make([]string, 0, len(inv.Env))
 	for k, v := range inv.Env {
 		environ = append(environ, k+"="+v)
@@ -143,45 +143,10 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 	}
 	for _, f := range files {
 		if f.err != nil {
-			fmt.Fprintf(inv.Stderr, "idebridge diag: %s\n", diagAdvice(f.err, configPath))
+			fmt.Fprintf(inv.Stderr, "idebridge diag: %s\n", set.advice(f.err))
 		}
 	}
 	return code
-}
-
-// diagConfigs loads --config, or builds the gopls default, working on the
-// module of the first .go file.
-func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lsp.ServerConfig, int) {
-	if configPath == "" {
-		gopls, err := lsp.FindGopls(inv.Getenv)
-		if err != nil {
-			// Files other than .go still get a clear "no server" below.
-			return nil, exitOK
-		}
-		cfg := lsp.GoplsConfig(gopls, wd)
-		for _, f := range files {
-			if strings.EqualFold(filepath.Ext(f), ".go") {
-				if !filepath.IsAbs(f) {
-					f = filepath.Join(wd, f)
-				}
-				cfg.WorkspaceFolder = moduleRoot(filepath.Dir(f), wd)
-				break
-			}
-		}
-		return []lsp.ServerConfig{cfg}, exitOK
-	}
-	if !filepath.IsAbs(configPath) {
-		configPath = filepath.Join(wd, configPath)
-	}
-	configs, errs := lsp.LoadFile(configPath, &lsp.LoadOptions{ProjectDir: wd})
-	for _, err := range errs {
-		fmt.Fprintf(inv.Stderr, "idebridge diag: warning: %v\n", err)
-	}
-	if len(configs) == 0 {
-		fmt.Fprintf(inv.Stderr, "idebridge diag: %s configures no usable language server\n", configPath)
-		return nil, exitUnavailable
-	}
-	return configs, exitOK
 }
 
 // moduleRoot returns the nearest directory at or above dir holding a
@@ -195,19 +160,6 @@ func moduleRoot(dir, fallback string) string {
 			return fallback
 		}
 	}
-}
-
-// diagAdvice explains an error and, where it can, what to do.
-func diagAdvice(err error, configPath string) string {
-	var ne *lsp.NoServerError
-	if errors.As(err, &ne) && configPath == "" {
-		if ne.Extension == ".go" {
-			return fmt.Sprintf("no language server for %s: %v", ne.Path, lsp.ErrGoplsNotFound)
-		}
-		return fmt.Sprintf("no language server for %s: without --config only .go files are served (by gopls); "+
-			"pass --config with a .lsp.json for other languages", ne.Path)
-	}
-	return err.Error()
 }
 
 // printDiag prints the rendered block, or says that there is nothing new,

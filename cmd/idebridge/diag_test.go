@@ -16,6 +16,7 @@ func diagEnv(t *testing.T, extra ...string) map[string]string {
 	env := environMap(os.Environ())
 	env["GOPLSCACHE"] = t.TempDir()
 	env["GOPROXY"] = "off"
+	env["CLAUDE_CONFIG_DIR"] = t.TempDir() // no installed plugins but the test's own
 	for _, kv := range extra {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -78,7 +79,7 @@ func TestDiagWithoutGopls(t *testing.T) {
 	if out != "" {
 		t.Errorf("stdout %q, want nothing", out)
 	}
-	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: without --config only .go files are served"} {
+	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: no server is configured; install and enable a Claude Code plugin"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q does not contain %q", errOut, want)
 		}
@@ -117,7 +118,8 @@ func TestDiagScriptedServer(t *testing.T) {
 
 	// JSON, with a file no server serves: exit 2, the others reported.
 	code, out, errOut = runIn(t, dir, env, "diag", "--config", cfg, "--json", "a.s", "notes.txt")
-	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .s)") {
+	// Served: .s, and .go by the built-in gopls (flags add servers).
+	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .go .s)") {
 		t.Errorf("unserved file: exit %d, stderr %q", code, errOut)
 	}
 	var res struct {
