@@ -48,7 +48,14 @@ type discoverOptions struct {
 }
 
 func (o *discoverOptions) goOptions() *idebridge.DiscoverOptions {
-	return &idebridge.DiscoverOptions{Cwd: o.Cwd, Env: o.Env, Dirs: o.LockfileDirs, AllowInsecure: o.AllowInsecure}
+	var environ []string // nil: the process's environment
+	for k, v := range o.Env {
+		environ = append(environ, k+"="+v)
+	}
+	if o.Env != nil && environ == nil {
+		environ = []string{} // an empty object: no variables at all
+	}
+	return &idebridge.DiscoverOptions{Cwd: o.Cwd, Env: environ, Dirs: o.LockfileDirs, AllowInsecure: o.AllowInsecure}
 }
 
 // connectOptions is the JSON form of idb_ide_connect's options.

@@ -24,8 +24,8 @@ import (
 
 // Defaults used when the matching ClientOptions field is zero.
 const (
-	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like the
-	// reference agent's connection limit.
+	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like
+	// Claude Code's connection limit (docs/PROTOCOL.md, Discovery).
 	DefaultConnectTimeout = 35 * time.Second
 	// DefaultCallTimeout bounds every call except openDiff.
 	DefaultCallTimeout = 30 * time.Second
@@ -90,7 +90,7 @@ type ClientOptions struct {
 	Capabilities json.RawMessage
 
 	// Paths converts paths between the agent and the IDE (WSL). Default:
-	// the candidate's converter for Connect, pathconv.Identity for
+	// the candidate's converter for Connect, pathconv.Identity{} for
 	// DialURL.
 	Paths pathconv.Converter
 }
@@ -274,7 +274,7 @@ func DialURL(ctx context.Context, rawURL, authToken string, opts *ClientOptions)
 func newClient(t transport, cfg *config, act *activity, where string) *Client {
 	c := &Client{cfg: cfg, paths: cfg.Paths, url: where}
 	if c.paths == nil {
-		c.paths = pathconv.Identity
+		c.paths = pathconv.Identity{}
 	}
 	c.notes = make(chan Notification, max(cfg.NotificationBuffer, 0))
 	c.m = newMux(t, cfg.Logger, cfg.MaxMessageSize, act)

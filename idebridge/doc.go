@@ -30,7 +30,8 @@
 //
 // Everything that reads the environment, the file system or processes
 // takes it through options (DiscoverOptions.Env, Dirs, Processes, Dial), so
-// that tests and embedders never touch the real home directory.
+// that tests and embedders never touch the real home directory. An Env is
+// in os.Environ form ("KEY=value"); nil means the process's own.
 //
 // # Connecting and calling tools
 //
@@ -43,7 +44,7 @@
 // ErrConnectionLost. Notifications (selection_changed, at_mentioned, ...)
 // arrive on Client.Notifications.
 //
-// AutoConnect decides, as the reference agent does, whether to connect
+// AutoConnect decides, as Claude Code does, whether to connect
 // without asking (ShouldAutoConnect), waits for exactly one usable IDE and
 // connects; NoIDEError and AmbiguousIDEError list the candidates and why.
 // Reconnect returns to the same IDE after a lost connection.
@@ -57,7 +58,7 @@
 // without an IDE. SnapshotDiagnostics before an edit and
 // DiagnosticsSnapshot.NewDiagnostics after it report only the diagnostics
 // the edit introduced, rendered as a capped <new-diagnostics> block; the
-// Try variants turn IDE errors into "nothing", as the reference agent does.
+// Try variants turn IDE errors into "nothing", as Claude Code does.
 //
 // Candidate, Discover and the detection functions are safe for concurrent
 // use. Paths from the IDE pass through Candidate.Paths, which converts

@@ -23,7 +23,7 @@ const (
 	// which the user may have edited, was written.
 	EditAccepted EditStatus = "accepted"
 	// EditTabClosed: the user closed the diff tab (TAB_CLOSED); the
-	// proposed text was written, as the reference agent does.
+	// proposed text was written, as Claude Code does.
 	EditTabClosed EditStatus = "tab_closed"
 	// EditRejected: the user rejected the edit (DIFF_REJECTED), or it was
 	// cancelled (EditResult.Cancelled); the file is untouched.

@@ -34,7 +34,7 @@ func goplsIDE(t testing.TB, policy ideserver.DiffPolicy, files map[string]string
 		t.Fatal(err)
 	}
 	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{
-		Environ:       append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod"),
+		Env:           append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod"),
 		SettleTimeout: reviewTimeout,
 	})
 	if err != nil {

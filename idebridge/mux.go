@@ -85,7 +85,7 @@ func newMux(t transport, log *slog.Logger, maxSize int64, act *activity) *mux {
 		done:     make(chan struct{}),
 		readDone: make(chan struct{}),
 	}
-	m.nextID.Store(-1) // the first request (initialize) gets id 0, as the reference agent sends
+	m.nextID.Store(-1) // the first request (initialize) gets id 0, as Claude Code sends
 	return m
 }
 

@@ -20,7 +20,8 @@ import (
 	"github.com/idebridge/idebridge/pathconv"
 )
 
-// Tool names as deployed IDEs spell them (PROTOCOL.md section 6).
+// Tool names as deployed IDEs spell them (docs/PROTOCOL.md, IDE tools and
+// quirks).
 const (
 	ToolOpenDiff            = "openDiff"
 	ToolCloseTab            = "close_tab"
@@ -78,7 +79,7 @@ type OpenDiffArgs struct {
 	// NewContents is the proposed text (new_file_contents).
 	NewContents string
 	// TabName is tab_name, opaque and unique per diff; empty means one is
-	// made up in the reference agent's style ("✻ [idebridge] main.go
+	// made up in Claude Code's style ("✻ [idebridge] main.go
 	// (3f9a1c) ⧉"). Use the same name with CloseTab afterwards.
 	TabName string
 }
@@ -93,7 +94,8 @@ const (
 	// write DiffOutcome.FinalText.
 	DiffSaved
 	// DiffTabClosed (TAB_CLOSED): the user closed the diff tab; the
-	// reference agent applies the proposed text (DiffOutcome.FinalText).
+	// agent applies the proposed text (DiffOutcome.FinalText), as Claude
+	// Code does.
 	DiffTabClosed
 	// DiffRejected (DIFF_REJECTED): keep the old file.
 	DiffRejected
@@ -131,7 +133,7 @@ func (o *DiffOutcome) Accepted() bool { return o.Kind == DiffSaved || o.Kind == 
 // OpenDiff shows a proposed edit in the IDE's diff viewer and waits until
 // the user acts; there is no default deadline (ctx still ends it, and the
 // call fails at once if the connection is lost). Call CloseTab with the
-// outcome's TabName afterwards, as the reference agent does.
+// outcome's TabName afterwards, as Claude Code does.
 func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, error) {
 	if a.NewPath == "" {
 		a.NewPath = a.OldPath
@@ -176,7 +178,7 @@ func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, er
 	return out, nil
 }
 
-// makeTabName makes a unique tab name in the reference agent's style.
+// makeTabName makes a unique tab name in Claude Code's style.
 func makeTabName(client, path string) string {
 	var id [3]byte
 	_, _ = rand.Read(id[:])
@@ -194,7 +196,7 @@ func (c *Client) CloseTab(ctx context.Context, tabName string) error {
 
 var closedTabsRE = regexp.MustCompile(`^CLOSED_(\d+)_DIFF_TABS$`)
 
-// CloseAllDiffTabs closes every diff tab (the reference agent calls it at
+// CloseAllDiffTabs closes every diff tab (Claude Code calls it at
 // the start of each user turn and on cancel). It returns how many were
 // closed, or -1 when the IDE did not say.
 func (c *Client) CloseAllDiffTabs(ctx context.Context) (int, error) {
@@ -653,7 +655,7 @@ func truncateText(s string, n int) string {
 // nothing at all (URIs stay byte for byte) for the identity.
 type converter struct{ c pathconv.Converter }
 
-func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity }
+func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity{} }
 
 func (v converter) toLocal(p string) string {
 	if p == "" || v.identity() {

@@ -311,7 +311,7 @@ func TestFileURIConversion(t *testing.T) {
 	}
 	// The identity converter leaves URIs byte for byte, even odd ones.
 	odd := "file:///home/dev/proj/main.go-accept (proposed)"
-	if got := (converter{pathconv.Identity}).uriToLocal(odd); got != odd {
+	if got := (converter{pathconv.Identity{}}).uriToLocal(odd); got != odd {
 		t.Errorf("identity changed %q to %q", odd, got)
 	}
 }

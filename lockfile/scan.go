@@ -20,7 +20,8 @@ type ScanOptions struct {
 	AllowInsecure bool
 	// UID is the uid that must own lockfiles (and, or root, their
 	// directories). Nil means os.Getuid(). Tests set it to simulate a file
-	// owned by someone else.
+	// owned by someone else. A negative UID is rejected: every directory
+	// is then reported with a *DirError saying so, and nothing is read.
 	UID *int
 	// ForeignDirs are directories whose Unix owner and mode are made up by
 	// a mount (the Windows side under WSL: see WindowsDirs) and so are not
@@ -61,8 +62,12 @@ func Scan(dirs []string, opts *ScanOptions) []ScanResult {
 		opts = &ScanOptions{}
 	}
 	uid := os.Getuid()
+	var badUID error
 	if opts.UID != nil {
 		uid = *opts.UID
+		if uid < 0 {
+			badUID = fmt.Errorf("ScanOptions.UID is negative (%d)", uid)
+		}
 	}
 	var results []ScanResult
 	var seen []string
@@ -71,6 +76,10 @@ func Scan(dirs []string, opts *ScanOptions) []ScanResult {
 			continue
 		}
 		seen = append(seen, dir)
+		if badUID != nil {
+			results = append(results, ScanResult{Path: dir, Dir: dir, Err: &DirError{Dir: dir, Err: badUID}})
+			continue
+		}
 		check := !opts.AllowInsecure && !containsPath(opts.ForeignDirs, dir)
 		results = append(results, scanDir(dir, check, uid)...)
 	}

@@ -47,7 +47,7 @@ type RegistryOptions struct {
 	MaxDeliveredPerDocument int
 	// MinSeverity is the least severe severity delivered: SeverityWarning
 	// delivers errors and warnings. Default SeverityHint (everything, as
-	// the reference agent does).
+	// Claude Code does).
 	MinSeverity diag.Severity
 	// DropUnnecessary drops diagnostics tagged TagUnnecessary (faded-out
 	// unused code). Default false.

@@ -318,7 +318,7 @@ func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd, lspConfig stri
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
-	opts := &ideserver.DiagnosticsOptions{Getenv: inv.Getenv, Environ: environ, Logger: logger}
+	opts := &ideserver.DiagnosticsOptions{Env: environ, Logger: logger}
 	if lspConfig != "" {
 		if !filepath.IsAbs(lspConfig) {
 			lspConfig = filepath.Join(wd, lspConfig)

@@ -83,7 +83,7 @@ func ideConnect(ctx context.Context, inv *invocation, name string, port int, opt
 		fmt.Fprintf(inv.Stderr, "%s: working directory: %v\n", name, err)
 		return nil, nil, exitFailure
 	}
-	dopts := &idebridge.DiscoverOptions{Cwd: wd, Env: inv.Env}
+	dopts := &idebridge.DiscoverOptions{Cwd: wd, Env: inv.environ()}
 	var cand *idebridge.Candidate
 	if port != 0 {
 		cands, err := idebridge.Discover(ctx, dopts)

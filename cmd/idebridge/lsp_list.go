@@ -104,7 +104,7 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 		l.ClaudeConfigDir = set.claude.ConfigDir
 		l.Plugins = append(l.Plugins, set.claude.Plugins...)
 	}
-	environ := inv.envList()
+	environ := inv.environ()
 	byName := map[string]*lsp.ServerConfig{}
 	for i := range set.configs {
 		c := &set.configs[i]

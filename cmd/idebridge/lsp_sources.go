@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/lsp"
 )
 
@@ -109,7 +107,7 @@ func loadServers(inv *invocation, wd string, src *serverSources, files []string)
 		set.flagged[c.Name] = true
 	}
 	if !src.noPlugins {
-		set.claude = lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: wd, Env: inv.envList()})
+		set.claude = lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: wd, Env: inv.environ()})
 		for _, c := range set.claude.Servers {
 			origin := "plugin " + c.Plugin + "@" + c.Marketplace
 			for _, p := range set.claude.Plugins {
@@ -139,13 +137,6 @@ func loadServers(inv *invocation, wd string, src *serverSources, files []string)
 	set.configs, errs = lsp.ResolveConflicts(all)
 	set.errors = append(set.errors, errs...)
 	return set
-}
-
-// environ is the invocation's environment in os.Environ form, sorted.
-func (inv *invocation) envList() []string {
-	e := env.FromMap(inv.Env)
-	sort.Strings(e)
-	return e
 }
 
 // absIn makes p absolute against dir.

@@ -1,6 +1,7 @@
 package ideserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
 
 	"github.com/idebridge/idebridge/diag"
@@ -24,7 +26,9 @@ import (
 const ToolGetDiagnostics = "getDiagnostics"
 
 // DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
-// and every zero field, means the documented default.
+// and every zero field, means the documented default; a negative
+// SettleTimeout or MaxFiles is rejected (NewDiagnostics returns an error
+// naming it).
 type DiagnosticsOptions struct {
 	// Configs are the language servers (see lsp.LoadFile). Nil means
 	// gopls for .go files (lsp.GoplsConfig), found with
@@ -33,11 +37,10 @@ type DiagnosticsOptions struct {
 	// lsp.ErrGoplsNotFound when there is none. An empty, non-nil
 	// slice means no server: every file answers an empty list.
 	Configs []lsp.ServerConfig
-	// Getenv is used to find gopls ($GOPLS, $GOPATH). Nil means os.Getenv.
-	Getenv func(string) string
-	// Environ is the base environment of the server processes. Nil means
-	// os.Environ().
-	Environ []string
+	// Env is the environment in os.Environ form: where gopls is found
+	// ($GOPLS, $GOPATH) and the base environment of the server
+	// processes. Nil means the process's own.
+	Env []string
 	// SettleTimeout bounds how long one file waits for its servers'
 	// diagnostics. Default lsp.DefaultSettleTimeout (10 s).
 	SettleTimeout time.Duration
@@ -101,6 +104,12 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	if opts != nil {
 		o = *opts
 	}
+	switch {
+	case o.SettleTimeout < 0:
+		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.SettleTimeout is negative (%v)", o.SettleTimeout)
+	case o.MaxFiles < 0:
+		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.MaxFiles is negative (%d)", o.MaxFiles)
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -108,7 +117,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	folder := srv.cfg.folders[0]
 	configs := o.Configs
 	if configs == nil {
-		gopls, err := lsp.FindGopls(o.Getenv)
+		gopls, err := lsp.FindGopls(func(k string) string { return env.Get(o.Env, k) })
 		if err != nil {
 			return nil, fmt.Errorf("ideserver: diagnostics for .go files: %w", err)
 		}
@@ -119,10 +128,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		cfg.InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
 		configs = []lsp.ServerConfig{cfg}
 	}
-	maxFiles := o.MaxFiles
-	if maxFiles <= 0 {
-		maxFiles = lsp.DefaultMaxOpenDocuments
-	}
+	maxFiles := cmp.Or(o.MaxFiles, lsp.DefaultMaxOpenDocuments)
 	// The registry hands out whole sets: no limit short of absurd, and
 	// every severity (getDiagnostics reports what the IDE shows).
 	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
@@ -137,7 +143,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		MaxOpenDocuments: maxFiles,
 		SettleTimeout:    o.SettleTimeout,
 		WaitForProgress:  true,
-		Environ:          o.Environ,
+		Environ:          o.Env,
 		ClientName:       "idebridge-ideserver",
 		Logger:           log,
 	})

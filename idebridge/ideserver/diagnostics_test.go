@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
@@ -45,7 +46,7 @@ func goplsEnviron(t testing.TB) []string {
 func startDiagServer(t testing.TB, dir string, configs []lsp.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
 	t.Helper()
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
-	opts := &ideserver.DiagnosticsOptions{Configs: configs, Environ: goplsEnviron(t), SettleTimeout: testTimeout}
+	opts := &ideserver.DiagnosticsOptions{Configs: configs, Env: goplsEnviron(t), SettleTimeout: testTimeout}
 	d, err := ideserver.NewDiagnostics(srv, opts)
 	if err != nil {
 		t.Fatalf("NewDiagnostics (these tests need gopls %s): %v", lsp.GoplsVersion, err)
@@ -249,14 +250,19 @@ func TestDiagnosticsWithoutServers(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	_, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Getenv: func(k string) string {
-		if k == "GOPLS" {
-			return filepath.Join(empty, "gopls")
-		}
-		return ""
-	}})
+	_, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: []string{"GOPLS=" + filepath.Join(empty, "gopls")}})
 	if !errors.Is(err, lsp.ErrGoplsNotFound) {
 		t.Fatalf("NewDiagnostics without gopls: %v", err)
+	}
+
+	// Negative numbers are rejected, not taken for the default.
+	for field, opts := range map[string]*ideserver.DiagnosticsOptions{
+		"SettleTimeout": {Configs: []lsp.ServerConfig{}, SettleTimeout: -time.Second},
+		"MaxFiles":      {Configs: []lsp.ServerConfig{}, MaxFiles: -1},
+	} {
+		if d, err := ideserver.NewDiagnostics(srv, opts); err == nil || d != nil || !strings.Contains(err.Error(), "DiagnosticsOptions."+field+" is negative") {
+			t.Errorf("NewDiagnostics with a negative %s = %v, %v; want an error naming it", field, d, err)
+		}
 	}
 }
 
@@ -360,7 +366,7 @@ func TestDiagnosticsManyFiles(t *testing.T) {
 	files["main.go"] = "package main\n\nfunc main() {}\n"
 	dir := diagModule(t, files)
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
-	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Environ: goplsEnviron(t), SettleTimeout: testTimeout, MaxFiles: 3})
+	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsEnviron(t), SettleTimeout: testTimeout, MaxFiles: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

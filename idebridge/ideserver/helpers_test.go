@@ -244,7 +244,8 @@ func (c *client) call(method string, params any) *jsonrpc.Message {
 	return c.wait(c.request(method, params))
 }
 
-// handshake performs the reference agent's handshake.
+// handshake performs Claude Code's handshake (docs/PROTOCOL.md, MCP
+// handshake).
 func (c *client) handshake(pid int) *jsonrpc.Message {
 	c.t.Helper()
 	res := c.call("initialize", map[string]any{

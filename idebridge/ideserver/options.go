@@ -180,8 +180,16 @@ func resolveOptions(o *Options) (*config, error) {
 		c.folders = append(c.folders, abs)
 	}
 	if !c.NoLockfile && c.LockfileDir == "" {
-		// lockfile.Dir falls back to os.UserHomeDir only for a nil getenv.
-		dir, err := lockfile.Dir(getenv, nil)
+		// lockfile.Dir falls back to os.UserHomeDir only for a nil
+		// environment.
+		var environ []string
+		if getenv != nil {
+			environ = []string{}
+			for _, k := range []string{lockfile.EnvConfigDir, "HOME", "USERPROFILE"} {
+				environ = append(environ, k+"="+getenv(k))
+			}
+		}
+		dir, err := lockfile.Dir(environ, nil)
 		if err != nil {
 			return nil, fmt.Errorf("ideserver: default lockfile directory: %w", err)
 		}

@@ -19,8 +19,8 @@ import (
 	"github.com/idebridge/idebridge/internal/jsonrpc"
 )
 
-// transcriptDir holds copies of the wire transcripts in shared/transcripts,
-// kept in the repository so the tests run from any checkout.
+// transcriptDir holds the wire transcripts recorded from the deployed
+// programs (its README.md says which).
 const transcriptDir = "../testdata/mcp"
 
 // transcriptLine is one line of a transcript file.
@@ -111,7 +111,7 @@ func TestReplayReferenceAgent(t *testing.T) {
 			}
 			var c replayClient
 			if transport == "ws" {
-				// The reference agent's upgrade request, token aside.
+				// Claude Code's upgrade request, token aside.
 				up := lines[0].UpgradeRequest
 				h := http.Header{}
 				h.Set("User-Agent", up["User-Agent"])

@@ -1,4 +1,4 @@
-package fuzz
+package idebridge
 
 import (
 	"bytes"
@@ -9,29 +9,27 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/idebridge/idebridge/idebridge"
 )
 
-// FuzzParsePS checks that the processes ParsePS reads from any text, written
+// FuzzParsePS checks that the processes parsePS reads from any text, written
 // back in ps's own format, read the same; and that it never returns a
 // negative pid or an empty name.
 func FuzzParsePS(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
-		procs, err := idebridge.ParsePS(text)
+		procs, err := parsePS(text)
 		if err != nil {
 			return
 		}
 		var b strings.Builder
 		for _, p := range procs {
 			if p.PID < 0 || p.PPID < 0 || p.Name == "" || strings.TrimSpace(p.Name) != p.Name {
-				t.Fatalf("ParsePS(%q) returned %+v", text, p)
+				t.Fatalf("parsePS(%q) returned %+v", text, p)
 			}
 			fmt.Fprintf(&b, "%5d %5d %s\n", p.PID, p.PPID, p.Name)
 		}
-		again, err := idebridge.ParsePS(b.String())
+		again, err := parsePS(b.String())
 		if err != nil {
-			t.Fatalf("ParsePS of its own output %q: %v", b.String(), err)
+			t.Fatalf("parsePS of its own output %q: %v", b.String(), err)
 		}
 		if diff := cmp.Diff(procs, again); diff != "" {
 			t.Fatalf("round trip (-first +second):\n%s", diff)
@@ -42,7 +40,7 @@ func FuzzParsePS(f *testing.F) {
 // FuzzParseTasklist checks the same round trip through tasklist's CSV.
 func FuzzParseTasklist(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
-		procs, err := idebridge.ParseTasklist(text)
+		procs, err := parseTasklist(text)
 		if err != nil {
 			return
 		}
@@ -50,7 +48,7 @@ func FuzzParseTasklist(f *testing.F) {
 		w := csv.NewWriter(&buf)
 		for _, p := range procs {
 			if p.PID < 0 || p.Name == "" || strings.TrimSpace(p.Name) != p.Name {
-				t.Fatalf("ParseTasklist(%q) returned %+v", text, p)
+				t.Fatalf("parseTasklist(%q) returned %+v", text, p)
 			}
 			if strings.Contains(p.Name, "\r") {
 				return // CSV readers turn CR LF inside a quoted field into LF
@@ -58,9 +56,9 @@ func FuzzParseTasklist(f *testing.F) {
 			w.Write([]string{p.Name, strconv.Itoa(p.PID), "Console", "1", "1 K"})
 		}
 		w.Flush()
-		again, err := idebridge.ParseTasklist(buf.String())
+		again, err := parseTasklist(buf.String())
 		if err != nil {
-			t.Fatalf("ParseTasklist of its own output %q: %v", buf.String(), err)
+			t.Fatalf("parseTasklist of its own output %q: %v", buf.String(), err)
 		}
 		if diff := cmp.Diff(procs, again); diff != "" {
 			t.Fatalf("round trip (-first +second):\n%s\ncsv %q", diff, buf.String())
