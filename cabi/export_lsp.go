@@ -82,7 +82,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 	if len(errs) > 0 {
 		return fail(name, argErr("config_json: %w", errors.Join(errs...)))
 	}
-	m := lsp.NewManager(cfgs, &lsp.ManagerOptions{
+	m, err := lsp.NewManager(cfgs, &lsp.ManagerOptions{
 		ProjectDir:       dir,
 		MaxOpenDocuments: o.MaxOpenDocuments,
 		QuietPeriod:      time.Duration(o.QuietPeriodMs) * time.Millisecond,
@@ -91,6 +91,9 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		ShutdownTimeout:  time.Duration(o.ShutdownTimeoutMs) * time.Millisecond,
 		WaitForProgress:  o.WaitForProgress,
 	})
+	if err != nil { // a negative option, named
+		return fail(name, argErr("options_json: %w", err))
+	}
 	// An explicit configuration with conflicting extensions is a mistake
 	// to report, not to resolve silently. No server has started yet.
 	if problems := m.Problems(); len(problems) > 0 {

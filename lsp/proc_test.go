@@ -36,7 +36,10 @@ func TestShutdownOrder(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "server.log")
 	cfg := scriptConfig("orderly", ".s", "-log", log, "-exit-delay", "300ms")
-	m := NewManager([]ServerConfig{cfg}, testOptions(dir))
+	m, err := NewManager([]ServerConfig{cfg}, testOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := writeSource(t, dir, "a.s", "")
 	if err := m.Open(context.Background(), a); err != nil {
 		t.Fatal(err)
@@ -68,7 +71,7 @@ func TestShutdownOrder(t *testing.T) {
 }
 
 // A bare command is looked up in the PATH of the server's environment
-// (ManagerOptions.Environ, then the configuration's env), not the agent's.
+// (ManagerOptions.Env, then the configuration's env), not the agent's.
 func TestCommandFromServerPath(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
@@ -81,7 +84,7 @@ func TestCommandFromServerPath(t *testing.T) {
 	cfg := scriptConfig("s", ".s")
 	cfg.Command = "only-on-server-path"
 	opts := testOptions(dir)
-	opts.Environ = []string{"PATH=" + bin}
+	opts.Env = []string{"PATH=" + bin}
 	m := newManager(t, []ServerConfig{cfg}, opts)
 	a := writeSource(t, dir, "a.s", "")
 	if err := m.Open(context.Background(), a); err != nil {

@@ -442,6 +442,20 @@ func (r *Registry) Forget(uri string) {
 	delete(r.versions, uri)
 }
 
+// Close is Forget for a document that is closed but may be opened again:
+// it drops what is pending for uri, its version and its last publishes,
+// and keeps which of its diagnostics were delivered, so that a document
+// closed (or evicted) and opened again unchanged delivers nothing twice.
+// The delivered memory stays bounded by MaxDocuments; Reset and Forget
+// still clear it when asked.
+func (r *Registry) Close(uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropPending(uri)
+	delete(r.docs, uri)
+	delete(r.versions, uri)
+}
+
 func (r *Registry) dropPending(uri string) {
 	ds := r.pendingDocs[uri]
 	if ds == nil {

@@ -650,8 +650,9 @@ class LSPManager {
   }
 
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Blocks until the notification is sent or the timeout elapses.
    *
@@ -666,11 +667,15 @@ class LSPManager {
   }
 
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Blocks until the diagnostics are current or the timeout elapses.
    *
@@ -679,7 +684,7 @@ class LSPManager {
    *   manager's settle timeout (10 seconds unless settleTimeoutMs says
    *   otherwise), negative or Infinity to wait without limit.
    * @returns {SettleResult} {"path", "uri", "server", "version",
-   *   "freshness", "elapsedNs"}.
+   *   "freshness", "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -574,15 +574,20 @@ int idb_registry_free(uint64_t registry);
  * Members of options_json:
  *   "maxOpenDocuments"   how many documents stay open in servers; the
  *                        least recently used is closed to make room
- *                        (default 50).
- *   "quietPeriodMs"      how long a settle waits without any word from a
- *                        server before concluding nothing changed (default
- *                        300).
- *   "settleTimeoutMs"    the longest a settle waits (default 10000).
+ *                        (default 50; negative is refused).
+ *   "quietPeriodMs"      the shortest silence a settle waits for after the
+ *                        publish answering a change, from a server that
+ *                        sends no versions; it waits longer for a server
+ *                        measured to need it (default 50; negative is
+ *                        refused).
+ *   "settleTimeoutMs"    the longest a settle waits (default 10000;
+ *                        negative is refused).
  *   "startupTimeoutMs"   the startup timeout of servers whose
- *                        configuration sets none (default 30000).
+ *                        configuration sets none (default 30000; negative
+ *                        is refused).
  *   "shutdownTimeoutMs"  the shutdown timeout of servers whose
- *                        configuration sets none (default 5000).
+ *                        configuration sets none (default 5000; negative
+ *                        is refused).
  *   "waitForProgress"    make settle wait for the server's work-done
  *                        progress to end, not only for a publish.
  *   "userConfig"         non-sensitive user options for ${user_config.KEY}
@@ -657,8 +662,10 @@ int idb_lsp_save(uint64_t manager, const char *path, int64_t timeout_ms);
 /*
  * idb_lsp_close_file
  *
- * Closes a file in its server (didClose) and forgets its diagnostics.
- * Closing a file that is not open does nothing.
+ * Closes a file in its server (didClose) and drops its pending
+ * diagnostics; those already delivered are remembered, so reopening it
+ * unchanged delivers nothing again. Closing a file that is not open does
+ * nothing.
  *
  * Parameters:
  *   manager     the LSP manager handle (from idb_lsp_new).
@@ -676,11 +683,15 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
 /*
  * idb_lsp_settle
  *
- * Waits until the diagnostics of an open file are current: its server
- * published for the file's latest version, reported its work done, or
- * stayed quiet for the quiet period. Running out of time is not an error:
- * the result says "timed-out" and the next drain notes that the file's
- * diagnostics may be stale.
+ * Waits until the diagnostics of an open file are known to be current, and
+ * says how it knew: its server answered a pull for the file's latest
+ * version ("pulled"), published for it ("published"), reported its work
+ * done ("progress-ended"), or, for a server that sends no versions,
+ * published after the change and then stayed quiet for the period learned
+ * for it ("quiet"). A file just opened is never current before its server
+ * reported on it. Running out of time is not an error: the result says
+ * "timed-out" and the next drain notes that the file's diagnostics are
+ * unknown or may be stale.
  *
  * Parameters:
  *   manager     the LSP manager handle (from idb_lsp_new).
@@ -691,8 +702,8 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
  *               otherwise), a negative value waits without limit.
  *   out         on IDB_OK receives the outcome as a JSON object, a new
  *               string the caller frees with idb_free(): {"path", "uri",
- *               "server", "version", "freshness", "elapsedNs"}. Left
- *               unchanged on failure. Must not be NULL.
+ *               "server", "version", "freshness", "elapsedNs", "reason"}.
+ *               Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.

@@ -133,7 +133,11 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 
 	code := exitOK
 	if len(files) > 0 {
-		m := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Environ: environ})
+		m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Env: environ})
+		if err != nil {
+			fmt.Fprintf(inv.Stderr, "idebridge lsp list: %v\n", err)
+			return exitFailure
+		}
 		for _, f := range files {
 			path := absIn(wd, f)
 			lf := listFile{Path: path}

@@ -739,17 +739,20 @@ class LSPManager:
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
-                least recently used is closed to make room (default 50); None
-                for the default.
-            quiet_period_ms: how long a settle waits without any word from a
-                server before concluding nothing changed (default 300); None for
-                the default.
-            settle_timeout_ms: the longest a settle waits (default 10000);
-                None for the default.
+                least recently used is closed to make room (default 50; negative
+                is refused); None for the default.
+            quiet_period_ms: the shortest silence a settle waits for after
+                the publish answering a change, from a server that sends no
+                versions; it waits longer for a server measured to need it
+                (default 50; negative is refused); None for the default.
+            settle_timeout_ms: the longest a settle waits (default 10000;
+                negative is refused); None for the default.
             startup_timeout_ms: the startup timeout of servers whose
-                configuration sets none (default 30000); None for the default.
+                configuration sets none (default 30000; negative is refused);
+                None for the default.
             shutdown_timeout_ms: the shutdown timeout of servers whose
-                configuration sets none (default 5000); None for the default.
+                configuration sets none (default 5000; negative is refused);
+                None for the default.
             wait_for_progress: make settle wait for the server's work-done
                 progress to end, not only for a publish; None for the default.
             user_config: non-sensitive user options for ${user_config.KEY}
@@ -832,8 +835,10 @@ class LSPManager:
         return _idb_lsp_save(self._handle(), path, _timeout_ms(timeout))
 
     def close_file(self, path: str, timeout: Optional[float] = None) -> None:
-        """Closes a file in its server (didClose) and forgets its diagnostics.
-        Closing a file that is not open does nothing.
+        """Closes a file in its server (didClose) and drops its pending
+        diagnostics; those already delivered are remembered, so reopening it
+        unchanged delivers nothing again. Closing a file that is not open
+        does nothing.
 
         Args:
             path: the file's path.
@@ -850,11 +855,15 @@ class LSPManager:
         return _idb_lsp_close_file(self._handle(), path, _timeout_ms(timeout))
 
     def settle(self, path: str, timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Waits until the diagnostics of an open file are current: its server
-        published for the file's latest version, reported its work done, or
-        stayed quiet for the quiet period. Running out of time is not an
+        """Waits until the diagnostics of an open file are known to be current,
+        and says how it knew: its server answered a pull for the file's
+        latest version ("pulled"), published for it ("published"), reported
+        its work done ("progress-ended"), or, for a server that sends no
+        versions, published after the change and then stayed quiet for the
+        period learned for it ("quiet"). A file just opened is never current
+        before its server reported on it. Running out of time is not an
         error: the result says "timed-out" and the next drain notes that the
-        file's diagnostics may be stale.
+        file's diagnostics are unknown or may be stale.
 
         Args:
             path: the file's path.
@@ -863,7 +872,8 @@ class LSPManager:
                 number to wait without limit.
 
         Returns:
-            {"path", "uri", "server", "version", "freshness", "elapsedNs"}.
+            {"path", "uri", "server", "version", "freshness", "elapsedNs",
+            "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,

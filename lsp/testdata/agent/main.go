@@ -28,7 +28,10 @@ func main() {
 	if err := json.NewDecoder(os.Stdin).Decode(&s); err != nil {
 		fail(err)
 	}
-	m := lsp.NewManager(s.Configs, &lsp.ManagerOptions{ProjectDir: s.ProjectDir, Environ: s.Env, SettleTimeout: time.Minute})
+	m, err := lsp.NewManager(s.Configs, &lsp.ManagerOptions{ProjectDir: s.ProjectDir, Env: s.Env, SettleTimeout: time.Minute})
+	if err != nil {
+		fail(err)
+	}
 	if p := m.Problems(); len(p) > 0 {
 		fail(fmt.Errorf("configuration: %v", p))
 	}
