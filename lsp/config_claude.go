@@ -294,18 +294,21 @@ func (l *claudeLoader) plugin(id string, records []install, en enablement) (Plug
 	case !en.on:
 		st.Reason = fmt.Sprintf("disabled in %s settings (%s)", en.scope, en.file)
 	}
-	if st.Root == "" {
-		return st, nil
-	}
 	p := Plugin{Name: name, Root: st.Root, Marketplace: market,
 		DataDir: filepath.Join(l.opts.ConfigDir, filepath.FromSlash(PluginDataDir), sanitizeID(id))}
 	if m := l.marketplace(market, st.Reason == ""); m != nil {
 		if e, ok := m.Entry(name); ok {
 			p.Entry = e
+			if p.Root == "" {
+				p.Root = e.Dir // not installed: what it would serve, from the marketplace's copy
+			}
 		} else if st.Reason == "" {
 			l.errorf(&ConfigError{Plugin: name, File: m.File,
 				Err: fmt.Errorf("marketplace %s does not list the plugin; only its own files are read", market)})
 		}
+	}
+	if p.Root == "" {
+		return st, nil
 	}
 	cfgs, errs := LoadPlugin(p, &LoadOptions{ProjectDir: l.opts.ProjectDir, UserConfig: l.opts.UserConfig})
 	exts := map[string]bool{}

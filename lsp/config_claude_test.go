@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -351,5 +352,22 @@ func TestPluginIDs(t *testing.T) {
 	}
 	if got := sanitizeID("a.b@c_d/é"); got != "a-b-c_d---" {
 		t.Errorf("sanitizeID = %q", got)
+	}
+}
+
+// A plugin enabled but not installed still says what it would serve, from
+// its marketplace's copy, so that `lsp list` can say why a file has no
+// server.
+func TestLoadClaudeCodeEnabledNotInstalled(t *testing.T) {
+	cfg, project := t.TempDir(), t.TempDir()
+	copyDir(t, officialDir, filepath.Join(cfg, "plugins", "marketplaces", "claude-plugins-official"))
+	writeJSON(t, filepath.Join(cfg, "settings.json"), map[string]any{"enabledPlugins": map[string]bool{"pyright-lsp@claude-plugins-official": true}})
+	got := LoadClaudeCode(&ClaudeCodeOptions{ProjectDir: project, ConfigDir: cfg})
+	if len(got.Servers) != 0 || len(got.Errors) != 0 || len(got.Plugins) != 1 {
+		t.Fatalf("%+v", got)
+	}
+	p := got.Plugins[0]
+	if p.Installed || !p.Enabled || fmt.Sprint(p.Extensions) != "[.py .pyi]" || !strings.HasSuffix(p.Reason, "but not installed") {
+		t.Errorf("%+v", p)
 	}
 }
