@@ -197,6 +197,15 @@ export interface LSPServerStatus {
   extensions: string[];
 }
 
+/** What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus). */
+export interface ClaudeCodeReport {
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
+}
+
 /** Options of pathToLocal. */
 export interface PathToLocalOptions {
   /** the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only). */
@@ -293,6 +302,20 @@ export interface LSPManagerInitOptions {
   waitForProgress?: boolean;
   /** non-sensitive user options for ${user_config.KEY} in the configuration. */
   userConfig?: Record<string, string>;
+}
+
+/** Options of LSPManager.loadClaudeCode. */
+export interface LoadClaudeCodeOptions {
+  /** the project whose settings and project-scoped installs count (default: the manager's project directory). */
+  projectDir?: string;
+  /** Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude). */
+  configDir?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** non-sensitive plugin user options for ${user_config.KEY}. */
+  userConfig?: Record<string, string>;
+  /** Milliseconds to wait; omitted for the servers' own shutdown timeouts, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
 }
 
 /** Options of renderAttachment. */
@@ -520,6 +543,34 @@ export declare class LSPManager {
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   servers(): LSPServerStatus[];
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped.
+   *
+   * @param [options] options.
+   * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
+   *   "marketplace", "file", "root", "extensions", "command", "args",
+   *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
+   *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
+   *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
+   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCode(options?: LoadClaudeCodeOptions): ClaudeCodeReport;
   /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the

@@ -400,6 +400,28 @@ var Funcs = []Func{
 		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[Dict[str, Any]]", TSReturn: "LSPServerStatus[]",
 	},
 	{
+		Name: "idb_lsp_load_claude_code",
+		Doc: "Replaces the manager's servers with those Claude Code would load for the project: the language servers of the plugins " +
+			"installed for it (plugins/installed_plugins.json) and enabled by enabledPlugins in the user, project and local settings, " +
+			"later scopes winning, each read from its install path with its marketplace entry. Servers are named \"plugin:<plugin>:<server>\". " +
+			"Running servers whose configuration is unchanged keep running; others are stopped. No server starts until a file needs it.\n\n" +
+			"It fails only for a bad handle or options: problems with the installation (unreadable files, invalid entries, extension conflicts) " +
+			"are in the result's errors, and every plugin is in its plugins with the reason when it contributes nothing.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "options_json", Kind: JSON, Doc: "where the installation is", Fields: claudeCodeFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "what was loaded, as a JSON object"},
+		},
+		Statuses:       []int{StHandle, StTimeout, StArgument, StClosed, StPanic},
+		Blocking:       "the servers that are no longer configured have stopped",
+		DefaultTimeout: "the servers' own shutdown timeouts",
+		Result:         ResultJSON,
+		ResultDoc: `{"configDir", "projectDir", "servers": [{"name", "plugin", "marketplace", "file", "root", "extensions", "command", "args", "resolved"?, "commandError"?, "installHint"?}], ` +
+			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?}], "errors": [string]}`,
+		Binding: Method, Class: "LSPManager", Method: "load_claude_code", PyReturn: "Dict[str, Any]", TSReturn: "ClaudeCodeReport",
+	},
+	{
 		Name: "idb_lsp_shutdown",
 		Doc: "Stops every server (a graceful shutdown within the timeout, then their process groups are killed, so nothing is left behind) " +
 			"and frees the manager. The handle is invalid afterwards, even when the timeout elapsed.",
@@ -470,6 +492,15 @@ var lspFields = []Field{
 	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000; negative is refused)"},
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
+}
+
+// claudeCodeFields are the options of idb_lsp_load_claude_code.
+var claudeCodeFields = []Field{
+	{JSON: "projectDir", Py: "project_dir", PyType: "Optional[str]", TS: "string", Doc: "the project whose settings and project-scoped installs count (default: the manager's project directory)"},
+	{JSON: "configDir", Py: "config_dir", PyType: "Optional[str]", TS: "string", Doc: "Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude)"},
+	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); " +
+		"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)", PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive plugin user options for ${user_config.KEY}"},
 }
 
 // wslFields are the options of the path conversions.
@@ -666,6 +697,17 @@ var TSTypes = []TSType{
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}`,
+	},
+	{
+		Name: "ClaudeCodeReport",
+		Doc:  "What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus).",
+		Body: `{
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }`,
 	},
 }

@@ -750,6 +750,60 @@ int idb_lsp_drain(uint64_t manager, char **out);
 int idb_lsp_servers(uint64_t manager, char **out);
 
 /*
+ * idb_lsp_load_claude_code
+ *
+ * Replaces the manager's servers with those Claude Code would load for the
+ * project: the language servers of the plugins installed for it
+ * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+ * user, project and local settings, later scopes winning, each read from
+ * its install path with its marketplace entry. Servers are named
+ * "plugin:<plugin>:<server>". Running servers whose configuration is
+ * unchanged keep running; others are stopped. No server starts until a
+ * file needs it.
+ *
+ * It fails only for a bad handle or options: problems with the
+ * installation (unreadable files, invalid entries, extension conflicts)
+ * are in the result's errors, and every plugin is in its plugins with the
+ * reason when it contributes nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   options_json  where the installation is: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means the servers' own
+ *                 shutdown timeouts, a negative value waits without limit.
+ *   out           on IDB_OK receives what was loaded, as a JSON object, a
+ *                 new string the caller frees with idb_free():
+ *                 {"configDir", "projectDir", "servers": [{"name",
+ *                 "plugin", "marketplace", "file", "root", "extensions",
+ *                 "command", "args", "resolved"?, "commandError"?,
+ *                 "installHint"?}], "plugins": [{"id", "name",
+ *                 "marketplace", "enabled", "enabledScope"?,
+ *                 "enabledFile"?, "installed", "installScope"?,
+ *                 "projectPath"?, "root"?, "version"?, "servers",
+ *                 "extensions", "reason"?}], "errors": [string]}. Left
+ *                 unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  the project whose settings and project-scoped installs
+ *                 count (default: the manager's project directory).
+ *   "configDir"   Claude Code's configuration directory (default:
+ *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                 for the commands); default: the process environment as
+ *                 the library saw it when it was loaded (the Python and
+ *                 Node bindings send the current one).
+ *   "userConfig"  non-sensitive plugin user options for
+ *                 ${user_config.KEY}.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
+ * IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the servers that are no longer configured have stopped.
+ */
+int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, char **out);
+
+/*
  * idb_lsp_shutdown
  *
  * Stops every server (a graceful shutdown within the timeout, then their

@@ -298,6 +298,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_drain.restype = ctypes.c_int
     lib.idb_lsp_servers.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_servers.restype = ctypes.c_int
+    lib.idb_lsp_load_claude_code.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_load_claude_code.restype = ctypes.c_int
     lib.idb_lsp_shutdown.argtypes = [ctypes.c_uint64, ctypes.c_int64]
     lib.idb_lsp_shutdown.restype = ctypes.c_int
     lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
@@ -539,6 +541,15 @@ def _idb_lsp_servers(manager):
     status = lib.idb_lsp_servers(manager, ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_lsp_servers")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_load_claude_code(manager, options_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_load_claude_code(manager, _json_in(options_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_load_claude_code")
     return _take_json(lib, out)
 
 
@@ -913,6 +924,54 @@ class LSPManager:
                 ArgumentError, InternalError.
         """
         return _idb_lsp_servers(self._handle())
+
+    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Replaces the manager's servers with those Claude Code would load for
+        the project: the language servers of the plugins installed for it
+        (plugins/installed_plugins.json) and enabled by enabledPlugins in
+        the user, project and local settings, later scopes winning, each
+        read from its install path with its marketplace entry. Servers are
+        named "plugin:<plugin>:<server>". Running servers whose
+        configuration is unchanged keep running; others are stopped. No
+        server starts until a file needs it.
+
+        It fails only for a bad handle or options: problems with the
+        installation (unreadable files, invalid entries, extension
+        conflicts) are in the result's errors, and every plugin is in its
+        plugins with the reason when it contributes nothing.
+
+        Args:
+            project_dir: the project whose settings and project-scoped
+                installs count (default: the manager's project directory); None
+                for the default.
+            config_dir: Claude Code's configuration directory (default:
+                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
+                default.
+            env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
+                the commands); default: the process environment as the library
+                saw it when it was loaded (the Python and Node bindings send the
+                current one); None sends dict(os.environ).
+            user_config: non-sensitive plugin user options for
+                ${user_config.KEY}; None for the default.
+            timeout: seconds to wait; None for the servers' own shutdown
+                timeouts, a negative number to wait without limit.
+
+        Returns:
+            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            "marketplace", "file", "root", "extensions", "command", "args",
+            "resolved"?, "commandError"?, "installHint"?}], "plugins":
+            [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+            "enabledFile"?, "installed", "installScope"?, "projectPath"?,
+            "root"?, "version"?, "servers", "extensions", "reason"?}],
+            "errors": [string]}.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError, TimeoutError,
+                ArgumentError, ClosedError, InternalError.
+
+        Blocks until the servers that are no longer configured have stopped.
+        """
+        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
 
     def shutdown(self, timeout: Optional[float] = None) -> None:
         """Stops every server (a graceful shutdown within the timeout, then
