@@ -136,7 +136,7 @@ func TestZeroConfigurationPyright(t *testing.T) {
 	local := filepath.Join(project, ".claude", "settings.local.json")
 	writeText(t, local, `{"enabledPlugins": {"pyright-lsp@claude-plugins-official": false}}`)
 	code, out, errOut = runIn(t, project, env, "diag", "broken.py")
-	why := "plugin pyright-lsp@claude-plugins-official would serve .py but disabled in local settings (" + local + ")"
+	why := "plugin pyright-lsp@claude-plugins-official would serve .py but is not loaded: disabled in local settings (" + local + ")"
 	if code != exitUnavailable || out != "" || !strings.Contains(errOut, why) {
 		t.Errorf("diag with the plugin disabled: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

@@ -219,7 +219,7 @@ func (set *serverSet) advice(err error) string {
 	}
 	var why []string
 	for _, p := range set.notLoaded(ne.Extension) {
-		why = append(why, fmt.Sprintf("plugin %s would serve %s but %s", p.ID, ne.Extension, p.Reason))
+		why = append(why, fmt.Sprintf("plugin %s would serve %s but is not loaded: %s", p.ID, ne.Extension, p.Reason))
 	}
 	if len(why) > 0 {
 		return fmt.Sprintf("no language server for %s: %s", ne.Path, strings.Join(why, "; "))
