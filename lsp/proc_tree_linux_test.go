@@ -117,7 +117,13 @@ var shared struct {
 func sharedBins(t *testing.T) (dir, agent, scriptls string) {
 	t.Helper()
 	shared.once.Do(func() {
-		if shared.dir, shared.err = os.MkdirTemp("", "lsp-tree-"); shared.err != nil {
+		// Inside TestMain's directory, which it removes at the end; both
+		// must be open to the unprivileged agent.
+		parent := filepath.Dir(scriptlsBin)
+		if shared.err = os.Chmod(parent, 0o755); shared.err != nil {
+			return
+		}
+		if shared.dir, shared.err = os.MkdirTemp(parent, "tree-"); shared.err != nil {
 			return
 		}
 		os.Chmod(shared.dir, 0o755)
