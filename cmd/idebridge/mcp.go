@@ -9,8 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +25,7 @@ const serverVersion = "0.1.0"
 func init() {
 	register(&command{
 		Name:    "mcp",
-		Usage:   "[--project DIR] [--config FILE] [--no-ide] [-v]",
+		Usage:   "[--project DIR] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--no-ide] [-v]",
 		Summary: "serve the project's language servers and the user's IDE to any MCP client, over stdio",
 		Help: "An MCP server on standard input and output (newline-delimited JSON-RPC, MCP's\n" +
 			"stdio transport) for MCP clients such as Claude Code, Codex, Gemini CLI or goose.\n" +
@@ -35,13 +33,12 @@ func init() {
 			"and, when the user's IDE is found, ide_selection, ide_open_editors,\n" +
 			"ide_open_file, ide_diagnostics and propose_edit (a change shown in the IDE's\n" +
 			"diff viewer, written only as the user accepts it).\n\n" +
-			"Without --config, .go files are served by gopls, found through $GOPLS, PATH or\n" +
-			"$(go env GOPATH)/bin; --config names a .lsp.json (a map from server name to\n" +
-			"configuration, as in Claude Code plugins). The IDE is found as Claude Code finds\n" +
-			"it: a lockfile in $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide whose workspace holds\n" +
-			"the project, exactly one usable; it is looked for when a tool needs it, so an IDE\n" +
-			"started or restarted later is found. --no-ide, or CLAUDE_CODE_AUTO_CONNECT_IDE=0,\n" +
-			"turns that off.\n\n" +
+			sourcesHelp + " The project is\n" +
+			"--project, or the working directory.\n\n" +
+			"The IDE is found as Claude Code finds it: a lockfile in $CLAUDE_CONFIG_DIR/ide or\n" +
+			"~/.claude/ide whose workspace holds the project, exactly one usable. It is\n" +
+			"looked for when a tool needs it, so an IDE started or restarted later is found.\n" +
+			"--no-ide, or CLAUDE_CODE_AUTO_CONNECT_IDE=0, turns that off.\n\n" +
 			"Standard output carries only the protocol. Standard error carries the log: its\n" +
 			"first line names the project, the language servers (name, extensions, command)\n" +
 			"and the IDE found (or why none); -v adds every MCP message received.\n\n" +
@@ -51,7 +48,7 @@ func init() {
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o mcpFlags
 			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
-			fs.StringVar(&o.config, "config", "", "a .lsp.json file configuring the language servers (default: gopls for .go)")
+			o.src.register(fs)
 			fs.BoolVar(&o.noIDE, "no-ide", false, "never connect to the user's IDE")
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received, and the servers' messages, to standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
@@ -67,7 +64,7 @@ func init() {
 
 type mcpFlags struct {
 	project string
-	config  string
+	src     serverSources
 	noIDE   bool
 	verbose bool
 }
@@ -100,10 +97,11 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	logger := slog.New(slog.NewTextHandler(inv.Stderr, &slog.HandlerOptions{Level: level}))
 	environ := inv.environ()
 
-	configs, warnings, code := mcpConfigs(inv, dir, o.config)
+	set, code := mcpServers(inv, dir, &o.src)
 	if code != exitOK {
 		return code
 	}
+	configs := set.configs
 	srv, err := ideserver.New(&ideserver.Options{
 		WorkspaceFolders:         []string{dir},
 		NoLockfile:               true,
@@ -137,11 +135,9 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	ide := link.describe(lctx)
 	cancel()
 	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
-	for _, w := range warnings {
-		fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, w)
-	}
-	for _, p := range d.Manager().Problems() {
-		fmt.Fprintf(inv.Stderr, "%s: warning: %v\n", name, p)
+	set.printWarnings(inv.Stderr, name)
+	if set.goplsErr != nil {
+		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
 	}
 
 	p := project{dir: dir}
@@ -183,42 +179,28 @@ func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// mcpConfigs loads --config, or builds the gopls default for the project.
-func mcpConfigs(inv *invocation, dir, configPath string) ([]lsp.ServerConfig, []string, int) {
-	const name = "idebridge mcp"
-	if configPath == "" {
-		gopls, err := lsp.FindGopls(inv.Getenv)
-		if err != nil {
-			return []lsp.ServerConfig{}, []string{"no language server for .go files: " + err.Error()}, exitOK
+// mcpServers loads the servers the flags choose for the project (see
+// serverSources), the built-in gopls tuned for waiting on its analysis.
+// It fails only when the flags named servers and none of them loaded.
+func mcpServers(inv *invocation, dir string, src *serverSources) (*serverSet, int) {
+	set := loadServers(inv, dir, src, nil)
+	if src.explicit() && set.fromFlags() == 0 {
+		set.printWarnings(inv.Stderr, "idebridge mcp")
+		what := "what --config, --plugin-dir and --marketplace name"
+		if len(src.pluginDirs) == 0 && len(src.marketplaces) == 0 {
+			what = absIn(dir, src.config)
 		}
-		cfg := lsp.GoplsConfig(gopls, dir)
-		// gopls holds its analysis back for a second after a change;
-		// diagnostics waits for that pass, so it should not idle.
-		cfg.InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
-		return []lsp.ServerConfig{cfg}, nil, exitOK
+		fmt.Fprintf(inv.Stderr, "idebridge mcp: %s configures no usable language server\n", what)
+		return nil, exitUnavailable
 	}
-	path := absIn(dir, configPath)
-	configs, errs := lsp.LoadFile(path, &lsp.LoadOptions{ProjectDir: dir})
-	var warnings []string
-	for _, err := range errs {
-		warnings = append(warnings, err.Error())
-	}
-	if len(configs) == 0 {
-		for _, w := range warnings {
-			fmt.Fprintf(inv.Stderr, "%s: warning: %s\n", name, w)
+	for i, c := range set.configs {
+		if strings.HasPrefix(set.origins[c.Name], "built in") {
+			// gopls holds its analysis back for a second after a change;
+			// diagnostics waits for that pass, so it should not idle.
+			set.configs[i].InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
 		}
-		fmt.Fprintf(inv.Stderr, "%s: %s configures no usable language server\n", name, path)
-		return nil, nil, exitUnavailable
 	}
-	return configs, warnings, exitOK
-}
-
-// absIn makes p absolute against dir.
-func absIn(dir, p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(dir, p)
+	return set, exitOK
 }
 
 // describeServers names each server with its extensions and the command
@@ -234,50 +216,11 @@ func describeServers(configs []lsp.ServerConfig, environ []string) string {
 			exts = append(exts, e)
 		}
 		slices.Sort(exts)
-		cmd, err := resolveCommand(&c, environ)
+		cmd, err := c.ResolveCommand(environ)
 		if err != nil {
 			cmd = c.Command + " (not found)"
 		}
 		parts[i] = fmt.Sprintf("%s (%s: %s)", c.Name, strings.Join(exts, " "), cmd)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// resolveCommand finds the executable a configuration starts: a bare name
-// in the PATH of environ (the configuration's own PATH first), a relative
-// path against its workspace folder.
-func resolveCommand(c *lsp.ServerConfig, environ []string) (string, error) {
-	name := c.Command
-	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
-		if !filepath.IsAbs(name) {
-			base := c.WorkspaceFolder
-			if base == "" {
-				base = c.ProjectDir
-			}
-			name = filepath.Join(base, name)
-		}
-		if st, err := os.Stat(name); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", &exec.Error{Name: c.Command, Err: exec.ErrNotFound}
-		}
-		return name, nil
-	}
-	path, ok := c.Env["PATH"]
-	if !ok {
-		for _, kv := range environ {
-			if v, found := strings.CutPrefix(kv, "PATH="); found {
-				path = v
-				break
-			}
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }

@@ -145,6 +145,9 @@ func renderReports(p project, reps []ideserver.FileReport) string {
 
 // howKnown says how a file's diagnostics were known to be current.
 func howKnown(r lsp.SettleResult) string {
+	if r.Reason != "" {
+		return r.Reason
+	}
 	switch r.Freshness {
 	case lsp.FreshPublished:
 		return fmt.Sprintf("published for version %d", r.Version)
