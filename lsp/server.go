@@ -485,6 +485,7 @@ type instance struct {
 	pubs      map[string]pubRecord // uri -> last publish
 	versioned bool                 // the server has published with a version
 	texts     map[string]*docText  // uri -> text of the open document
+	nav       navLoad              // the server's loading, for navigation (nav_load.go)
 }
 
 // pubRecord is the last publish of a document.
@@ -512,7 +513,7 @@ func newInstance(s *server, p *proc, restarts int) *instance {
 		s: s, proc: p, restarts: restarts, gone: make(chan struct{}),
 		fresh: make(chan struct{}), active: map[string]uint64{},
 		pubs: map[string]pubRecord{}, texts: map[string]*docText{},
-		markTime: time.Now(),
+		markTime: time.Now(), nav: navLoad{start: time.Now()},
 	}
 	inst.rwc = &pipeRWC{r: p.stdout, w: p.stdin, writeTimeout: s.m.opts.WriteTimeout, broken: p.kill}
 	inst.conn = newConn(inst.rwc, inst, s.m.opts.RetryBackoff, s.log)
@@ -790,8 +791,12 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 		return
 	}
 	tok := string(p.Token)
+	if isNavToken(tok) {
+		return // a navigation request's own progress, not the server's work
+	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
+	inst.navProgress(tok, p.Value.Kind, params)
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq

@@ -6,6 +6,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,34 +46,52 @@ type State struct {
 // (Exists false), not an error; a directory, or a file that cannot be
 // read, is an error.
 func Stat(path string) (*State, error) {
+	_, st, err := read(path, io.Discard)
+	return st, err
+}
+
+// Read returns the content of the file at path and its state, read at
+// once, so that the state is the state of that content. A file that does
+// not exist reads as no content and a state with Exists false.
+func Read(path string) ([]byte, *State, error) {
+	var buf bytes.Buffer
+	_, st, err := read(path, &buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), st, nil
+}
+
+// read hashes the file at path, copying its content to w.
+func read(path string, w io.Writer) (int64, *State, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", path, err)
+		return 0, nil, fmt.Errorf("reading the state of %s: %w", path, err)
 	}
 	st := &State{Path: abs}
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
+		return 0, st, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", abs, err)
+		return 0, nil, fmt.Errorf("reading the state of %s: %w", abs, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", abs, err)
+		return 0, nil, fmt.Errorf("reading the state of %s: %w", abs, err)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading the state of %s: not a regular file (%v)", abs, info.Mode().Type())
+		return 0, nil, fmt.Errorf("reading the state of %s: not a regular file (%v)", abs, info.Mode().Type())
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(io.MultiWriter(h, w), f)
 	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", abs, err)
+		return 0, nil, fmt.Errorf("reading the state of %s: %w", abs, err)
 	}
 	st.Exists, st.Size, st.ModTime, st.Mode = true, n, info.ModTime(), info.Mode()
 	st.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return st, nil
+	return n, st, nil
 }
 
 // sameContent reports whether two states hold the same content (or both
