@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
@@ -29,10 +30,13 @@ func init() {
 		Summary: "serve the project's language servers and the user's IDE to any MCP client, over stdio",
 		Help: "An MCP server on standard input and output (newline-delimited JSON-RPC, MCP's\n" +
 			"stdio transport) for MCP clients such as Claude Code, Codex, Gemini CLI or goose.\n" +
-			"Its tools: diagnostics (the language servers' errors and warnings for files)\n" +
-			"and, when the user's IDE is found, ide_selection, ide_open_editors,\n" +
-			"ide_open_file, ide_diagnostics and propose_edit (a change shown in the IDE's\n" +
-			"diff viewer, written only as the user accepts it).\n\n" +
+			"Its tools: diagnostics (the language servers' errors and warnings for files);\n" +
+			"navigation on the same servers (definition, declaration, type_definition,\n" +
+			"implementation, references, hover, document_symbols, workspace_symbols,\n" +
+			"call_hierarchy, rename); and, when the user's IDE is found, ide_selection,\n" +
+			"ide_open_editors, ide_open_file, ide_diagnostics and propose_edit (a change\n" +
+			"shown in the IDE's diff viewer, written only as the user accepts it; rename\n" +
+			"goes through the same review).\n\n" +
 			sourcesHelp + " The project is\n" +
 			"--project, or the working directory.\n\n" +
 			"The IDE is found as Claude Code finds it: a lockfile in $CLAUDE_CONFIG_DIR/ide or\n" +
@@ -94,7 +98,10 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	if o.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(inv.Stderr, &slog.HandlerOptions{Level: level}))
+	// Records made before the first line (which says what was found) are
+	// held, then written after it.
+	gate := &startGate{}
+	logger := slog.New(&gateHandler{slog.NewTextHandler(inv.Stderr, &slog.HandlerOptions{Level: level}), gate})
 	environ := inv.environ()
 
 	set, code := mcpServers(inv, dir, &o.src)
@@ -135,6 +142,7 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	ide := link.describe(lctx)
 	cancel()
 	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
+	gate.release(ctx)
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
 		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
@@ -142,6 +150,7 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 
 	p := project{dir: dir}
 	tools := []ideserver.Tool{diagnosticsTool(d, p)}
+	tools = append(tools, navTools(&navigator{m: d.Manager(), p: p, link: link})...)
 	tools = append(tools, ideTools(link, p)...)
 	for _, t := range tools {
 		if err := srv.RegisterTool(t); err != nil {
@@ -167,6 +176,62 @@ func serverLogger(l *slog.Logger, verbose bool) *slog.Logger {
 		return l
 	}
 	return slog.New(levelHandler{l.Handler(), slog.LevelWarn})
+}
+
+// startGate holds log records until release.
+type startGate struct {
+	mu   sync.Mutex
+	open bool
+	held []heldRecord
+}
+
+type heldRecord struct {
+	h slog.Handler
+	r slog.Record
+}
+
+// maxHeld bounds the records held before release.
+const maxHeld = 1000
+
+// release writes the held records, in order, and lets later ones through.
+func (g *startGate) release(ctx context.Context) {
+	g.mu.Lock()
+	held := g.held
+	g.held, g.open = nil, true
+	g.mu.Unlock()
+	for _, h := range held {
+		_ = h.h.Handle(ctx, h.r)
+	}
+}
+
+// gateHandler sends records to its handler once its gate is open.
+type gateHandler struct {
+	inner slog.Handler
+	gate  *startGate
+}
+
+func (h *gateHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+
+func (h *gateHandler) Handle(ctx context.Context, r slog.Record) error {
+	g := h.gate
+	g.mu.Lock()
+	if !g.open {
+		if len(g.held) < maxHeld {
+			g.held = append(g.held, heldRecord{h.inner, r.Clone()})
+		}
+		g.mu.Unlock()
+		return nil
+	}
+	g.mu.Unlock()
+	return h.inner.Handle(ctx, r)
+}
+
+func (h *gateHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &gateHandler{h.inner.WithAttrs(as), h.gate}
+}
+
+func (h *gateHandler) WithGroup(name string) slog.Handler {
+	return &gateHandler{h.inner.WithGroup(name), h.gate}
 }
 
 // levelHandler drops records below its level.

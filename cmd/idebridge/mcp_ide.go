@@ -125,7 +125,7 @@ func (l *ideLink) look(ctx context.Context) {
 	l.log.Info("connected to the IDE", "ide", l.cur.name(), "transport", cand.Transport, "workspace", strings.Join(cand.WorkspaceFolders, ", "))
 }
 
-// describe is the first log line's words for the IDE.
+// describe is the first log line's words for the IDE, from a first look.
 func (l *ideLink) describe(ctx context.Context) string {
 	c, why := l.get(ctx)
 	if c == nil {
