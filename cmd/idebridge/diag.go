@@ -34,7 +34,7 @@ func init() {
 		Setup: func(fs *flag.FlagSet) runFunc {
 			config := fs.String("config", "", "a .lsp.json file configuring the servers (default: gopls for .go)")
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, elapsedMs, error}]}")
-			timeout := fs.Duration("timeout", time.Minute, "how long to wait for the servers, in all")
+			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -83,12 +83,15 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 		SettleTimeout:   timeout,
 		WaitForProgress: true, // one shot: wait for analysis results too
 	})
+	// One deadline covers the whole command, the servers' shutdown too: a
+	// server still stuck when it passes gets diagShutdownGrace, then is killed.
+	deadline := time.Now().Add(timeout)
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(diagShutdownGrace)))
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
 	files := make([]*diagFile, len(args))
@@ -147,6 +150,17 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 		}
 	}
 	return code
+}
+
+// diagShutdownGrace is how long diag waits for servers to exit once its
+// deadline has passed.
+const diagShutdownGrace = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // diagConfigs loads --config, or builds the gopls default, working on the
