@@ -4,17 +4,8 @@ package lockfile
 
 import (
 	"io/fs"
-	"os"
 	"syscall"
 )
-
-// openNonBlocking opens path for reading without waiting for a FIFO's
-// writer or a device, and without making a terminal the process's
-// controlling terminal. Reads from a regular file are not affected by
-// O_NONBLOCK.
-func openNonBlocking(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-}
 
 // checkPermissions returns why path (described by info) could have been
 // written by someone other than uid, or nil. Directories may also belong to

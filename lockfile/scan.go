@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/idebridge/idebridge/internal/safefile"
 )
 
 // ScanOptions adjusts Scan. A nil *ScanOptions means the zero value: the
@@ -184,18 +186,15 @@ func Read(path string, opts *ScanOptions) (*Lockfile, error) {
 // cannot go unnoticed. A symbolic link is followed, and what it leads to is
 // checked.
 func readLockfile(path string, check bool, uid int) (*Lockfile, time.Time, error) {
-	f, err := openNonBlocking(path)
+	f, info, err := safefile.Open(path, nil)
+	var pe *fs.PathError
+	if errors.Is(err, safefile.ErrNotRegular) && errors.As(err, &pe) {
+		return nil, info.ModTime(), &ParseError{Path: path, Err: pe.Err} // "not a regular file (a FIFO)"
+	}
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("reading lockfile %s: %w", path, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("reading lockfile %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, info.ModTime(), &ParseError{Path: path, Err: fmt.Errorf("not a regular file (%v)", info.Mode().Type())}
-	}
 	if check {
 		if p := checkPermissions(path, info, uid, false); p != nil {
 			p.Lockfile = path
