@@ -110,8 +110,14 @@ type serveInfo struct {
 	PID              int      `json:"pid"`
 }
 
-// shutdownGrace bounds how long running tool calls may finish at exit.
-const shutdownGrace = 5 * time.Second
+// shutdownGrace bounds how long running tool calls and language servers
+// may take to finish at exit; shutdownHardStop is how long ide serve then
+// gives language servers to die and calls that ignore their cancellation
+// to return before it exits anyway.
+const (
+	shutdownGrace    = 5 * time.Second
+	shutdownHardStop = time.Second
+)
 
 func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	const name = "idebridge ide serve"
@@ -193,17 +199,13 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	if code != exitOK {
 		return code
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		_ = diags.Close(sctx) // stops the language servers, killing what does not stop
-	}()
 	// main stops on SIGINT; a headless IDE must also clean up when its
 	// terminal goes away or a supervisor stops it.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if err := srv.Start(ctx); err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		closeDiagnostics(diags)
 		return exitFailure
 	}
 	info := serveInfo{
@@ -217,17 +219,66 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	line, _ := json.Marshal(info) // plain strings and ints: cannot fail
 	if _, err := fmt.Fprintf(inv.Stdout, "%s\n", line); err != nil {
 		srv.Close()
+		closeDiagnostics(diags)
 		fmt.Fprintf(inv.Stderr, "%s: writing to standard output: %v\n", name, err)
 		return exitFailure
 	}
 	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// From here a second signal has its default effect.
+	stop()
+	return serveShutdown(inv, srv, diags)
+}
+
+// serveShutdown stops the server and its language servers within
+// shutdownGrace: running calls may finish until then (pending diffs are
+// rejected at once), then they are cancelled and the language servers
+// killed. Whatever a call is doing, it returns soon after (at most
+// 2*shutdownHardStop later), so the process ends; the lockfile is removed
+// and the port closed first of all.
+func serveShutdown(inv *invocation, srv *ideserver.Server, diags *ideserver.Diagnostics) int {
+	const name = "idebridge ide serve"
+	deadline := time.Now().Add(shutdownGrace)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintf(inv.Stderr, "%s: shutting down: %v\n", name, err)
-		return exitFailure
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Shutdown(sctx) }()
+	var errs []error
+	finished := false
+	select {
+	case err := <-srvDone:
+		errs, finished = append(errs, err), true
+	case <-sctx.Done():
+	}
+	// The language servers get what is left of the grace, or are killed
+	// at once when calls held it all.
+	dctx, dcancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(shutdownHardStop)))
+	defer dcancel()
+	errs = append(errs, diags.Close(dctx))
+	if !finished {
+		select {
+		case err := <-srvDone:
+			errs = append(errs, err)
+		case <-time.After(shutdownHardStop):
+			fmt.Fprintf(inv.Stderr, "%s: tool calls still running after %v ignore their cancellation; exiting without them\n", name, shutdownGrace)
+			return exitFailure
+		}
+	}
+	for _, err := range errs {
+		// Calls still running at the deadline were cancelled, and servers
+		// that did not stop were killed: expected, not a failure.
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(inv.Stderr, "%s: shutting down: %v\n", name, err)
+			return exitFailure
+		}
 	}
 	return exitOK
+}
+
+// closeDiagnostics stops the language servers on an early exit.
+func closeDiagnostics(diags *ideserver.Diagnostics) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = diags.Close(ctx) // kills what does not stop in time
 }
 
 // stdinIsTerminal reports whether r is an interactive terminal; a variable
