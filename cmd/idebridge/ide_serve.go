@@ -30,7 +30,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "ide serve",
-		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [-v]",
+		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [--unconfined] [-v]",
 		Summary: "run a headless IDE that agents connect to, until interrupted",
 		Help: "Serves the workspace folders as an IDE would: writes a lockfile (mode 0600) that\n" +
 			"agents discover, and answers MCP over WebSocket (or legacy SSE) on 127.0.0.1 with\n" +
@@ -54,6 +54,10 @@ func init() {
 			"selection_changed notification selecting that line (1-based) of FILE, as an\n" +
 			"editor does when the user clicks, for testing agents.\n" +
 			"\n" +
+			"The tools serve only files inside the workspace folders (after resolving\n" +
+			"symbolic links): other paths, ../ and file URIs of other hosts are refused.\n" +
+			"--unconfined lets them reach any file of this machine.\n" +
+			"\n" +
 			"-v logs every MCP message received (method, id, client) to standard error as\n" +
 			"JSON lines; without it only warnings (refused connections) are logged.",
 		Setup: func(fs *flag.FlagSet) runFunc {
@@ -64,6 +68,7 @@ func init() {
 			fs.IntVar(&o.port, "port", 0, "the port to listen on (default: a free port)")
 			fs.StringVar(&o.lockfileDir, "lockfile-dir", "", "where to write the lockfile (default: $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide)")
 			fs.StringVar(&o.ideName, "ide-name", ideserver.DefaultIDEName, "the ideName written in the lockfile")
+			fs.BoolVar(&o.unconfined, "unconfined", false, "let the tools reach files outside the workspace folders")
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received to standard error (JSON lines)")
 			fs.StringVar(&o.lspConfig, "lsp-config", "", "a .lsp.json configuring the language servers behind getDiagnostics (default: gopls for .go)")
 			fs.StringVar(&o.selection, "selection", "", "FILE:LINE to announce as the user's selection (selection_changed) to each client")
@@ -86,6 +91,7 @@ type serveFlags struct {
 	lockfileDir string
 	ideName     string
 	verbose     bool
+	unconfined  bool
 	lspConfig   string
 	selection   string
 }
@@ -190,6 +196,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		Logger:           logger,
 		DiffPolicy:       policy,
 		OnEvent:          onEvent,
+		Unconfined:       o.unconfined,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
