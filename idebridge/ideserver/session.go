@@ -332,7 +332,7 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 		}
 		// Nothing can cancel it but the session ending: it holds up the
 		// reader that would see notifications/cancelled.
-		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}, 0)
+		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}, 0, nil)
 		return nil
 	}
 	key := string(msg.ID)
@@ -363,7 +363,7 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	}
 	return func() {
 		defer ss.forget(key, call)
-		ss.runTool(ctx, msg.ID, t, tc, timeout)
+		ss.runTool(ctx, msg.ID, t, tc, timeout, cancel)
 	}
 }
 
@@ -400,22 +400,20 @@ func timeoutError(ctx context.Context) *Error {
 }
 
 // runTool runs a handler accounted for by beginHandler and sends its
-// answer. With a positive timeout the call is answered with an error when
-// it runs out, whether the handler has returned or not; the handler's late
-// answer is then dropped.
-func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall, timeout time.Duration) {
+// answer. With a positive timeout, cancel (ctx's) ends the call when it
+// runs out and the call is answered with an error then, whether the
+// handler has returned or not; the handler's late answer is dropped.
+func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall, timeout time.Duration, cancel context.CancelCauseFunc) {
 	defer ss.srv.handlers.Done()
 	var answered atomic.Bool // the first answer wins
 	if timeout > 0 {
-		tctx, cancel := context.WithTimeoutCause(ctx, timeout, &callTimeoutError{tool: tc.Name, timeout: timeout})
-		defer cancel()
-		stop := context.AfterFunc(tctx, func() {
-			if e := timeoutError(tctx); e != nil && answered.CompareAndSwap(false, true) {
+		timer := time.AfterFunc(timeout, func() {
+			cancel(&callTimeoutError{tool: tc.Name, timeout: timeout})
+			if e := timeoutError(ctx); e != nil && answered.CompareAndSwap(false, true) {
 				ss.replyError(id, e)
 			}
 		})
-		defer stop()
-		ctx = tctx
+		defer timer.Stop()
 	}
 	res, err := invokeTool(ctx, t.Handler, tc)
 	if cause := context.Cause(ctx); errors.Is(cause, ErrRequestCancelled) || errors.Is(cause, ErrClientGone) {
