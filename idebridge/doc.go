@@ -36,7 +36,9 @@
 // # Connecting and calling tools
 //
 // Connect (or DialURL) performs the MCP handshake over WebSocket or legacy
-// SSE and returns a Client, safe for concurrent use. CallTool calls any
+// SSE and returns a Client, safe for concurrent use. The connection under
+// it is package mcpclient's (a JSON-RPC multiplexer over a message-level
+// transport), and the protocol's types and names are package mcp's. CallTool calls any
 // tool; typed wrappers (OpenDiff, CloseTab, CloseAllDiffTabs, OpenFile,
 // GetDiagnostics, ...) use the argument names deployed IDEs expect. Every
 // call except openDiff has a default deadline (ClientOptions.CallTimeout);

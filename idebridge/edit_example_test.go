@@ -8,6 +8,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // An agent proposes an edit; the IDE shows it in its diff viewer and the
@@ -64,7 +65,7 @@ func ExampleApplyEdit() {
 
 // An IDE extension older than the minimum is warned about, not refused.
 func ExampleCheckServerVersion() {
-	vc := idebridge.CheckServerVersion(idebridge.ServerInfo{Name: "claudecode-neovim", Version: "0.2.0"}, "0.3.0")
+	vc := idebridge.CheckServerVersion(mcp.Implementation{Name: "claudecode-neovim", Version: "0.2.0"}, "0.3.0")
 	fmt.Println(vc.Older)
 	fmt.Println(vc.Message)
 	// Output:

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/diag"
-
-	"github.com/idebridge/idebridge/internal/jsonrpc"
 )
 
 // DiagnosticsSnapshot is the IDE's diagnostics for one file taken before
@@ -134,8 +133,8 @@ func fileDiagnostics(ctx context.Context, c *Client, abs string, all bool) ([]di
 
 // isFileNotOpen reports the Neovim answer for a file it has not open.
 func isFileNotOpen(err error) bool {
-	var te *ToolError
-	return errors.As(err, &te) && te.Code == jsonrpc.CodeFileNotOpen
+	var te *mcp.ToolError
+	return errors.As(err, &te) && te.Code == mcp.CodeFileNotOpen
 }
 
 // diagKey identifies a diagnostic for comparison across an edit.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idebridge/idebridge/internal/env"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Extension facts.
@@ -238,7 +239,7 @@ func (c *Client) CheckVersion(minimum string) VersionCheck {
 
 // CheckServerVersion compares info.Version with minimum; see
 // Client.CheckVersion and CompareVersions.
-func CheckServerVersion(info ServerInfo, minimum string) VersionCheck {
+func CheckServerVersion(info mcp.Implementation, minimum string) VersionCheck {
 	vc := VersionCheck{Server: info.Name, Version: info.Version, Minimum: minimum}
 	name := info.Name
 	if name == "" {

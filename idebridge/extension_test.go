@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // scriptedRunner plays an editor's command-line tool: each command line
@@ -188,14 +189,14 @@ func TestCompareVersions(t *testing.T) {
 }
 
 func TestCheckServerVersion(t *testing.T) {
-	neovim := idebridge.ServerInfo{Name: "claudecode-neovim", Version: "0.2.0"}
+	neovim := mcp.Implementation{Name: "claudecode-neovim", Version: "0.2.0"}
 	if vc := idebridge.CheckServerVersion(neovim, "0.3.0"); !vc.Older || vc.Unknown || !strings.Contains(vc.Message, "claudecode-neovim 0.2.0 is older than 0.3.0") {
 		t.Errorf("older: %+v", vc)
 	}
 	if vc := idebridge.CheckServerVersion(neovim, "0.2.0"); vc.Older || vc.Unknown || vc.Message != "" {
 		t.Errorf("same: %+v", vc)
 	}
-	if vc := idebridge.CheckServerVersion(idebridge.ServerInfo{Name: "x"}, "1.0"); vc.Older || !vc.Unknown {
+	if vc := idebridge.CheckServerVersion(mcp.Implementation{Name: "x"}, "1.0"); vc.Older || !vc.Unknown {
 		t.Errorf("no version: %+v", vc)
 	}
 }

@@ -41,7 +41,8 @@ const maxRestartDelay = 30 * time.Second
 // left at its zero value, means the default.
 type ManagerOptions struct {
 	// Registry receives the servers' diagnostics; nil means a new
-	// NewRegistry(nil), available from Manager.Registry.
+	// registry with the default options (remembering at least
+	// MaxOpenDocuments documents), available from Manager.Registry.
 	Registry *lspdiag.Registry
 	// ProjectDir is CLAUDE_PROJECT_DIR for servers whose configuration
 	// does not name one, and their default workspace folder. Default: the
@@ -166,7 +167,9 @@ func NewManager(configs []ServerConfig, opts *ManagerOptions) *Manager {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if m.reg == nil {
-		m.reg = lspdiag.NewRegistry(nil)
+		// The registry remembers versions for at least the open documents.
+		// Options in range: NewRegistry cannot fail.
+		m.reg, _ = lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxDocuments: max(o.MaxOpenDocuments, lspdiag.DefaultMaxDocuments)})
 	}
 	m.docs, _ = simplelru.NewLRU(o.MaxOpenDocuments, func(path string, d *document) {
 		m.closing[path] = d // sent by whoever holds the server's syncMu next

@@ -134,7 +134,7 @@ export interface IDEInfo {
   capabilities?: Record<string, unknown>;
 }
 
-/** One tool the IDE offers (Go: idebridge.Tool). */
+/** One tool the IDE offers (Go: mcp.Tool). */
 export interface Tool {
   name: string;
   title?: string;
@@ -144,7 +144,7 @@ export interface Tool {
   annotations?: Record<string, unknown>;
 }
 
-/** A tools/call result (Go: idebridge.ToolResult). */
+/** A tools/call result (Go: mcp.ToolResult). */
 export interface ToolResult {
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;
@@ -249,7 +249,7 @@ export interface IDEClientConnectOptions {
   callTimeoutMs?: number;
   /** the keep-alive interval in milliseconds (default 15000; negative for none). */
   pingIntervalMs?: number;
-  /** how many notifications are queued before the oldest is dropped (default 256). */
+  /** how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued). */
   notificationBuffer?: number;
   /** the clientInfo name sent to the IDE (default "idebridge"). */
   clientName?: string;
@@ -259,15 +259,15 @@ export interface IDEClientConnectOptions {
 
 /** Options of Registry.Init. */
 export interface RegistryInitOptions {
-  /** the most diagnostics of one file in an attachment (default 10). */
+  /** the most diagnostics of one file in an attachment (default 10; negative for no limit). */
   maxPerFile?: number;
-  /** the most diagnostics in an attachment (default 30). */
+  /** the most diagnostics in an attachment (default 30; negative for no limit). */
   maxTotal?: number;
-  /** the most diagnostics one publish keeps pending, most severe first (default 1000). */
+  /** the most diagnostics one publish keeps pending, most severe first; the new ones beyond count in the attachment's cut (default 1000; must be positive). */
   maxPerPublish?: number;
-  /** how many documents' delivered diagnostics are remembered (default 500). */
+  /** how many documents are remembered (delivered diagnostics, version, last publishes) besides those with diagnostics pending, the least recently used forgotten first (default 500; must be positive). */
   maxDocuments?: number;
-  /** how many delivered diagnostics are remembered per document (default 2000). */
+  /** how many delivered diagnostics are remembered per document (default 2000; must be positive). */
   maxDeliveredPerDocument?: number;
   /** the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything). */
   minSeverity?: string | number;
@@ -644,7 +644,10 @@ export declare class Registry {
    * Registers one textDocument/publishDiagnostics notification of a language
    * server. A newer publish of the same server for the same document replaces
    * the pending one (publishes are whole sets); an empty set clears what the
-   * server had pending for the document.
+   * server had pending for the document. Params of the wrong shape are an
+   * error; a diagnostic of the wrong shape (a severity outside 1 to 4, a
+   * negative position, ...) is dropped, the others kept, and the next drain
+   * notes it.
    *
    * @param server the server's name, e.g. "plugin:go:gopls".
    * @param params the notification's params: {"uri", "version"?,
@@ -666,12 +669,14 @@ export declare class Registry {
   /**
    * Takes what is new since the last drain: deduplicated within the batch and
    * against what was delivered before, sorted by severity, and bounded by the
-   * limits.
+   * limits. Its cut counts the new diagnostics it does not show, those the
+   * per-publish cap dropped included; its notes say which servers' invalid
+   * diagnostics were dropped.
    *
    * @returns the attachment {"servers", "files": [{"uri", "path",
    *   "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
    *   "attachment" member of idebridge diag --json; null when nothing new is
-   *   pending.
+   *   pending and there is nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain(): Attachment | null;

@@ -915,7 +915,10 @@ class Registry {
    * Registers one textDocument/publishDiagnostics notification of a language
    * server. A newer publish of the same server for the same document replaces
    * the pending one (publishes are whole sets); an empty set clears what the
-   * server had pending for the document.
+   * server had pending for the document. Params of the wrong shape are an
+   * error; a diagnostic of the wrong shape (a severity outside 1 to 4, a
+   * negative position, ...) is dropped, the others kept, and the next drain
+   * notes it.
    *
    * @param {string} server the server's name, e.g. "plugin:go:gopls".
    * @param {PublishDiagnosticsParams | string} params the notification's
@@ -943,12 +946,14 @@ class Registry {
   /**
    * Takes what is new since the last drain: deduplicated within the batch and
    * against what was delivered before, sorted by severity, and bounded by the
-   * limits.
+   * limits. Its cut counts the new diagnostics it does not show, those the
+   * per-publish cap dropped included; its notes say which servers' invalid
+   * diagnostics were dropped.
    *
    * @returns {Attachment | null} the attachment {"servers", "files":
    *   [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same
    *   JSON as the "attachment" member of idebridge diag --json; null when
-   *   nothing new is pending.
+   *   nothing new is pending and there is nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain() {

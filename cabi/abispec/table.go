@@ -221,7 +221,9 @@ var Funcs = []Func{
 		Name: "idb_registry_publish",
 		Doc: "Registers one textDocument/publishDiagnostics notification of a language server. " +
 			"A newer publish of the same server for the same document replaces the pending one (publishes are whole sets); " +
-			"an empty set clears what the server had pending for the document.",
+			"an empty set clears what the server had pending for the document. " +
+			"Params of the wrong shape are an error; a diagnostic of the wrong shape (a severity outside 1 to 4, a negative position, ...) " +
+			"is dropped, the others kept, and the next drain notes it.",
 		Params: []Param{
 			{Name: "registry", Kind: Handle, Class: "Registry"},
 			{Name: "server", Kind: String, Doc: `the server's name, e.g. "plugin:go:gopls"`},
@@ -245,10 +247,11 @@ var Funcs = []Func{
 	{
 		Name: "idb_registry_drain",
 		Doc: "Takes what is new since the last drain: deduplicated within the batch and against what was delivered before, " +
-			"sorted by severity, and bounded by the limits.",
+			"sorted by severity, and bounded by the limits. Its cut counts the new diagnostics it does not show, " +
+			"those the per-publish cap dropped included; its notes say which servers' invalid diagnostics were dropped.",
 		Params: []Param{
 			{Name: "registry", Kind: Handle, Class: "Registry"},
-			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "nothing new is pending"},
+			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "nothing new is pending and there is nothing to note"},
 		},
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
@@ -451,7 +454,7 @@ var connectFields = []Field{
 	{JSON: "wait", Py: "wait", PyType: "Optional[bool]", TS: "boolean", Doc: "poll discovery once a second until the IDE is usable, within the timeout"},
 	{JSON: "callTimeoutMs", Py: "call_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the default timeout of tool calls in milliseconds (default 30000; negative for none)"},
 	{JSON: "pingIntervalMs", Py: "ping_interval_ms", PyType: "Optional[int]", TS: "number", Doc: "the keep-alive interval in milliseconds (default 15000; negative for none)"},
-	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256)"},
+	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued)"},
 	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
 }
 
@@ -478,11 +481,11 @@ var wslFields = []Field{
 
 // registryFields are the options of idb_registry_new.
 var registryFields = []Field{
-	{JSON: "maxPerFile", Py: "max_per_file", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics of one file in an attachment (default 10)"},
-	{JSON: "maxTotal", Py: "max_total", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics in an attachment (default 30)"},
-	{JSON: "maxPerPublish", Py: "max_per_publish", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics one publish keeps pending, most severe first (default 1000)"},
-	{JSON: "maxDocuments", Py: "max_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents' delivered diagnostics are remembered (default 500)"},
-	{JSON: "maxDeliveredPerDocument", Py: "max_delivered_per_document", PyType: "Optional[int]", TS: "number", Doc: "how many delivered diagnostics are remembered per document (default 2000)"},
+	{JSON: "maxPerFile", Py: "max_per_file", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics of one file in an attachment (default 10; negative for no limit)"},
+	{JSON: "maxTotal", Py: "max_total", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics in an attachment (default 30; negative for no limit)"},
+	{JSON: "maxPerPublish", Py: "max_per_publish", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics one publish keeps pending, most severe first; the new ones beyond count in the attachment's cut (default 1000; must be positive)"},
+	{JSON: "maxDocuments", Py: "max_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents are remembered (delivered diagnostics, version, last publishes) besides those with diagnostics pending, the least recently used forgotten first (default 500; must be positive)"},
+	{JSON: "maxDeliveredPerDocument", Py: "max_delivered_per_document", PyType: "Optional[int]", TS: "number", Doc: "how many delivered diagnostics are remembered per document (default 2000; must be positive)"},
 	{JSON: "minSeverity", Py: "min_severity", PyType: "Optional[Union[str, int]]", TS: "string | number", Doc: `the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything)`},
 	{JSON: "dropUnnecessary", Py: "drop_unnecessary", PyType: "Optional[bool]", TS: "boolean", Doc: "drop diagnostics tagged Unnecessary (faded-out unused code)"},
 }
@@ -592,7 +595,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "Tool",
-		Doc:  "One tool the IDE offers (Go: idebridge.Tool).",
+		Doc:  "One tool the IDE offers (Go: mcp.Tool).",
 		Body: `{
   name: string;
   title?: string;
@@ -604,7 +607,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "ToolResult",
-		Doc:  "A tools/call result (Go: idebridge.ToolResult).",
+		Doc:  "A tools/call result (Go: mcp.ToolResult).",
 		Body: `{
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;

@@ -144,6 +144,40 @@ func TestDiagScriptedServer(t *testing.T) {
 	}
 }
 
+// TestDiagInvalidAndFlooded: a server's invalid diagnostics cost only
+// themselves and the block says they were dropped; a flood of 5,000 shows
+// 10 and counts the other 4,990, those the per-publish cap dropped
+// included.
+func TestDiagInvalidAndFlooded(t *testing.T) {
+	bin := buildScriptls(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.s"), []byte("ok\n  ERROR\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := diagEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-invalid"}, []string{"a.s:\n  ✘ [Line 2:3] found ERROR [E1] (scriptls)",
+			filepath.Join(dir, "a.s") + ": 2 invalid diagnostics from script were dropped (diagnostics[1].severity: number 99 is not a severity (1 to 4))"}},
+		{[]string{"-flood", "5000"}, []string{"  ✘ [Line 1:1] flood 0 (scriptls)", "… 4990 more not shown\n</new-diagnostics>"}},
+	} {
+		cfg := writeConfig(t, dir, map[string]any{
+			"script": map[string]any{"command": bin, "args": tt.args, "extensionToLanguage": map[string]string{".s": "script"}},
+		})
+		code, out, errOut := runIn(t, dir, env, "diag", "--config", cfg, "a.s")
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", tt.args, code, errOut)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: stdout %q does not contain %q", tt.args, out, want)
+			}
+		}
+	}
+}
+
 func TestDiagServerFailure(t *testing.T) {
 	bin := buildScriptls(t)
 	dir := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func init() {
@@ -82,7 +83,7 @@ func ideCall(ctx context.Context, inv *invocation, port int, timeout time.Durati
 	defer client.Close()
 	res, err := client.CallTool(ctx, tool, json.RawMessage(args))
 	if err != nil {
-		var te *idebridge.ToolError
+		var te *mcp.ToolError
 		if errors.As(err, &te) {
 			fmt.Fprintf(inv.Stderr, "%s: %s\n", name, te.Error())
 		} else {

@@ -116,7 +116,7 @@ func TestIDEDiffJSONAndPort(t *testing.T) {
 	if got["status"] != "accepted" || got["written"] != true || got["path"] != file || got["bytes"] != 11.0 || got["port"] != float64(accepting.Port()) || got["viaIDE"] != true {
 		t.Errorf("JSON %v", got)
 	}
-	if !strings.HasPrefix(got["tabName"].(string), "main.go-") {
+	if !strings.HasPrefix(got["tabName"].(string), "✻ [idebridge] main.go (") {
 		t.Errorf("tab name %v", got["tabName"])
 	}
 	if s.read(t, "main.go") != "from stdin\n" {

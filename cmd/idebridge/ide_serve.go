@@ -22,6 +22,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
@@ -58,8 +59,9 @@ func init() {
 			"symbolic links): other paths, ../ and file URIs of other hosts are refused.\n" +
 			"--unconfined lets them reach any file of this machine.\n" +
 			"\n" +
-			"-v logs every MCP message received (method, id, client) to standard error as\n" +
-			"JSON lines; without it only warnings (refused connections) are logged.",
+			"-v logs every MCP message received (method, id, client, and the tool of a\n" +
+			"tools/call) to standard error as JSON lines; without it only warnings (refused\n" +
+			"connections) are logged.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o serveFlags
 			fs.Var(&o.workspaces, "workspace", "a workspace folder; repeat for several (default: the working directory)")
@@ -183,7 +185,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		announce.Add(1)
 		go func() {
 			defer announce.Done()
-			_ = srv.Notify("selection_changed", sel) // fails only once closed
+			_ = srv.Notify(mcp.MethodSelectionChanged, sel) // fails only once closed
 		}()
 	}
 	srv, err = ideserver.New(&ideserver.Options{

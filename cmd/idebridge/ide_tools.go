@@ -11,6 +11,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func init() {
@@ -44,7 +45,7 @@ func init() {
 				}
 				if *asJSON {
 					if tools == nil {
-						tools = []idebridge.Tool{}
+						tools = []mcp.Tool{}
 					}
 					enc := json.NewEncoder(inv.Stdout)
 					enc.SetIndent("", "  ")

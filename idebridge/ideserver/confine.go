@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // maxLinkDepth bounds the symbolic links followed while resolving a path,
@@ -48,7 +49,7 @@ func (s *Server) resolvePath(p string) (string, error) {
 	}
 	real, err := realPath(p, 0)
 	if err != nil {
-		return "", &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf("resolving %s: %v", p, unwrapPathError(err)))}
+		return "", &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf("resolving %s: %v", p, unwrapPathError(err)))}
 	}
 	for _, root := range s.cfg.realFolders {
 		if within(root, real) {
@@ -59,7 +60,7 @@ func (s *Server) resolvePath(p string) (string, error) {
 	if real != p {
 		where = p + " (which resolves to " + real + ")"
 	}
-	return "", &Error{Code: CodeInvalidParams, Message: "Path outside the workspace", Data: mustJSON(fmt.Sprintf(
+	return "", &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Path outside the workspace", Data: mustJSON(fmt.Sprintf(
 		"%s is outside the workspace folders (%s); this IDE serves only files inside them", where, strings.Join(s.cfg.folders, ", ")))}
 }
 

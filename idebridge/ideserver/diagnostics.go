@@ -17,15 +17,13 @@ import (
 
 	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
 
 	"github.com/idebridge/idebridge/lspdiag"
 )
-
-// ToolGetDiagnostics is the name of the diagnostics tool.
-const ToolGetDiagnostics = "getDiagnostics"
 
 // DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
 // and every zero field, means the documented default; a negative
@@ -135,13 +133,18 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	}
 	maxFiles := cmp.Or(o.MaxFiles, lsp.DefaultMaxOpenDocuments)
 	// The registry hands out whole sets: no limit short of absurd, and
-	// every severity (getDiagnostics reports what the IDE shows).
-	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
+	// every severity (getDiagnostics reports what the IDE shows). It
+	// remembers at least every open file's last publish.
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
 		MaxPerPublish: 100_000,
 		MaxPerFile:    100_000,
 		MaxTotal:      1 << 30,
+		MaxDocuments:  max(maxFiles, lspdiag.DefaultMaxDocuments),
 		Logger:        log,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("ideserver: diagnostics: %w", err)
+	}
 	mgr := lsp.NewManager(configs, &lsp.ManagerOptions{
 		Registry:         reg,
 		ProjectDir:       folder,
@@ -167,10 +170,12 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 // Tool returns the getDiagnostics tool, to pass to Server.RegisterTool.
 func (d *Diagnostics) Tool() Tool {
 	return Tool{
-		Name:        ToolGetDiagnostics,
-		Description: "Get language diagnostics (errors, warnings) from the editor's language servers",
-		InputSchema: schema(`"uri":{"type":"string","description":"Optional file URI to get diagnostics for. If not provided, gets diagnostics for all open files."}`),
-		Handler:     d.handle,
+		Tool: mcp.Tool{
+			Name:        mcp.ToolGetDiagnostics,
+			Description: "Get language diagnostics (errors, warnings) from the editor's language servers",
+			InputSchema: schema(`"uri":{"type":"string","description":"Optional file URI to get diagnostics for. If not provided, gets diagnostics for all open files."}`),
+		},
+		Handler: d.handle,
 	}
 }
 
@@ -201,7 +206,7 @@ type wireDiagnostic struct {
 	Range    diag.Range `json:"range"`
 }
 
-func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, error) {
+func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	var a struct {
 		URI string `json:"uri"`
 	}
@@ -243,7 +248,7 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*ToolResult, 
 				continue
 			}
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &Error{Code: CodeFileNotOpen, Message: "File not found", Data: mustJSON("Cannot get diagnostics of " + p + ": it does not exist")}
+				return nil, &mcp.Error{Code: mcp.CodeFileNotOpen, Message: "File not found", Data: mustJSON("Cannot get diagnostics of " + p + ": it does not exist")}
 			}
 			return nil, fmt.Errorf("getting diagnostics of %s: %w", p, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
@@ -84,7 +85,7 @@ type wireFile struct {
 // getDiagnostics calls the tool and decodes its one JSON text.
 func getDiagnostics(t *testing.T, c *client, args map[string]any) []wireFile {
 	t.Helper()
-	r := c.callTool(ideserver.ToolGetDiagnostics, args)
+	r := c.callTool(mcp.ToolGetDiagnostics, args)
 	texts := r.texts()
 	if len(texts) != 1 || r.IsError {
 		t.Fatalf("getDiagnostics %v: %+v", args, r)
@@ -186,7 +187,7 @@ func TestDiagnosticsOpenFileAndErrors(t *testing.T) {
 	if files := getDiagnostics(t, c, map[string]any{}); len(files) != 0 {
 		t.Fatalf("nothing opened yet: %+v", files)
 	}
-	c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": filepath.Join(dir, "a.go")})
+	c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": filepath.Join(dir, "a.go")})
 	files := getDiagnostics(t, c, map[string]any{})
 	if len(files) != 1 || files[0].URI != fileURL(filepath.Join(dir, "a.go")) {
 		t.Fatalf("after openFile: %+v", files)
@@ -230,7 +231,7 @@ func TestDiagnosticsWire(t *testing.T) {
 	srv, _ := startDiagServer(t, dir, nil)
 	c := dial(t, srv)
 	c.handshake(1)
-	text := c.callTool(ideserver.ToolGetDiagnostics, map[string]any{"uri": fileURL(filepath.Join(dir, "main.go"))}).texts()[0]
+	text := c.callTool(mcp.ToolGetDiagnostics, map[string]any{"uri": fileURL(filepath.Join(dir, "main.go"))}).texts()[0]
 	escaped := strings.ReplaceAll(fileURL(filepath.Join(dir, "main.go")), "/", `\/`)
 	want := `[{"uri":"` + escaped + `","diagnostics":[{"message":"undefined: x","severity":"Error","source":"compiler","code":"UndeclaredName","range":{"start":{"line":3,"character":9},"end":{"line":3,"character":10}}}]}]`
 	if text != want {
@@ -334,7 +335,7 @@ func BenchmarkDiagnosticsAfterWrite(b *testing.B) {
 			dir := diagModule(b, map[string]string{"main.go": fixed})
 			_, d := startDiagServer(b, dir, bc.configs(dir))
 			h := d.Tool().Handler
-			call := &ideserver.ToolCall{Name: ideserver.ToolGetDiagnostics, Arguments: json.RawMessage(`{"uri":"main.go"}`)}
+			call := &ideserver.ToolCall{Name: mcp.ToolGetDiagnostics, Arguments: json.RawMessage(`{"uri":"main.go"}`)}
 			ctx := context.Background()
 			if _, err := h(ctx, call); err != nil { // gopls starts and loads the module
 				b.Fatal(err)

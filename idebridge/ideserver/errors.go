@@ -1,26 +1,6 @@
 package ideserver
 
-import (
-	"errors"
-
-	"github.com/idebridge/idebridge/internal/jsonrpc"
-)
-
-// Error is a JSON-RPC error object. A ToolHandler that returns an *Error (or
-// an error wrapping one) has it sent to the client as is; see ToolHandler.
-type Error = jsonrpc.Error
-
-// JSON-RPC error codes the server sends.
-const (
-	CodeParseError       = jsonrpc.CodeParseError
-	CodeInvalidRequest   = jsonrpc.CodeInvalidRequest
-	CodeMethodNotFound   = jsonrpc.CodeMethodNotFound
-	CodeInvalidParams    = jsonrpc.CodeInvalidParams
-	CodeInternalError    = jsonrpc.CodeInternalError
-	CodeServerError      = jsonrpc.CodeServerError
-	CodeFileNotOpen      = jsonrpc.CodeFileNotOpen
-	CodeRequestCancelled = jsonrpc.CodeRequestCancelled
-)
+import "errors"
 
 var (
 	// ErrServerClosed is returned by Start and Notify after Close or

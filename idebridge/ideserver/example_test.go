@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // A headless IDE for a directory: agents find it through its lockfile and
@@ -59,7 +60,7 @@ func Example_wire() {
 	srv.Start(context.Background())
 	defer srv.Close()
 
-	h := http.Header{ideserver.AuthHeader: {srv.AuthToken()}}
+	h := http.Header{mcp.AuthHeader: {srv.AuthToken()}}
 	d := websocket.Dialer{Subprotocols: []string{"mcp"}}
 	conn, _, err := d.Dial(srv.URL(), h)
 	if err != nil {
@@ -90,10 +91,12 @@ func ExampleServer_RegisterTool() {
 	defer os.RemoveAll(dir)
 	srv, _ := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
 	err := srv.RegisterTool(ideserver.Tool{
-		Name:        "getDiagnostics",
-		Description: "Diagnostics for a file, or for every open file",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}}}`),
-		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "getDiagnostics",
+			Description: "Diagnostics for a file, or for every open file",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}}}`),
+		},
+		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			var args struct {
 				URI string `json:"uri"`
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // floodServerEnv makes the test binary a server process for the flood
@@ -138,7 +139,7 @@ func TestConnectionFloodLeavesRoomForTheAgent(t *testing.T) {
 	}
 	cl := newClient(t, c)
 	cl.handshake(1)
-	if got := cl.callTool(ideserver.ToolGetWorkspaceFolders, nil).texts(); len(got) != 1 || !strings.Contains(got[0], `"success":true`) {
+	if got := cl.callTool(mcp.ToolGetWorkspaceFolders, nil).texts(); len(got) != 1 || !strings.Contains(got[0], `"success":true`) {
 		t.Errorf("getWorkspaceFolders during the flood: %q", got)
 	}
 }

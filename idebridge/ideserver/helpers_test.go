@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // testTimeout bounds every wait in the tests, so a bug fails instead of
@@ -110,7 +111,7 @@ type client struct {
 func authHeader(token string) http.Header {
 	h := http.Header{}
 	if token != "" {
-		h.Set(ideserver.AuthHeader, token)
+		h.Set(mcp.AuthHeader, token)
 	}
 	return h
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/idebridge/idebridge/internal/jsonrpc"
 	"github.com/idebridge/idebridge/lockfile"
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // releaseFIFO opens fifo for writing and closes it, which lets a reader
@@ -104,15 +105,15 @@ func TestToolsReadOnlyRegularFiles(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{ideserver.ToolOpenFile, map[string]any{"filePath": fifo}, "not a regular file (a FIFO)"},
-		{ideserver.ToolOpenFile, map[string]any{"filePath": zero}, "not a regular file (a character device)"},
-		{ideserver.ToolOpenFile, map[string]any{"filePath": ws}, "not a regular file (a directory)"},
-		{ideserver.ToolOpenFile, map[string]any{"filePath": big}, "file too large"},
-		{ideserver.ToolOpenDiff, map[string]any{"old_file_path": fifo, "new_file_path": fifo, "new_file_contents": "x", "tab_name": "t1"}, "not a regular file (a FIFO)"},
-		{ideserver.ToolOpenDiff, map[string]any{"old_file_path": zero, "new_file_path": zero, "new_file_contents": "x", "tab_name": "t2"}, "not a regular file (a character device)"},
-		{ideserver.ToolGetDiagnostics, map[string]any{"uri": "file://" + fifo}, "not a regular file (a FIFO)"},
-		{ideserver.ToolGetDiagnostics, map[string]any{"uri": "file://" + zero}, "not a regular file (a character device)"},
-		{ideserver.ToolGetDiagnostics, map[string]any{"uri": "file://" + big}, "file too large"},
+		{mcp.ToolOpenFile, map[string]any{"filePath": fifo}, "not a regular file (a FIFO)"},
+		{mcp.ToolOpenFile, map[string]any{"filePath": zero}, "not a regular file (a character device)"},
+		{mcp.ToolOpenFile, map[string]any{"filePath": ws}, "not a regular file (a directory)"},
+		{mcp.ToolOpenFile, map[string]any{"filePath": big}, "file too large"},
+		{mcp.ToolOpenDiff, map[string]any{"old_file_path": fifo, "new_file_path": fifo, "new_file_contents": "x", "tab_name": "t1"}, "not a regular file (a FIFO)"},
+		{mcp.ToolOpenDiff, map[string]any{"old_file_path": zero, "new_file_path": zero, "new_file_contents": "x", "tab_name": "t2"}, "not a regular file (a character device)"},
+		{mcp.ToolGetDiagnostics, map[string]any{"uri": "file://" + fifo}, "not a regular file (a FIFO)"},
+		{mcp.ToolGetDiagnostics, map[string]any{"uri": "file://" + zero}, "not a regular file (a character device)"},
+		{mcp.ToolGetDiagnostics, map[string]any{"uri": "file://" + big}, "file too large"},
 	} {
 		m := c.call("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
 		if got := errorText(m); !strings.Contains(got, tc.want) {
@@ -122,10 +123,10 @@ func TestToolsReadOnlyRegularFiles(t *testing.T) {
 
 	// Ordinary files are served as before, getDiagnostics included.
 	var opened struct{ LineCount int }
-	if err := json.Unmarshal([]byte(c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": ok}).texts()[0]), &opened); err != nil || opened.LineCount != 2 {
+	if err := json.Unmarshal([]byte(c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": ok}).texts()[0]), &opened); err != nil || opened.LineCount != 2 {
 		t.Errorf("openFile ok.txt: %+v %v", opened, err)
 	}
-	if got := c.callTool(ideserver.ToolGetDiagnostics, map[string]any{"uri": "file://" + ok}).texts(); len(got) != 1 || !strings.Contains(got[0], "ok.txt") {
+	if got := c.callTool(mcp.ToolGetDiagnostics, map[string]any{"uri": "file://" + ok}).texts(); len(got) != 1 || !strings.Contains(got[0], "ok.txt") {
 		t.Errorf("getDiagnostics ok.txt: %q", got)
 	}
 }
@@ -146,9 +147,9 @@ func TestGetDiagnosticsCallsDoNotWaitForEachOther(t *testing.T) {
 	c := dial(t, srv)
 	c.handshake(1)
 
-	stuck := c.request("tools/call", map[string]any{"name": ideserver.ToolGetDiagnostics, "arguments": map[string]any{"uri": "file://" + filepath.Join(ws, "a.s")}})
+	stuck := c.request("tools/call", map[string]any{"name": mcp.ToolGetDiagnostics, "arguments": map[string]any{"uri": "file://" + filepath.Join(ws, "a.s")}})
 	time.Sleep(100 * time.Millisecond) // let it take whatever it takes first
-	free := c.request("tools/call", map[string]any{"name": ideserver.ToolGetDiagnostics, "arguments": map[string]any{"uri": "file://" + filepath.Join(ws, "b.txt")}})
+	free := c.request("tools/call", map[string]any{"name": mcp.ToolGetDiagnostics, "arguments": map[string]any{"uri": "file://" + filepath.Join(ws, "b.txt")}})
 	m := c.next()
 	if string(m.ID) != string(free) || m.Error != nil {
 		t.Fatalf("first answer %s, want the result of the call on b.txt (id %s) before the stuck one (id %s)", mustMarshal(m), free, stuck)
@@ -195,22 +196,22 @@ func TestWorkspaceConfinement(t *testing.T) {
 			tool string
 			args map[string]any
 		}{
-			{ideserver.ToolOpenFile, map[string]any{"filePath": p}},
-			{ideserver.ToolSaveDocument, map[string]any{"filePath": p}},
-			{ideserver.ToolCheckDocumentDirty, map[string]any{"filePath": p}},
-			{ideserver.ToolOpenDiff, map[string]any{"old_file_path": p, "new_file_path": p, "new_file_contents": "x", "tab_name": "t"}},
-			{ideserver.ToolGetDiagnostics, map[string]any{"uri": p}},
+			{mcp.ToolOpenFile, map[string]any{"filePath": p}},
+			{mcp.ToolSaveDocument, map[string]any{"filePath": p}},
+			{mcp.ToolCheckDocumentDirty, map[string]any{"filePath": p}},
+			{mcp.ToolOpenDiff, map[string]any{"old_file_path": p, "new_file_path": p, "new_file_contents": "x", "tab_name": "t"}},
+			{mcp.ToolGetDiagnostics, map[string]any{"uri": p}},
 		} {
 			m := c.call("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
-			if m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(errorText(m), "outside the workspace") {
+			if m.Error == nil || m.Error.Code != mcp.CodeInvalidParams || !strings.Contains(errorText(m), "outside the workspace") {
 				t.Errorf("%s %s: %s, want -32602 outside the workspace", tc.tool, p, mustMarshal(m))
 			}
 		}
 	}
 	// A file URI naming another host is not this machine's file.
-	for _, tool := range []string{ideserver.ToolOpenFile, ideserver.ToolGetDiagnostics} {
+	for _, tool := range []string{mcp.ToolOpenFile, mcp.ToolGetDiagnostics} {
 		arg := "filePath"
-		if tool == ideserver.ToolGetDiagnostics {
+		if tool == mcp.ToolGetDiagnostics {
 			arg = "uri"
 		}
 		m := c.call("tools/call", map[string]any{"name": tool, "arguments": map[string]any{arg: "file://otherhost" + inside}})
@@ -224,16 +225,16 @@ func TestWorkspaceConfinement(t *testing.T) {
 	if err := os.Symlink("a.s", filepath.Join(ws, "inner-link.s")); err != nil {
 		t.Fatal(err)
 	}
-	c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": inside})
-	c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": "a.s"})
-	c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": "file://localhost" + inside})
-	c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": filepath.Join(ws, "inner-link.s")})
-	if got := c.callTool(ideserver.ToolOpenDiff, map[string]any{"old_file_path": filepath.Join(ws, "new", "n.s"), "new_file_path": filepath.Join(ws, "new", "n.s"), "new_file_contents": "x", "tab_name": "t9"}).texts(); got[0] != "DIFF_REJECTED" {
+	c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": inside})
+	c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": "a.s"})
+	c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": "file://localhost" + inside})
+	c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": filepath.Join(ws, "inner-link.s")})
+	if got := c.callTool(mcp.ToolOpenDiff, map[string]any{"old_file_path": filepath.Join(ws, "new", "n.s"), "new_file_path": filepath.Join(ws, "new", "n.s"), "new_file_contents": "x", "tab_name": "t9"}).texts(); got[0] != mcp.DiffRejected {
 		t.Errorf("openDiff of a new file: %q", got)
 	}
-	c.callTool(ideserver.ToolGetDiagnostics, map[string]any{"uri": "file://" + inside})
+	c.callTool(mcp.ToolGetDiagnostics, map[string]any{"uri": "file://" + inside})
 	// Without a uri, nothing refused before shows up either.
-	for _, text := range c.callTool(ideserver.ToolGetDiagnostics, map[string]any{}).texts() {
+	for _, text := range c.callTool(mcp.ToolGetDiagnostics, map[string]any{}).texts() {
 		if strings.Contains(text, "secret") {
 			t.Errorf("getDiagnostics {}: %s", text)
 		}
@@ -253,9 +254,9 @@ func TestWorkspaceConfinement(t *testing.T) {
 	free := startServer(t, &ideserver.Options{WorkspaceFolders: []string{ws}, NoLockfile: true, Unconfined: true})
 	fc := dial(t, free)
 	fc.handshake(1)
-	fc.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": secret})
-	fc.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": up})
-	if m := fc.call("tools/call", map[string]any{"name": ideserver.ToolOpenFile, "arguments": map[string]any{"filePath": "file://otherhost" + inside}}); m.Error == nil {
+	fc.callTool(mcp.ToolOpenFile, map[string]any{"filePath": secret})
+	fc.callTool(mcp.ToolOpenFile, map[string]any{"filePath": up})
+	if m := fc.call("tools/call", map[string]any{"name": mcp.ToolOpenFile, "arguments": map[string]any{"filePath": "file://otherhost" + inside}}); m.Error == nil {
 		t.Errorf("unconfined, another host's file URI: %s", mustMarshal(m))
 	}
 }
@@ -272,16 +273,16 @@ func TestCallTimeout(t *testing.T) {
 	srv := startServer(t, &ideserver.Options{NoLockfile: true, CallTimeout: 200 * time.Millisecond, DiffPolicy: policy})
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before Close
-	srv.RegisterTool(ideserver.Tool{Name: "deaf", Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "deaf"}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		<-release // ignores its context
-		return ideserver.TextResult("late"), nil
+		return mcp.TextResult("late"), nil
 	}})
-	srv.RegisterTool(ideserver.Tool{Name: "patient", Timeout: -1, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "patient"}, Timeout: -1, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(time.Second):
-			return ideserver.TextResult("done"), nil
+			return mcp.TextResult("done"), nil
 		}
 	}})
 	c := dial(t, srv)
@@ -294,10 +295,10 @@ func TestCallTimeout(t *testing.T) {
 	if got := c.callTool("patient", nil).texts(); len(got) != 1 || got[0] != "done" {
 		t.Errorf("a tool without a timeout: %q", got)
 	}
-	diff := c.request("tools/call", map[string]any{"name": ideserver.ToolOpenDiff, "arguments": map[string]any{"old_file_path": "a", "new_file_path": "a", "new_file_contents": "x", "tab_name": "slow"}})
+	diff := c.request("tools/call", map[string]any{"name": mcp.ToolOpenDiff, "arguments": map[string]any{"old_file_path": "a", "new_file_path": "a", "new_file_contents": "x", "tab_name": "slow"}})
 	time.Sleep(time.Second) // well past CallTimeout
-	c.callTool(ideserver.ToolCloseTab, map[string]any{"tab_name": "slow"})
-	if got := decodeResult(t, c.wait(diff)).texts(); got[0] != "DIFF_REJECTED" {
+	c.callTool(mcp.ToolCloseTab, map[string]any{"tab_name": "slow"})
+	if got := decodeResult(t, c.wait(diff)).texts(); got[0] != mcp.DiffRejected {
 		t.Errorf("openDiff: %q", got)
 	}
 	if cause, _ := causes.Load("slow"); !errors.Is(cause.(error), ideserver.ErrDiffClosed) {
@@ -366,7 +367,7 @@ func TestRefusedConnectionsAreClosed(t *testing.T) {
 			if tr == lockfile.TransportSSE {
 				path = "/sse"
 			}
-			tok := ideserver.AuthHeader + ": " + srv.AuthToken() + "\r\n"
+			tok := mcp.AuthHeader + ": " + srv.AuthToken() + "\r\n"
 			for name, req := range map[string]string{
 				"no token":     "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
 				"foreign Host": "GET " + path + " HTTP/1.1\r\nHost: example.test\r\n" + tok + "\r\n",
@@ -425,7 +426,7 @@ func TestUnauthenticatedConnectionsAreCapped(t *testing.T) {
 	}
 	c := dial(t, srv)
 	c.handshake(1)
-	c.callTool(ideserver.ToolGetWorkspaceFolders, nil)
+	c.callTool(mcp.ToolGetWorkspaceFolders, nil)
 }
 
 // Idle and slow requests time out: a connection kept alive after a
@@ -434,7 +435,7 @@ func TestSlowAndIdleConnectionsTimeOut(t *testing.T) {
 	srv := startServer(t, &ideserver.Options{Transport: lockfile.TransportSSE, NoLockfile: true, RequestTimeout: 500 * time.Millisecond})
 	c := dialSSE(t, srv)
 	addr := strings.TrimPrefix(c.base, "http://")
-	tok := ideserver.AuthHeader + ": " + srv.AuthToken() + "\r\n"
+	tok := mcp.AuthHeader + ": " + srv.AuthToken() + "\r\n"
 
 	// Idle after a good POST.
 	body := `{"jsonrpc":"2.0","method":"notifications/initialized"}`

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Defaults used when the matching Options field is zero.
 const (
 	DefaultIDEName         = "idebridge"
 	DefaultHost            = "127.0.0.1"
-	DefaultProtocolVersion = "2024-11-05"
+	DefaultProtocolVersion = mcp.LegacyProtocolVersion
 	DefaultServerName      = "idebridge-ideserver"
 	DefaultServerVersion   = "0.1.0"
 	DefaultPingInterval    = 30 * time.Second
@@ -31,9 +32,6 @@ const (
 	// authenticated yet.
 	DefaultMaxUnauthenticatedConns = 64
 )
-
-// AuthHeader is the request header that carries the lockfile's auth token.
-const AuthHeader = "X-Claude-Code-Ide-Authorization"
 
 // Options configure a Server. A nil *Options, and every zero field, means
 // the documented default.
@@ -55,8 +53,7 @@ type Options struct {
 	Host string
 	// Port to listen on; 0 picks a free port.
 	Port int
-	// AuthToken clients must send in the X-Claude-Code-Ide-Authorization
-	// header. Default: 32 random bytes from crypto/rand, hex encoded.
+	// AuthToken clients must send in the mcp.AuthHeader header. Default: 32 random bytes from crypto/rand, hex encoded.
 	AuthToken string
 	// LockfileDir is where <port>.lock is written. Default
 	// $CLAUDE_CONFIG_DIR/ide, or ~/.claude/ide (see lockfile.Dir).
@@ -68,13 +65,15 @@ type Options struct {
 	Getenv func(string) string
 
 	// ProtocolVersion answered to initialize, whatever the client asked
-	// for. Default "2024-11-05", what every deployed IDE answers.
+	// for. Default mcp.LegacyProtocolVersion ("2024-11-05"), what every
+	// deployed IDE answers.
 	ProtocolVersion string
 	// ServerName and ServerVersion are the initialize result's serverInfo.
 	ServerName, ServerVersion string
 
 	// Logger receives one debug record per message received (method, id,
-	// client) and warnings about misbehaving clients. Nil is silent.
+	// client, and the tool of a tools/call) and warnings about misbehaving
+	// clients. Nil is silent.
 	Logger *slog.Logger
 
 	// PingInterval is how often WebSocket pings go to each client; a client

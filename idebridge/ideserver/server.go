@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 type serverState int
@@ -227,7 +228,7 @@ func (s *Server) Tools() []Tool { return s.tools.list() }
 
 func (s *Server) notifyToolsChanged() {
 	if s.Port() != 0 {
-		_ = s.Notify("notifications/tools/list_changed", nil) // only fails when closed
+		_ = s.Notify(mcp.MethodToolsListChanged, nil) // only fails when closed
 	}
 }
 

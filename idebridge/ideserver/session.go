@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // ClientInfo describes one connected client.
@@ -136,13 +137,13 @@ func (ss *session) send(data []byte) {
 func (ss *session) reply(id json.RawMessage, result any) {
 	b, err := encodeResult(id, result)
 	if err != nil {
-		ss.replyError(id, &Error{Code: CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
+		ss.replyError(id, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
 		return
 	}
 	ss.send(b)
 }
 
-func (ss *session) replyError(id json.RawMessage, e *Error) {
+func (ss *session) replyError(id json.RawMessage, e *mcp.Error) {
 	ss.send(encodeError(id, e))
 }
 
@@ -153,9 +154,9 @@ func (ss *session) replyError(id json.RawMessage, e *Error) {
 func (ss *session) handle(data []byte) (toolCall func()) {
 	msg, err := jsonrpc.Decode(data)
 	if err != nil {
-		e := &Error{Code: CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
+		e := &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
 		if !json.Valid(data) {
-			e.Code, e.Message = CodeParseError, "Parse error"
+			e.Code, e.Message = mcp.CodeParseError, "Parse error"
 		}
 		ss.srv.log.Warn("invalid message from client", "client", ss.info.ID, "err", err)
 		ss.replyError(nil, e)
@@ -169,11 +170,20 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 		if len(msg.ID) > 0 {
 			attrs = append(attrs, "id", json.RawMessage(msg.ID))
 		}
+		if msg.Method == mcp.MethodCallTool {
+			// Decoded twice, but only when someone reads debug records.
+			var p struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				attrs = append(attrs, "tool", p.Name)
+			}
+		}
 		log.Debug("received", attrs...)
 	}
 	switch {
 	case msg.IsRequest():
-		if msg.Method == "tools/call" {
+		if msg.Method == mcp.MethodCallTool {
 			return ss.callTool(msg)
 		}
 		ss.request(msg)
@@ -188,18 +198,16 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 
 func (ss *session) request(msg *jsonrpc.Message) {
 	switch msg.Method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		ss.initialize(msg)
-	case "ping":
+	case mcp.MethodPing:
 		if ss.srv.cfg.RefusePing {
-			ss.replyError(msg.ID, methodNotFound("ping"))
+			ss.replyError(msg.ID, methodNotFound(mcp.MethodPing))
 			return
 		}
 		ss.reply(msg.ID, struct{}{})
-	case "tools/list":
-		var p struct {
-			Cursor string `json:"cursor"`
-		}
+	case mcp.MethodListTools:
+		var p mcp.ListToolsParams
 		if !ss.params(msg, &p) {
 			return
 		}
@@ -214,8 +222,8 @@ func (ss *session) request(msg *jsonrpc.Message) {
 	}
 }
 
-func methodNotFound(method string) *Error {
-	return &Error{Code: CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + method)}
+func methodNotFound(method string) *mcp.Error {
+	return &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + method)}
 }
 
 // params decodes msg's params into v (absent params leave v zero), or
@@ -225,31 +233,16 @@ func (ss *session) params(msg *jsonrpc.Message, v any) bool {
 		return true
 	}
 	if err := json.Unmarshal(msg.Params, v); err != nil {
-		ss.replyError(msg.ID, &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
 		return false
 	}
 	return true
 }
 
-type initializeResult struct {
-	ProtocolVersion string          `json:"protocolVersion"`
-	Capabilities    json.RawMessage `json:"capabilities"`
-	ServerInfo      struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"serverInfo"`
-}
-
 var serverCapabilities = json.RawMessage(`{"logging":{},"tools":{"listChanged":true}}`)
 
 func (ss *session) initialize(msg *jsonrpc.Message) {
-	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		ClientInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
-	}
+	var p mcp.InitializeParams
 	if !ss.params(msg, &p) {
 		return
 	}
@@ -259,11 +252,11 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 	ss.mu.Unlock()
 	// Whatever the client asked for, answer our own version: the client
 	// decides whether it speaks it (deployed IDEs all answer 2024-11-05).
-	var res initializeResult
-	res.ProtocolVersion = ss.srv.cfg.ProtocolVersion
-	res.Capabilities = serverCapabilities
-	res.ServerInfo.Name = ss.srv.cfg.ServerName
-	res.ServerInfo.Version = ss.srv.cfg.ServerVersion
+	res := mcp.InitializeResult{
+		ProtocolVersion: ss.srv.cfg.ProtocolVersion,
+		Capabilities:    serverCapabilities,
+		ServerInfo:      mcp.Implementation{Name: ss.srv.cfg.ServerName, Version: ss.srv.cfg.ServerVersion},
+	}
 	// The answer goes out before any broadcast, and a client that has read
 	// it gets every broadcast made after: Notify waits on initMu.
 	ss.initMu.Lock()
@@ -275,7 +268,7 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 
 func (ss *session) notification(msg *jsonrpc.Message) {
 	switch msg.Method {
-	case "ide_connected":
+	case mcp.MethodIDEConnected:
 		var p struct {
 			PID int `json:"pid"`
 		}
@@ -287,7 +280,7 @@ func (ss *session) notification(msg *jsonrpc.Message) {
 		ss.info.PID = p.PID
 		ss.mu.Unlock()
 		ss.srv.emit(EventIDEConnected, ss, nil)
-	case "notifications/cancelled":
+	case mcp.MethodCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
@@ -308,17 +301,14 @@ func (ss *session) notification(msg *jsonrpc.Message) {
 // callTool validates a tools/call and returns the function that runs it,
 // or nil when it was answered already (an error, or an Inline tool).
 func (ss *session) callTool(msg *jsonrpc.Message) func() {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var p mcp.CallToolParams
 	if !ss.params(msg, &p) {
 		return nil
 	}
 	t, ok := ss.srv.tools.get(p.Name)
 	if !ok {
 		// The Neovim plugin's answer, message and all.
-		ss.replyError(msg.ID, &Error{Code: CodeMethodNotFound, Message: "Tool not found: " + p.Name})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + p.Name})
 		return nil
 	}
 	args := p.Arguments
@@ -327,7 +317,7 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	}
 	if t.Inline {
 		if !ss.srv.beginHandler() {
-			ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
+			ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 			return nil
 		}
 		// Nothing can cancel it but the session ending: it holds up the
@@ -346,14 +336,14 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	ss.mu.Unlock()
 	if busy {
 		cancel(nil)
-		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
 		return nil
 	}
 	// From here on shutdown waits for this call, so the goroutine that
 	// runs it (and a reader taking over) may be started.
 	if !ss.srv.beginHandler() {
 		ss.forget(key, call)
-		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 		return nil
 	}
 	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
@@ -391,12 +381,12 @@ func (e *callTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 // timeoutError is the answer to a call whose context ended because it ran
 // out of time, or nil.
-func timeoutError(ctx context.Context) *Error {
+func timeoutError(ctx context.Context) *mcp.Error {
 	var te *callTimeoutError
 	if !errors.As(context.Cause(ctx), &te) {
 		return nil
 	}
-	return &Error{Code: CodeServerError, Message: "Request timed out", Data: mustJSON(te.Error())}
+	return &mcp.Error{Code: mcp.CodeServerError, Message: "Request timed out", Data: mustJSON(te.Error())}
 }
 
 // runTool runs a handler accounted for by beginHandler and sends its
@@ -434,10 +424,10 @@ func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc 
 		return
 	}
 	if res == nil {
-		res = &ToolResult{}
+		res = &mcp.ToolResult{}
 	}
 	if res.Content == nil {
-		res.Content = []Content{}
+		res.Content = []mcp.Content{}
 	}
 	ss.reply(id, res)
 }
@@ -449,7 +439,7 @@ type panicError struct {
 
 func (p *panicError) Error() string { return fmt.Sprintf("tool handler panicked: %v", p.value) }
 
-func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *ToolResult, err error) {
+func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *mcp.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			res, err = nil, &panicError{value: v, stack: debug.Stack()}
@@ -460,17 +450,17 @@ func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *ToolResu
 
 // toRPCError turns a handler error into the JSON-RPC error sent; see
 // ToolHandler.
-func toRPCError(err error) *Error {
-	var e *Error
+func toRPCError(err error) *mcp.Error {
+	var e *mcp.Error
 	if errors.As(err, &e) {
 		return e
 	}
 	var pe *panicError
 	if errors.As(err, &pe) {
-		return &Error{Code: CodeInternalError, Message: "Internal error", Data: mustJSON(pe.Error())}
+		return &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(pe.Error())}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeRequestCancelled, Message: err.Error()}
+		return &mcp.Error{Code: mcp.CodeRequestCancelled, Message: err.Error()}
 	}
-	return &Error{Code: CodeServerError, Message: err.Error()}
+	return &mcp.Error{Code: mcp.CodeServerError, Message: err.Error()}
 }

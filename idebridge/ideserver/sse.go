@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Legacy SSE transport: GET /sse opens the event stream, whose first event
@@ -33,9 +34,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if !s.checkToken(r.Header.Get(AuthHeader)) {
+	if !s.checkToken(r.Header.Get(mcp.AuthHeader)) {
 		s.log.Warn("refused SSE client: missing or wrong auth token", "remote", r.RemoteAddr)
-		http.Error(w, "authentication failed: missing or wrong "+AuthHeader, http.StatusUnauthorized)
+		http.Error(w, "authentication failed: missing or wrong "+mcp.AuthHeader, http.StatusUnauthorized)
 		return
 	}
 	s.conns.authenticated(r)
@@ -109,8 +110,8 @@ func (s *Server) serveSSEPost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if tok, ok := r.Header[http.CanonicalHeaderKey(AuthHeader)]; ok && (len(tok) != 1 || !s.checkToken(tok[0])) {
-		http.Error(w, "authentication failed: wrong "+AuthHeader, http.StatusUnauthorized)
+	if tok, ok := r.Header[http.CanonicalHeaderKey(mcp.AuthHeader)]; ok && (len(tok) != 1 || !s.checkToken(tok[0])) {
+		http.Error(w, "authentication failed: wrong "+mcp.AuthHeader, http.StatusUnauthorized)
 		return
 	}
 	q := r.URL.Query()

@@ -992,7 +992,8 @@ class IDEClient:
             ping_interval_ms: the keep-alive interval in milliseconds
                 (default 15000; negative for none); None for the default.
             notification_buffer: how many notifications are queued before
-                the oldest is dropped (default 256); None for the default.
+                the oldest is dropped (default 256, at most 65536; negative:
+                none are queued); None for the default.
             client_name: the clientInfo name sent to the IDE (default
                 "idebridge"); None for the default.
             timeout: seconds to wait; None for 35 seconds, a negative number
@@ -1153,15 +1154,19 @@ class Registry:
 
         Args:
             max_per_file: the most diagnostics of one file in an attachment
-                (default 10); None for the default.
-            max_total: the most diagnostics in an attachment (default 30);
-                None for the default.
+                (default 10; negative for no limit); None for the default.
+            max_total: the most diagnostics in an attachment (default 30;
+                negative for no limit); None for the default.
             max_per_publish: the most diagnostics one publish keeps pending,
-                most severe first (default 1000); None for the default.
-            max_documents: how many documents' delivered diagnostics are
-                remembered (default 500); None for the default.
+                most severe first; the new ones beyond count in the attachment's
+                cut (default 1000; must be positive); None for the default.
+            max_documents: how many documents are remembered (delivered
+                diagnostics, version, last publishes) besides those with
+                diagnostics pending, the least recently used forgotten first
+                (default 500; must be positive); None for the default.
             max_delivered_per_document: how many delivered diagnostics are
-                remembered per document (default 2000); None for the default.
+                remembered per document (default 2000; must be positive); None
+                for the default.
             min_severity: the least severe severity delivered: "Error",
                 "Warning", "Information", "Hint" or 1 to 4 (default Hint:
                 everything); None for the default.
@@ -1192,6 +1197,9 @@ class Registry:
         language server. A newer publish of the same server for the same
         document replaces the pending one (publishes are whole sets); an
         empty set clears what the server had pending for the document.
+        Params of the wrong shape are an error; a diagnostic of the wrong
+        shape (a severity outside 1 to 4, a negative position, ...) is
+        dropped, the others kept, and the next drain notes it.
 
         Args:
             server: the server's name, e.g. "plugin:go:gopls".
@@ -1223,13 +1231,15 @@ class Registry:
     def drain(self) -> Optional[Dict[str, Any]]:
         """Takes what is new since the last drain: deduplicated within the
         batch and against what was delivered before, sorted by severity, and
-        bounded by the limits.
+        bounded by the limits. Its cut counts the new diagnostics it does
+        not show, those the per-publish cap dropped included; its notes say
+        which servers' invalid diagnostics were dropped.
 
         Returns:
             the attachment {"servers", "files": [{"uri", "path",
             "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
             "attachment" member of idebridge diag --json; None when nothing
-            new is pending.
+            new is pending and there is nothing to note.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,

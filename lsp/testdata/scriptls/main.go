@@ -39,6 +39,7 @@ var (
 	sleep           = flag.Bool("sleep", false, "just sleep (the grandchild)")
 	stopReading     = flag.Bool("stop-reading", false, "stop reading stdin after initialized")
 	twoPhase        = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
+	invalid         = flag.Bool("invalid", false, "also publish a diagnostic of severity 99 and one at line -1 with each analysis")
 )
 
 type message struct {
@@ -380,6 +381,15 @@ func analyse(uri string, version int, alsoStale bool) {
 	}
 	if diags == nil {
 		diags = []map[string]any{}
+	}
+	if *invalid {
+		diags = append(diags, map[string]any{
+			"range":    map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+			"severity": 99, "message": "severity out of range",
+		}, map[string]any{
+			"range":   map[string]any{"start": map[string]int{"line": -1, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+			"message": "negative line",
+		})
 	}
 	if *twoPhase > 0 {
 		errorsOnly := []map[string]any{}

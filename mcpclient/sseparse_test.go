@@ -1,4 +1,4 @@
-package idebridge_test
+package mcpclient
 
 import (
 	"errors"
@@ -8,18 +8,16 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/idebridge/idebridge/idebridge"
 )
 
 type ev struct{ Event, Data, ID string }
 
 // readAll collects every event and the final error.
 func readAll(r io.Reader, max int) ([]ev, error) {
-	sr := idebridge.NewSSEReader(r, max)
+	sr := newSSEReader(r, max)
 	var out []ev
 	for {
-		e, err := sr.Next()
+		e, err := sr.next()
 		if err != nil {
 			return out, err
 		}
@@ -63,7 +61,7 @@ func TestSSEReader(t *testing.T) {
 				"one byte": iotest.OneByteReader(strings.NewReader(tc.in)),
 				"half":     iotest.HalfReader(strings.NewReader(tc.in)),
 			} {
-				got, err := readAll(r, 0)
+				got, err := readAll(r, 1<<20)
 				if diff := cmp.Diff(tc.want, got); diff != "" {
 					t.Errorf("%s: events (-want +got):\n%s", name, diff)
 				}
@@ -86,18 +84,18 @@ func TestSSEReaderSizeBound(t *testing.T) {
 		if diff := cmp.Diff([]ev{{"message", "12345", ""}}, got); diff != "" {
 			t.Errorf("%s: events before the over-size one (-want +got):\n%s", name, diff)
 		}
-		var tooBig *idebridge.MessageTooLargeError
+		var tooBig *MessageTooLargeError
 		if !errors.As(err, &tooBig) || tooBig.Limit != 64 || !tooBig.Incoming {
 			t.Errorf("%s: error %v, want *MessageTooLargeError with limit 64", name, err)
 		}
 	}
 	// Many data lines add up: the bound is on the event, not the line.
 	many := strings.Repeat("data: 0123456789\n", 10) + "\n"
-	if _, err := readAll(strings.NewReader(many), 64); !errors.As(err, new(*idebridge.MessageTooLargeError)) {
+	if _, err := readAll(strings.NewReader(many), 64); !errors.As(err, new(*MessageTooLargeError)) {
 		t.Errorf("event of many small lines: error %v, want *MessageTooLargeError", err)
 	}
 	// A never-ending line is bounded too.
-	if _, err := readAll(io.LimitReader(neverEnding('a'), 1<<20), 1024); !errors.As(err, new(*idebridge.MessageTooLargeError)) {
+	if _, err := readAll(io.LimitReader(neverEnding('a'), 1<<20), 1024); !errors.As(err, new(*MessageTooLargeError)) {
 		t.Errorf("endless line: error %v, want *MessageTooLargeError", err)
 	}
 }
@@ -114,7 +112,7 @@ func (b neverEnding) Read(p []byte) (int, error) {
 func TestSSEReaderReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom))
-	got, err := readAll(r, 0)
+	got, err := readAll(r, 1<<20)
 	if len(got) != 1 || !errors.Is(err, boom) {
 		t.Fatalf("got %v, %v; want one event then boom", got, err)
 	}

@@ -1,28 +1,24 @@
-package idebridge
+package mcpclient
 
 import (
 	"bytes"
 	"io"
 )
 
-// SSEEvent is one dispatched server-sent event.
-type SSEEvent struct {
+// sseEvent is one dispatched server-sent event.
+type sseEvent struct {
 	// Event is the event type: the last "event" field of the event, or
 	// "message" when it named none.
 	Event string
 	// Data is the event's "data" lines joined with "\n". It aliases the
-	// reader's buffer and is valid only until the next call to Next.
+	// reader's buffer and is valid only until the next call to next.
 	Data []byte
 	// ID is the stream's last event ID when the event was dispatched (the
 	// "id" field persists from one event to the next, as the standard says).
 	ID string
 }
 
-// DefaultMaxEventSize bounds an SSE event when NewSSEReader is given no
-// bound; it matches the client's default maximum message size.
-const DefaultMaxEventSize = 64 << 20
-
-// SSEReader parses a text/event-stream exactly as the HTML standard's
+// sseReader parses a text/event-stream exactly as the HTML standard's
 // event-stream interpretation does: lines end with LF, CRLF or a lone CR
 // (also when the CR and LF arrive in different reads); a leading byte order
 // mark is skipped; several "data" lines join with "\n"; comment lines
@@ -32,11 +28,11 @@ const DefaultMaxEventSize = 64 << 20
 //
 // The result does not depend on how the stream is split into reads. The
 // size of an event is bounded: when the data collected for an event plus
-// the line being read exceed the bound, Next returns a
+// the line being read exceed the bound, next returns a
 // *MessageTooLargeError and the reader stops.
 //
-// An SSEReader is not safe for concurrent use.
-type SSEReader struct {
+// An sseReader is not safe for concurrent use.
+type sseReader struct {
 	r     io.Reader
 	max   int
 	buf   []byte // read buffer; buf[pos:end] is unread
@@ -54,24 +50,21 @@ type SSEReader struct {
 	err      error
 }
 
-// NewSSEReader returns a reader of the events in r. maxEventSize bounds one
-// event (see SSEReader); zero or negative means DefaultMaxEventSize.
-func NewSSEReader(r io.Reader, maxEventSize int) *SSEReader {
-	if maxEventSize <= 0 {
-		maxEventSize = DefaultMaxEventSize
-	}
-	return &SSEReader{r: r, max: maxEventSize, buf: make([]byte, 32<<10)}
+// newSSEReader returns a reader of the events in r; maxEventSize (positive)
+// bounds one event (see sseReader).
+func newSSEReader(r io.Reader, maxEventSize int) *sseReader {
+	return &sseReader{r: r, max: maxEventSize, buf: make([]byte, 32<<10)}
 }
 
-// Next returns the next event. At the end of the stream it returns io.EOF,
+// next returns the next event. At the end of the stream it returns io.EOF,
 // or io.ErrUnexpectedEOF when the stream ended inside an event or a line.
-// A read error from the underlying reader is returned as is, and Next
+// A read error from the underlying reader is returned as is, and next
 // returns the same error again from then on; except a timeout (a net.Error
-// whose Timeout is true, as a passed read deadline gives), after which Next
+// whose Timeout is true, as a passed read deadline gives), after which next
 // may be called again and resumes where the stream stopped.
-func (s *SSEReader) Next() (SSEEvent, error) {
+func (s *sseReader) next() (sseEvent, error) {
 	if s.err != nil {
-		return SSEEvent{}, s.err
+		return sseEvent{}, s.err
 	}
 	// Do not keep a large event's buffers for the life of the stream.
 	if cap(s.data) > 1<<20 && len(s.data) == 0 {
@@ -86,7 +79,7 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 			if !isTimeout(err) {
 				s.err = err
 			}
-			return SSEEvent{}, err
+			return sseEvent{}, err
 		}
 		if !ok {
 			continue
@@ -99,7 +92,7 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 
 // nextLine returns the next complete line. ok is false when more input was
 // read but no line completed yet.
-func (s *SSEReader) nextLine() (line []byte, ok bool, err error) {
+func (s *sseReader) nextLine() (line []byte, ok bool, err error) {
 	if s.pos == s.end {
 		if err := s.fill(); err != nil {
 			return nil, false, err
@@ -164,7 +157,7 @@ func (s *SSEReader) nextLine() (line []byte, ok bool, err error) {
 
 // fill reads more input into the buffer; the buffer must be fully consumed
 // except for a BOM prefix being examined.
-func (s *SSEReader) fill() error {
+func (s *sseReader) fill() error {
 	if s.pos > 0 {
 		n := copy(s.buf, s.buf[s.pos:s.end])
 		s.pos, s.end = 0, n
@@ -185,7 +178,7 @@ func (s *SSEReader) fill() error {
 }
 
 // atEOF tells a clean end of stream from one inside an event or line.
-func (s *SSEReader) atEOF(error) error {
+func (s *sseReader) atEOF(error) error {
 	if len(s.line) > 0 || s.pos < s.end || s.hasEvent {
 		return io.ErrUnexpectedEOF
 	}
@@ -194,14 +187,14 @@ func (s *SSEReader) atEOF(error) error {
 
 // processLine applies one line; it returns the event when the line
 // dispatched one.
-func (s *SSEReader) processLine(line []byte) (SSEEvent, bool) {
+func (s *sseReader) processLine(line []byte) (sseEvent, bool) {
 	if len(line) == 0 {
 		s.hasEvent = false
 		if len(s.data) == 0 {
 			s.event = ""
-			return SSEEvent{}, false
+			return sseEvent{}, false
 		}
-		ev := SSEEvent{Event: s.event, Data: s.data[:len(s.data)-1], ID: s.id}
+		ev := sseEvent{Event: s.event, Data: s.data[:len(s.data)-1], ID: s.id}
 		if ev.Event == "" {
 			ev.Event = "message"
 		}
@@ -210,7 +203,7 @@ func (s *SSEReader) processLine(line []byte) (SSEEvent, bool) {
 		return ev, true
 	}
 	if line[0] == ':' {
-		return SSEEvent{}, false
+		return sseEvent{}, false
 	}
 	field, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -237,7 +230,7 @@ func (s *SSEReader) processLine(line []byte) (SSEEvent, bool) {
 		// MCP client never reconnects a session, so it is ignored.
 		s.hasEvent = true
 	}
-	return SSEEvent{}, false
+	return sseEvent{}, false
 }
 
 // internEventName avoids an allocation for the event names MCP uses.

@@ -1,4 +1,4 @@
-package idebridge
+package mcpclient
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // rawWS is a WebSocket server written against raw TCP with a tiny frame
@@ -97,6 +98,15 @@ func newRawWS(t *testing.T, handle func(c *rawConn, m *jsonrpc.Message)) *rawWS 
 		s.wg.Wait()
 	})
 	return s
+}
+
+// closeConns cuts every connection the server accepted.
+func (s *rawWS) closeConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		c.Close()
+	}
 }
 
 func (s *rawWS) serve(c *rawConn) {
@@ -228,13 +238,9 @@ func (c *rawConn) reply(id json.RawMessage, result string) {
 // message), and that every frame of the session was masked and final.
 func TestLargeMessageIsOneFrame(t *testing.T) {
 	s := newRawWS(t, nil)
-	c, err := DialURL(testCtx(t), s.URL, "tok", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, s.URL, "tok", testOptions{})
 	big := strings.Repeat("0123456789abcdef\n", 5<<20/17+1) // > 5 MiB
-	r, err := c.CallTool(testCtx(t), ToolOpenDiff, map[string]string{"new_file_contents": big})
+	r, err := callTool(testCtx(t), c, mcp.ToolOpenDiff, map[string]string{"new_file_contents": big}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,13 +336,9 @@ func TestIncomingFramesFromTheWild(t *testing.T) {
 			c.write(0xC1, reply) // RSV1 without an extension
 		}
 	})
-	c, err := DialURL(testCtx(t), s.URL, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, s.URL, "", testOptions{})
 	for _, name := range []string{"fragmented", "garbage-first"} {
-		r, err := c.CallTool(testCtx(t), name, nil)
+		r, err := callTool(testCtx(t), c, name, nil, 0)
 		if err != nil || r.Text() != "pieces" {
 			t.Fatalf("%s: %v, %v", name, r, err)
 		}
@@ -355,7 +357,7 @@ func TestIncomingFramesFromTheWild(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := c.CallTool(testCtx(t), "reserved-bits", nil); !errors.Is(err, ErrConnectionLost) {
+	if _, err := callTool(testCtx(t), c, "reserved-bits", nil, 0); !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("reserved bits: %v, want ErrConnectionLost", err)
 	}
 }
@@ -412,7 +414,7 @@ func readFrames(t *testing.T, r io.Reader, max int64) ([]gotFrame, error) {
 	var out []gotFrame
 	for {
 		op, p, err := fr.next()
-		if errors.Is(err, errInterrupted) {
+		if errors.Is(err, ErrInterrupted) {
 			continue
 		}
 		if err != nil {
@@ -507,7 +509,12 @@ func TestCloseRightAfterUpgrade(t *testing.T) {
 		c.Write(append([]byte(resp), serverFrame(0x88, append([]byte{0x03, 0xf0}, "Unauthorized"...))...))
 		io.Copy(io.Discard, br)
 	}()
-	_, err = DialURL(testCtx(t), "ws://"+ln.Addr().String()+"/", "bad", nil)
+	c, err := dialConn(testCtx(t), "ws://"+ln.Addr().String()+"/", "bad", testOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = initialize(testCtx(t), c)
 	if !errors.Is(err, ErrAuthFailed) || !strings.Contains(err.Error(), "Unauthorized") {
 		t.Fatalf("error %v, want ErrAuthFailed with the IDE's reason", err)
 	}

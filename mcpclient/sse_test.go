@@ -1,4 +1,4 @@
-package idebridge
+package mcpclient
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // sseIDE is a scripted legacy-SSE MCP server on loopback that can misbehave
@@ -55,12 +57,24 @@ type sseSession struct {
 	Received chan *jsonrpc.Message
 }
 
-func newSSEIDE(t *testing.T) *sseIDE {
+func newSSEIDE(t *testing.T) *sseIDE { return startSSEIDE(t, false) }
+
+// startSSEIDE starts the server over plain HTTP, or over HTTPS with
+// httptest's certificate (trusted by s.srv.Client()).
+func startSSEIDE(t *testing.T, secure bool) *sseIDE {
 	s := &sseIDE{t: t, Token: "tok", EOL: "\n", Endpoint: "messages?sessionId=1", sessions: make(chan *sseSession, 4), stop: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /sse", s.serveStream)
 	mux.HandleFunc("POST /messages", s.servePost)
-	s.srv = httptest.NewServer(mux)
+	s.srv = httptest.NewUnstartedServer(mux)
+	if secure {
+		// The untrusted-certificate test makes the server log a failed
+		// handshake; that is expected, not news.
+		s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	s.URL = s.srv.URL + "/sse"
 	t.Cleanup(func() {
 		close(s.stop)
@@ -71,7 +85,7 @@ func newSSEIDE(t *testing.T) *sseIDE {
 }
 
 func (s *sseIDE) serveStream(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get(AuthHeader) != s.Token {
+	if r.Header.Get(mcp.AuthHeader) != s.Token {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -192,18 +206,17 @@ func TestSSEHandshakeAndMisbehaviour(t *testing.T) {
 				reply := `{"jsonrpc":"2.0",` + "\n" + `"id":` + string(m.ID) + `,` + "\n" + `"result":{"content":[{"type":"text","text":"multi"}]}}`
 				sess.out <- sess.format("message", reply)
 			}
-			c, err := DialURL(testCtx(t), s.URL, s.Token, nil)
-			if err != nil {
-				t.Fatal(err)
+			c := mustDial(t, s.URL, s.Token, testOptions{})
+			init, err := initialize(testCtx(t), c)
+			if err != nil || init.ServerInfo.Name != "sse-ide" || init.ProtocolVersion != "2024-11-05" {
+				t.Errorf("initialize: %+v, %v", init, err)
 			}
-			defer c.Close()
-			if c.ServerInfo().Name != "sse-ide" || c.ProtocolVersion() != "2024-11-05" {
-				t.Errorf("handshake: %+v %s", c.ServerInfo(), c.ProtocolVersion())
+			raw, err := c.Call(testCtx(t), mcp.MethodListTools, nil, 0)
+			var tools mcp.ListToolsResult
+			if err != nil || json.Unmarshal(raw, &tools) != nil || len(tools.Tools) != 1 {
+				t.Errorf("tools/list: %s, %v", raw, err)
 			}
-			if tools, _ := c.Tools(testCtx(t)); len(tools) != 1 {
-				t.Errorf("tools %+v", tools)
-			}
-			r, err := c.CallTool(testCtx(t), "x", nil)
+			r, err := callTool(testCtx(t), c, "x", nil, 0)
 			if err != nil || r.Text() != "multi" {
 				t.Fatalf("call: %v, %v", r, err)
 			}
@@ -230,7 +243,7 @@ func TestSSEEndpointResolution(t *testing.T) {
 			if s.Endpoint == "" {
 				s.Endpoint = s.srv.URL + "/messages?sessionId=1"
 			}
-			c, err := DialURL(testCtx(t), s.URL, s.Token, nil)
+			c, err := DialSSE(testCtx(t), s.URL, &SSEOptions{AuthToken: s.Token})
 			if tc.ok {
 				if err != nil {
 					t.Fatal(err)
@@ -247,7 +260,7 @@ func TestSSEEndpointResolution(t *testing.T) {
 
 func TestSSEAuthFailed(t *testing.T) {
 	s := newSSEIDE(t)
-	if _, err := DialURL(testCtx(t), s.URL, "wrong", nil); !errors.Is(err, ErrAuthFailed) {
+	if _, err := DialSSE(testCtx(t), s.URL, &SSEOptions{AuthToken: "wrong"}); !errors.Is(err, ErrAuthFailed) {
 		t.Fatalf("error %v, want ErrAuthFailed", err)
 	}
 }
@@ -261,12 +274,8 @@ func TestSSEOversizeEvent(t *testing.T) {
 		}
 		sess.answerDefault(m)
 	}
-	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{MaxMessageSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.CallTool(testCtx(t), "big", nil)
+	c := mustDial(t, s.URL, s.Token, testOptions{maxSize: 4096})
+	_, err := callTool(testCtx(t), c, "big", nil, 0)
 	var tooBig *MessageTooLargeError
 	if !errors.As(err, &tooBig) || !tooBig.Incoming || tooBig.Limit != 4096 || !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("error %v, want *MessageTooLargeError and ErrConnectionLost", err)
@@ -292,15 +301,11 @@ func TestSSECutMidEvent(t *testing.T) {
 			sess.Cut()
 		}
 	}
-	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{CallTimeout: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, s.URL, s.Token, testOptions{})
 	errs := make(chan error, 3)
 	for range 3 {
 		go func() {
-			_, err := c.CallTool(testCtx(t), "x", nil)
+			_, err := callTool(testCtx(t), c, "x", nil, 0)
 			errs <- err
 		}()
 	}
@@ -331,24 +336,20 @@ func TestSSEKeepAlive(t *testing.T) {
 			sess.answerDefault(m)
 		}
 	}
-	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{PingInterval: 100 * time.Millisecond, CallTimeout: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, s.URL, s.Token, testOptions{ping: 100 * time.Millisecond})
 	sess := <-s.sessions
 	for pings := 0; pings < 5; {
 		if m := <-sess.Received; m.Method == "ping" {
 			pings++
 		}
 	}
-	if _, err := c.CallTool(testCtx(t), "still-alive", nil); err != nil || c.Err() != nil {
+	if _, err := callTool(testCtx(t), c, "still-alive", nil, 0); err != nil || c.Err() != nil {
 		t.Fatalf("after pings answered with -32601: %v, %v", err, c.Err())
 	}
 	mu.Lock()
 	silent = true
 	mu.Unlock()
-	if _, err := c.CallTool(testCtx(t), "into-the-void", nil); !errors.Is(err, ErrConnectionLost) {
+	if _, err := callTool(testCtx(t), c, "into-the-void", nil, 0); !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("silent server: %v, want ErrConnectionLost", err)
 	}
 }
@@ -359,7 +360,7 @@ func TestSSENotAnEventStream(t *testing.T) {
 		io.WriteString(w, "<html></html>")
 	}))
 	defer srv.Close()
-	if _, err := DialURL(testCtx(t), srv.URL, "", nil); err == nil || !strings.Contains(err.Error(), "text/event-stream") {
+	if _, err := DialSSE(testCtx(t), srv.URL+"/sse", nil); err == nil || !strings.Contains(err.Error(), "text/event-stream") {
 		t.Fatalf("error %v, want a Content-Type complaint", err)
 	}
 }
@@ -409,10 +410,10 @@ func TestChunkedBodyResumes(t *testing.T) {
 // keeps its place across read deadlines, as the shared reader needs.
 func TestSSEStreamResumesAfterInterrupts(t *testing.T) {
 	stream := chunked("event: endpoint\r", "\ndata: /m\r\n\r\nda", "ta: {\"a\":\ndata: 1}\n\n: c\n", "data: x\n\n")
-	sr := NewSSEReader(&chunkedBody{br: bufio.NewReaderSize(&timeoutEvery{data: []byte(stream)}, 16)}, 0)
+	sr := newSSEReader(&chunkedBody{br: bufio.NewReaderSize(&timeoutEvery{data: []byte(stream)}, 16)}, 1<<20)
 	var got []string
 	for {
-		ev, err := sr.Next()
+		ev, err := sr.next()
 		if isTimeout(err) {
 			continue
 		}
@@ -499,12 +500,20 @@ func TestPosterConnections(t *testing.T) {
 		}
 	}()
 	u, _ := url.Parse("http://" + ln.Addr().String() + "/messages?sessionId=1")
-	p := newPoster(u, "tok")
+	p := newPoster(httpEndpoint{dial: DialFunc(nil).orDefault()}, u, "tok", DefaultPostTimeout,
+		func(id int64, err error) { t.Errorf("request %d refused: %v", id, err) },
+		func(err error) { t.Errorf("session broken: %v", err) })
 	defer p.close()
 	ctx := testCtx(t)
+	send := func(body string) error {
+		m := getMessage()
+		m.AppendRaw(body)
+		_, err := p.send(ctx, m, 0)
+		return err
+	}
 	closeAfter <- 2
 	for i := range 2 {
-		if err := p.send(ctx, []byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+		if err := send(`{"jsonrpc":"2.0","method":"x"}`); err != nil {
 			t.Fatalf("post %d: %v", i, err)
 		}
 	}
@@ -518,7 +527,7 @@ func TestPosterConnections(t *testing.T) {
 	p.idle[0].lastUsed = time.Now().Add(-2 * time.Second)
 	p.mu.Unlock()
 	closeAfter <- 1
-	if err := p.send(ctx, []byte(`{}`)); err != nil {
+	if err := send(`{}`); err != nil {
 		t.Fatalf("post after the server closed the idle connection: %v", err)
 	}
 	if n := accepted.Load(); n != 2 {
@@ -550,22 +559,18 @@ func TestSSEPostAnswers(t *testing.T) {
 		}
 		return 0
 	}
-	c, err := DialURL(testCtx(t), s.URL, s.Token, &ClientOptions{CallTimeout: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustDial(t, s.URL, s.Token, testOptions{})
 	for range 3 {
-		r, err := c.CallTool(testCtx(t), "slow", map[string]int{"a": 1})
+		r, err := callTool(testCtx(t), c, "slow", map[string]int{"a": 1}, 0)
 		if err != nil || r.Text() != `{"a":1}` {
 			t.Fatalf("synchronous server: %+v, %v", r, err)
 		}
 	}
-	_, err = c.CallTool(testCtx(t), "refuse", nil)
+	_, err := callTool(testCtx(t), c, "refuse", nil, 0)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("refused POST: %v", err)
 	}
-	if _, err := c.CallTool(testCtx(t), "after", nil); err != nil {
+	if _, err := callTool(testCtx(t), c, "after", nil, 0); err != nil {
 		t.Fatalf("after a refused POST: %v", err)
 	}
 }

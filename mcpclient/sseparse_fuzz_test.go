@@ -1,4 +1,4 @@
-package fuzz
+package mcpclient
 
 import (
 	"bytes"
@@ -8,11 +8,9 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/idebridge/idebridge/idebridge"
 )
 
-type sseEvent struct{ Event, Data, ID string }
+type fuzzEvent struct{ Event, Data, ID string }
 
 // timeoutError is what a read past its deadline returns.
 type timeoutError struct{}
@@ -42,16 +40,16 @@ func (s *stuttering) Read(p []byte) (int, error) {
 
 // readSSE runs the parser over r and returns the events and the final
 // error, normalised to its kind; a timeout is retried, as the client does.
-func readSSE(r io.Reader, bound int) ([]sseEvent, string) {
-	sr := idebridge.NewSSEReader(r, bound)
-	var out []sseEvent
+func readSSE(r io.Reader, bound int) ([]fuzzEvent, string) {
+	sr := newSSEReader(r, bound)
+	var out []fuzzEvent
 	for {
-		ev, err := sr.Next()
+		ev, err := sr.next()
 		if errors.Is(err, timeoutError{}) {
 			continue
 		}
 		if err != nil {
-			var tooBig *idebridge.MessageTooLargeError
+			var tooBig *MessageTooLargeError
 			switch {
 			case err == io.EOF:
 				return out, "EOF"
@@ -63,7 +61,7 @@ func readSSE(r io.Reader, bound int) ([]sseEvent, string) {
 				return out, "other: " + err.Error()
 			}
 		}
-		out = append(out, sseEvent{ev.Event, string(ev.Data), ev.ID})
+		out = append(out, fuzzEvent{ev.Event, string(ev.Data), ev.ID})
 	}
 }
 
@@ -86,7 +84,7 @@ func (s *splitReader) Read(p []byte) (int, error) {
 
 // modelSSE is the event-stream interpretation of the HTML standard written
 // as plainly as possible, over the whole input at once, without a bound.
-func modelSSE(data []byte) ([]sseEvent, string) {
+func modelSSE(data []byte) ([]fuzzEvent, string) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var lines [][]byte
 	start := 0
@@ -104,7 +102,7 @@ func modelSSE(data []byte) ([]sseEvent, string) {
 		}
 	}
 	rest := data[start:]
-	var out []sseEvent
+	var out []fuzzEvent
 	var buf, event, id string
 	var pending bool
 	for _, line := range lines {
@@ -118,7 +116,7 @@ func modelSSE(data []byte) ([]sseEvent, string) {
 			if name == "" {
 				name = "message"
 			}
-			out = append(out, sseEvent{name, buf[:len(buf)-1], id})
+			out = append(out, fuzzEvent{name, buf[:len(buf)-1], id})
 			buf, event = "", ""
 			continue
 		}
@@ -154,7 +152,8 @@ func modelSSE(data []byte) ([]sseEvent, string) {
 	return out, "EOF"
 }
 
-// FuzzSSEParse checks the SSE parser against three properties: splitting
+// FuzzSSEParse checks the SSE parser (unexported, so the target lives here)
+// against three properties: splitting
 // the byte stream at any point (or into single bytes, or with a read
 // timeout between every byte, after which reading resumes) yields the same
 // events and the same ending as one piece; no event's data exceeds the size bound;

@@ -1,12 +1,12 @@
-package idebridge
+package mcpclient
 
 import (
 	"bytes"
 	"testing"
 )
 
-// FuzzFrameReader checks the WebSocket frame reader (unexported, so it
-// lives here rather than in package fuzz): any byte stream read whole and
+// FuzzFrameReader checks the WebSocket frame reader (unexported, so the
+// target lives here): any byte stream read whole and
 // read with a read timeout between every byte (resumed each time) yields
 // the same frames and the same ending; no data message exceeds the bound;
 // and it never panics. Seeds are in testdata/fuzz/FuzzFrameReader.

@@ -1,4 +1,4 @@
-package idebridge
+package mcpclient
 
 import (
 	"context"
@@ -59,31 +59,25 @@ func proxyChild(t *testing.T) {
 	if p, err := http.ProxyFromEnvironment(&http.Request{URL: &url.URL{Scheme: "http", Host: "ide.test:80"}}); p == nil || err != nil {
 		t.Fatalf("proxy environment not in effect: %v, %v", p, err)
 	}
-	real := dialContext
-	dialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	direct := DialFunc(nil).orDefault()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if host, port, err := net.SplitHostPort(addr); err == nil && host == "ide.test" {
 			addr = net.JoinHostPort("127.0.0.1", port)
 		}
-		return real(ctx, network, addr)
+		return direct(ctx, network, addr)
 	}
-	defer func() { dialContext = real }()
 
-	ws := newFakeIDE(t)
-	wsURL := strings.Replace(ws.URL, "127.0.0.1", "ide.test", 1)
-	c, err := DialURL(testCtx(t), wsURL, ws.Token, nil)
-	if err != nil {
-		t.Fatalf("WebSocket: %v", err)
+	ws := newRawWS(t, nil)
+	c := mustDial(t, strings.Replace(ws.URL, "127.0.0.1", "ide.test", 1), "tok", testOptions{dial: dial})
+	if _, err := callTool(testCtx(t), c, "echo", nil, 0); err != nil {
+		t.Fatalf("WebSocket call: %v", err)
 	}
 	c.Close()
 
 	sse := newSSEIDE(t)
-	sseURL := strings.Replace(sse.URL, "127.0.0.1", "ide.test", 1)
 	sse.Endpoint = strings.Replace(sse.srv.URL, "127.0.0.1", "ide.test", 1) + "/messages?sessionId=1"
-	c, err = DialURL(testCtx(t), sseURL, sse.Token, nil)
-	if err != nil {
-		t.Fatalf("SSE: %v", err)
-	}
-	if _, err := c.CallTool(testCtx(t), "echo", nil); err != nil {
+	c = mustDial(t, strings.Replace(sse.URL, "127.0.0.1", "ide.test", 1), sse.Token, testOptions{dial: dial})
+	if _, err := callTool(testCtx(t), c, "echo", nil, 0); err != nil {
 		t.Fatalf("SSE call: %v", err)
 	}
 	c.Close()

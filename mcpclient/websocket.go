@@ -1,9 +1,10 @@
-package idebridge
+package mcpclient
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // This is the only file of the client that imports gorilla/websocket.
@@ -26,82 +29,112 @@ import (
 //
 //   - Writing: gorilla's client-side writer fragments every message larger
 //     than its write buffer (4 KiB by default), and deployed IDEs close the
-//     connection on a fragmented message. Rather than give every
-//     connection a write buffer as large as the largest message, each
-//     message is encoded after headroom bytes, the frame header is written
-//     into the headroom, the payload is masked in place, and the frame goes
-//     out whole with one Write, under one lock (the single-writer
-//     discipline; pings, pongs and close frames take the same lock).
+//     connection on a fragmented message (the Neovim plugin with 1003;
+//     docs/PROTOCOL.md, Connecting).
+//     Rather than give every connection a write buffer as large as the
+//     largest message, each message is encoded after headroom bytes, the
+//     frame header is written into the headroom, the payload is masked in
+//     place, and the frame goes out whole with one Write, under one lock
+//     (the single-writer discipline; pings, pongs and close frames take the
+//     same lock).
 //   - Reading: after a read deadline passes, gorilla's connection is
-//     unusable. The client's multiplexer lets the goroutine waiting for a
-//     reply read it itself (no hand-off between goroutines on the common
-//     path, see mux.go), and must be able to interrupt a read to pass that
-//     role on. frameReader keeps its state across an interrupted read.
+//     unusable. The Conn lets the goroutine waiting for a reply read it
+//     itself and must be able to interrupt a read to pass that role on;
+//     frameReader keeps its state across an interrupted read.
 
-// AuthHeader is the request header that carries the lockfile's auth token.
-const AuthHeader = "X-Claude-Code-Ide-Authorization"
-
-// wsWriteTimeout bounds one frame write: a peer that takes no data for this
-// long is gone.
-const wsWriteTimeout = 30 * time.Second
+// DefaultWriteTimeout bounds writing one WebSocket frame.
+const DefaultWriteTimeout = 30 * time.Second
 
 // wsCloseWait bounds the wait for the write lock when sending a close frame
 // on Close: a closing client does not wait behind a large write.
 const wsCloseWait = 100 * time.Millisecond
 
-// Opcodes (RFC 6455, section 5.2).
-const (
-	opContinuation = 0x0
-	opText         = 0x1
-	opBinary       = 0x2
-	opClose        = 0x8
-	opPing         = 0x9
-	opPong         = 0xA
-)
-
-// Close codes the client sends or interprets.
-const (
-	closeNormal          = 1000
-	closeProtocolError   = 1002
-	closePolicyViolation = 1008
-	closeMessageTooBig   = 1009
-)
-
-type wsTransport struct {
-	nc      *wsNetConn
-	fr      *frameReader
-	maxSize int64
-	// goBackground runs pong and close replies off the reading goroutine
-	// (set by the mux).
-	goBackground func(func())
-
-	closing   atomic.Bool
-	closeOnce sync.Once
+// WebSocketOptions configure DialWebSocket. A nil *WebSocketOptions, and
+// every zero field, means the documented default.
+type WebSocketOptions struct {
+	// AuthToken is sent as the mcp.AuthHeader header when not empty.
+	AuthToken string
+	// MaxMessageSize bounds one incoming message, in bytes; a larger one
+	// ends the connection with a *MessageTooLargeError (close code 1009).
+	// Default DefaultMaxMessageSize; negative is an error.
+	MaxMessageSize int64
+	// WriteTimeout bounds writing one frame: a server that takes no data
+	// for this long is gone. Default DefaultWriteTimeout; negative is an
+	// error.
+	WriteTimeout time.Duration
+	// DialContext opens the TCP connection. Default: a net.Dialer with a
+	// 10 s timeout.
+	DialContext DialFunc
+	// TLSConfig is used for wss:// URLs. Default: the system's roots.
+	TLSConfig *tls.Config
 }
 
-// dialWS opens a WebSocket to rawURL with the subprotocol mcp and the auth
-// token, never through a proxy.
-func dialWS(ctx context.Context, rawURL, token string, maxSize int64, act *activity) (*wsTransport, error) {
+type wsTransport struct {
+	nc           *wsNetConn
+	fr           *frameReader
+	writeTimeout time.Duration
+	intr         atomic.Bool   // Interrupt was called since Recv last returned
+	pong         chan struct{} // a pong arrived (capacity 1)
+
+	mu      sync.Mutex
+	closing bool
+	bg      sync.WaitGroup // pong and close replies
+	closed  chan struct{}
+	once    sync.Once
+}
+
+// DialWebSocket opens a WebSocket to rawURL (ws:// or wss://) with the
+// subprotocol mcp and the auth token, never through a proxy. ctx bounds
+// the connection attempt only. A token the server refuses (HTTP 400, 401 or
+// 403 at the upgrade, or close code 1008 right after it) is an error
+// matching ErrAuthFailed.
+func DialWebSocket(ctx context.Context, rawURL string, o *WebSocketOptions) (Transport, error) {
+	var opts WebSocketOptions
+	if o != nil {
+		opts = *o
+	}
+	maxSize, err := resolveSize(opts.MaxMessageSize)
+	if err != nil {
+		return nil, err
+	}
+	writeTimeout, err := resolveTimeout("WriteTimeout", opts.WriteTimeout, DefaultWriteTimeout)
+	if err != nil {
+		return nil, err
+	}
+	dial := opts.DialContext.orDefault()
+	act := &activity{}
 	var nc *wsNetConn
 	d := websocket.Dialer{
-		// Loopback IDE connections must never go through http_proxy or
-		// all_proxy; the IDE is on this machine (or the WSL host).
+		// Never through http_proxy or all_proxy; see DialFunc.
 		Proxy: nil,
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialContext(ctx, network, addr)
+			c, err := dial(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
 			nc = newWSNetConn(c, act)
 			return nc, nil
 		},
-		Subprotocols:    []string{"mcp"},
+		NetDialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			host, _, _ := net.SplitHostPort(addr)
+			tc, err := tlsClient(ctx, c, host, opts.TLSConfig)
+			if err != nil {
+				return nil, err
+			}
+			nc = newWSNetConn(tc, act)
+			return nc, nil
+		},
+		Subprotocols:    []string{mcp.Subprotocol},
 		ReadBufferSize:  4096,
 		WriteBufferPool: noBufferPool{}, // gorilla writes no frame of ours
 	}
 	var header http.Header
-	if token != "" {
-		header = http.Header{AuthHeader: {token}}
+	if opts.AuthToken != "" {
+		header = http.Header{mcp.AuthHeader: {opts.AuthToken}}
 	}
 	_, resp, err := d.DialContext(ctx, rawURL, header)
 	if err != nil {
@@ -124,10 +157,33 @@ func dialWS(ctx context.Context, rawURL, token string, maxSize int64, act *activ
 		nc.Close()
 		return nil, err
 	}
-	t := &wsTransport{nc: nc, maxSize: maxSize, goBackground: func(f func()) { go f() }}
+	t := &wsTransport{nc: nc, writeTimeout: writeTimeout, pong: make(chan struct{}, 1), closed: make(chan struct{})}
 	t.fr = newFrameReader(&leftoverReader{rest: leftover, r: nc}, maxSize)
 	act.touch()
 	return t, nil
+}
+
+// resolveSize applies the MaxMessageSize rule: zero is the default,
+// negative an error.
+func resolveSize(n int64) (int64, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("mcpclient: negative MaxMessageSize %d", n)
+	case n == 0:
+		return DefaultMaxMessageSize, nil
+	}
+	return n, nil
+}
+
+// resolveTimeout applies the timeout rule: zero is def, negative an error.
+func resolveTimeout(name string, d, def time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("mcpclient: negative %s %v", name, d)
+	case d == 0:
+		return def, nil
+	}
+	return d, nil
 }
 
 // noBufferPool is a BufferPool that never holds a buffer.
@@ -151,23 +207,62 @@ func (l *leftoverReader) Read(p []byte) (int, error) {
 	return l.r.Read(p)
 }
 
-func (t *wsTransport) ping(wait time.Duration) error {
-	return t.writeControl(opPing, nil, wait)
+// goBackground runs f on a goroutine that Close waits for, unless closing.
+func (t *wsTransport) goBackground(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closing {
+		return
+	}
+	t.bg.Add(1)
+	go func() {
+		defer t.bg.Done()
+		f()
+	}()
 }
 
-func (t *wsTransport) send(ctx context.Context, m *msgBuf) (finishFunc, error) {
-	defer putMsgBuf(m)
-	frame := buildFrame(m.b, opText)
-	if err := t.nc.writeFrame(ctx, frame, wsWriteTimeout); err != nil {
-		if ctx.Err() != nil && !t.nc.failed.Load() {
-			return nil, err // abandoned before writing
-		}
-		if t.closing.Load() {
-			return nil, ErrClosed
-		}
-		return nil, connLost(fmt.Errorf("writing to the IDE: %w", err))
+func (t *wsTransport) isClosing() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closing
+}
+
+// Ping writes a ping frame and waits for its pong, or for any data at all
+// (a pong can queue behind a large message), until ctx ends.
+func (t *wsTransport) Ping(ctx context.Context) error {
+	sent := now()
+	select {
+	case <-t.pong: // a stale pong
+	default:
 	}
-	return nil, nil
+	if err := t.writeControl(ctx, opPing, nil, t.writeTimeout); err != nil {
+		return err
+	}
+	select {
+	case <-t.pong:
+		return nil
+	case <-t.closed:
+		return ErrClosed
+	case <-ctx.Done():
+		if t.nc.act.since(sent) {
+			return nil
+		}
+		return ctx.Err()
+	}
+}
+
+func (t *wsTransport) Send(ctx context.Context, m *Message) error {
+	frame := buildFrame(m.b, opText)
+	if err := t.nc.writeFrame(ctx, frame, t.writeTimeout); err != nil {
+		if ctx.Err() != nil && !t.nc.failed.Load() {
+			return err // abandoned before writing
+		}
+		if t.isClosing() {
+			return ErrClosed
+		}
+		return connLost(fmt.Errorf("writing to the IDE: %w", err))
+	}
+	return nil
 }
 
 // buildFrame turns b (headroom bytes, then the payload) into one final,
@@ -215,20 +310,33 @@ func maskBytes(key uint32, b []byte) {
 	}
 }
 
-// writeControl sends a control frame, waiting at most wait.
-func (t *wsTransport) writeControl(op byte, data []byte, wait time.Duration) error {
+// writeControl sends a control frame; waiting for the write lock ends with
+// ctx, and the write itself takes at most wait.
+func (t *wsTransport) writeControl(ctx context.Context, op byte, data []byte, wait time.Duration) error {
 	var buf [headroom + 125]byte
 	b := append(buf[:headroom], data...)
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
 	return t.nc.writeFrame(ctx, buildFrame(b, op), wait)
 }
 
-func (t *wsTransport) recv() ([]byte, error) {
+// writeControlSoon sends a control frame within wait.
+func (t *wsTransport) writeControlSoon(op byte, data []byte, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_ = t.writeControl(ctx, op, data, wait)
+}
+
+func (t *wsTransport) Recv(deadline time.Time) ([]byte, error) {
+	t.nc.Conn.SetReadDeadline(deadline)
+	// After setting the deadline, which would undo an Interrupt that came
+	// before it.
+	if t.intr.Swap(false) {
+		return nil, ErrInterrupted
+	}
 	for {
 		op, payload, err := t.fr.next()
 		if err != nil {
-			if errors.Is(err, errInterrupted) {
+			if errors.Is(err, ErrInterrupted) {
+				t.intr.Store(false)
 				return nil, err
 			}
 			return nil, t.readErr(err)
@@ -238,28 +346,28 @@ func (t *wsTransport) recv() ([]byte, error) {
 			return payload, nil
 		case opPing:
 			data := bytes.Clone(payload)
-			t.goBackground(func() { _ = t.writeControl(opPong, data, wsWriteTimeout) })
+			t.goBackground(func() { t.writeControlSoon(opPong, data, t.writeTimeout) })
 		case opPong:
-			// Only a sign of life, which wsNetConn.Read recorded.
+			select {
+			case t.pong <- struct{}{}:
+			default:
+			}
 		case opClose:
 			code, text := closeCodeAndText(payload)
-			t.goBackground(func() {
-				_ = t.writeControl(opClose, closePayload(code, ""), wsCloseWait)
-			})
+			t.goBackground(func() { t.writeControlSoon(opClose, closePayload(code, ""), wsCloseWait) })
 			return nil, t.readErr(&closeError{code: code, text: text})
 		}
 	}
 }
 
-func (t *wsTransport) setReadDeadline(d time.Time) { t.nc.Conn.SetReadDeadline(d) }
+// Interrupt cuts a blocked Recv at once (a read deadline in the past), or
+// makes the next one return at once.
+func (t *wsTransport) Interrupt() {
+	t.intr.Store(true)
+	t.nc.Conn.SetReadDeadline(time.Unix(1, 0))
+}
 
-// interrupt makes a blocked recv return errInterrupted at once; any later
-// recv must set its own deadline first.
-func (t *wsTransport) interrupt() { t.nc.Conn.SetReadDeadline(time.Unix(1, 0)) }
-
-func (t *wsTransport) interruptible() bool { return true }
-
-// closeError is the IDE's close frame.
+// closeError is the server's close frame.
 type closeError struct {
 	code int
 	text string
@@ -286,17 +394,17 @@ func closePayload(code int, text string) []byte {
 
 // readErr translates a read failure into the error the client reports.
 func (t *wsTransport) readErr(err error) error {
-	if t.closing.Load() {
+	if t.isClosing() {
 		return ErrClosed
 	}
 	var tooBig *MessageTooLargeError
 	if errors.As(err, &tooBig) {
-		t.goBackground(func() { _ = t.writeControl(opClose, closePayload(closeMessageTooBig, ""), wsCloseWait) })
+		t.goBackground(func() { t.writeControlSoon(opClose, closePayload(closeMessageTooBig, ""), wsCloseWait) })
 		return err
 	}
 	var pe *wsProtocolError
 	if errors.As(err, &pe) {
-		t.goBackground(func() { _ = t.writeControl(opClose, closePayload(closeProtocolError, ""), wsCloseWait) })
+		t.goBackground(func() { t.writeControlSoon(opClose, closePayload(closeProtocolError, ""), wsCloseWait) })
 		return err
 	}
 	var ce *closeError
@@ -306,21 +414,39 @@ func (t *wsTransport) readErr(err error) error {
 	return err
 }
 
-func (t *wsTransport) close() error {
+// Close says goodbye (unless a large write holds the line), closes the
+// connection and waits for the pong and close replies in flight.
+func (t *wsTransport) Close() error {
 	var err error
-	t.closeOnce.Do(func() {
-		t.closing.Store(true)
-		// Best effort: say goodbye unless a large write holds the line.
-		_ = t.writeControl(opClose, closePayload(closeNormal, ""), wsCloseWait)
+	t.once.Do(func() {
+		t.mu.Lock()
+		t.closing = true
+		t.mu.Unlock()
+		t.writeControlSoon(opClose, closePayload(closeNormal, ""), wsCloseWait)
 		err = t.nc.Close()
+		close(t.closed)
+		t.bg.Wait()
 	})
 	return err
 }
 
-// errInterrupted is returned by a recv whose read deadline passed or that
-// was interrupted; the transport's state is intact and recv may be called
-// again.
-var errInterrupted = errors.New("read interrupted")
+// Opcodes (RFC 6455, section 5.2).
+const (
+	opContinuation = 0x0
+	opText         = 0x1
+	opBinary       = 0x2
+	opClose        = 0x8
+	opPing         = 0x9
+	opPong         = 0xA
+)
+
+// Close codes the client sends or interprets.
+const (
+	closeNormal          = 1000
+	closeProtocolError   = 1002
+	closePolicyViolation = 1008
+	closeMessageTooBig   = 1009
+)
 
 // wsProtocolError is a frame the WebSocket protocol does not allow.
 type wsProtocolError struct{ msg string }
@@ -354,7 +480,7 @@ func newFrameReader(r *leftoverReader, maxSize int64) *frameReader {
 // next returns the next whole data message (opText or opBinary) or control
 // frame. The payload is valid until the next call.
 func (f *frameReader) next() (op byte, payload []byte, err error) {
-	if f.msgOp == 0 && cap(f.msg) > maxPooledBuf && !f.inFrame {
+	if f.msgOp == 0 && cap(f.msg) > maxPooled && !f.inFrame {
 		f.msg = nil // do not pin a large message's buffer
 	}
 	for {
@@ -479,17 +605,22 @@ func (f *frameReader) readHeader() error {
 
 // readError tells an interrupted read (a deadline) from a failed one.
 func readError(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: %w", errInterrupted, err)
+	if isTimeout(err) {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
 	}
 	return err
 }
 
-// wsNetConn is the TCP connection under the WebSocket. Its write lock is
-// held for one whole frame at a time, so frames never interleave; reads
-// record activity for the keep-alive; during the handshake it records what
-// gorilla read.
+// isTimeout reports whether err is a passed read deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// wsNetConn is the connection under the WebSocket (TCP, or TLS over it).
+// Its write lock is held for one whole frame at a time, so frames never
+// interleave; reads record activity for the keep-alive; during the
+// handshake it records what gorilla read.
 type wsNetConn struct {
 	net.Conn
 	wmu chan struct{} // write lock, usable with a deadline or ctx
