@@ -297,9 +297,18 @@ func TestCallTimeout(t *testing.T) {
 	}
 	diff := c.request("tools/call", map[string]any{"name": mcp.ToolOpenDiff, "arguments": map[string]any{"old_file_path": "a", "new_file_path": "a", "new_file_contents": "x", "tab_name": "slow"}})
 	time.Sleep(time.Second) // well past CallTimeout
-	c.callTool(mcp.ToolCloseTab, map[string]any{"tab_name": "slow"})
-	if got := decodeResult(t, c.wait(diff)).texts(); got[0] != mcp.DiffRejected {
-		t.Errorf("openDiff: %q", got)
+	closeTab := c.request("tools/call", map[string]any{"name": mcp.ToolCloseTab, "arguments": map[string]any{"tab_name": "slow"}})
+	// The two answers may come in either order.
+	answers := map[string]*jsonrpc.Message{}
+	for len(answers) < 2 {
+		m := c.next()
+		answers[string(m.ID)] = m
+	}
+	if m := answers[string(closeTab)]; m == nil || m.Error != nil {
+		t.Errorf("close_tab: %s", mustMarshal(m))
+	}
+	if m := answers[string(diff)]; m == nil || m.Error != nil || decodeResult(t, m).texts()[0] != mcp.DiffRejected {
+		t.Errorf("openDiff: %s", mustMarshal(m))
 	}
 	if cause, _ := causes.Load("slow"); !errors.Is(cause.(error), ideserver.ErrDiffClosed) {
 		t.Errorf("openDiff ended by %v, want close_tab (ErrDiffClosed): it must not time out", cause)
