@@ -680,6 +680,25 @@ func (r *Registry) Forget(uri string) {
 	}
 }
 
+// Close is Forget for a document that is closed but may be opened again:
+// it drops what is pending for uri, its version and its last publishes,
+// and keeps which of its diagnostics were delivered, so that a document
+// closed (or evicted) and opened again unchanged delivers nothing twice.
+// The delivered memory stays bounded by MaxDocuments; Reset and Forget
+// still clear it when asked.
+func (r *Registry) Close(uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ds := r.docs[uri]
+	if ds == nil {
+		return
+	}
+	r.dropPending(ds)
+	ds.version, ds.hasVersion = 0, false
+	ds.servers = nil
+	r.settle(ds)
+}
+
 // track returns the state of uri, creating it when missing. A new state
 // is neither pending nor in the LRU: the caller settles it.
 func (r *Registry) track(uri string) *docState {

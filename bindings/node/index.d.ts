@@ -180,9 +180,11 @@ export interface SettleResult {
   uri: string;
   server: string;
   version: number;
-  /** How the diagnostics were known to be current, or "timed-out". */
+  /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
   elapsedNs: number;
+  /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
+  reason: string;
 }
 
 /** A snapshot of one configured server (Go: lsp.ServerStatus). */
@@ -193,6 +195,15 @@ export interface LSPServerStatus {
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}
+
+/** What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus). */
+export interface ClaudeCodeReport {
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }
 
 /** Options of pathToLocal. */
@@ -277,20 +288,34 @@ export interface RegistryInitOptions {
 
 /** Options of LSPManager.Init. */
 export interface LSPManagerInitOptions {
-  /** how many documents stay open in servers; the least recently used is closed to make room (default 50). */
+  /** how many documents stay open in servers; the least recently used is closed to make room (default 50; negative is refused). */
   maxOpenDocuments?: number;
-  /** how long a settle waits without any word from a server before concluding nothing changed (default 300). */
+  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50; negative is refused). */
   quietPeriodMs?: number;
-  /** the longest a settle waits (default 10000). */
+  /** the longest a settle waits (default 10000; negative is refused). */
   settleTimeoutMs?: number;
-  /** the startup timeout of servers whose configuration sets none (default 30000). */
+  /** the startup timeout of servers whose configuration sets none (default 30000; negative is refused). */
   startupTimeoutMs?: number;
-  /** the shutdown timeout of servers whose configuration sets none (default 5000). */
+  /** the shutdown timeout of servers whose configuration sets none (default 5000; negative is refused). */
   shutdownTimeoutMs?: number;
   /** make settle wait for the server's work-done progress to end, not only for a publish. */
   waitForProgress?: boolean;
   /** non-sensitive user options for ${user_config.KEY} in the configuration. */
   userConfig?: Record<string, string>;
+}
+
+/** Options of LSPManager.loadClaudeCode. */
+export interface LoadClaudeCodeOptions {
+  /** the project whose settings and project-scoped installs count (default: the manager's project directory). */
+  projectDir?: string;
+  /** Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude). */
+  configDir?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** non-sensitive plugin user options for ${user_config.KEY}. */
+  userConfig?: Record<string, string>;
+  /** Milliseconds to wait; omitted for the servers' own shutdown timeouts, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
 }
 
 /** Options of renderAttachment. */
@@ -462,8 +487,9 @@ export declare class LSPManager {
    */
   save(path: string, timeoutMs?: number): void;
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Blocks until the notification is sent or the timeout elapses.
    *
@@ -475,11 +501,15 @@ export declare class LSPManager {
    */
   closeFile(path: string, timeoutMs?: number): void;
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Blocks until the diagnostics are current or the timeout elapses.
    *
@@ -488,7 +518,7 @@ export declare class LSPManager {
    *   settle timeout (10 seconds unless settleTimeoutMs says otherwise),
    *   negative or Infinity to wait without limit.
    * @returns {"path", "uri", "server", "version", "freshness",
-   *   "elapsedNs"}.
+   *   "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -513,6 +543,34 @@ export declare class LSPManager {
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   servers(): LSPServerStatus[];
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped.
+   *
+   * @param [options] options.
+   * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
+   *   "marketplace", "file", "root", "extensions", "command", "args",
+   *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
+   *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
+   *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
+   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCode(options?: LoadClaudeCodeOptions): ClaudeCodeReport;
   /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the

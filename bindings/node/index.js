@@ -219,6 +219,7 @@ function declare(lib) {
     idb_lsp_settle: lib.func("int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_drain: lib.func("int idb_lsp_drain(uint64_t manager, _Out_ void **out)"),
     idb_lsp_servers: lib.func("int idb_lsp_servers(uint64_t manager, _Out_ void **out)"),
+    idb_lsp_load_claude_code: lib.func("int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_shutdown: lib.func("int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
   };
@@ -431,6 +432,14 @@ function _idb_lsp_servers(manager) {
   const out = [null];
   const status = fns.idb_lsp_servers(manager, out);
   if (status !== IDB_OK) raise(fns, status, "idb_lsp_servers");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_load_claude_code(manager, jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_load_claude_code");
   return takeJSON(fns, out[0]);
 }
 
@@ -650,8 +659,9 @@ class LSPManager {
   }
 
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Blocks until the notification is sent or the timeout elapses.
    *
@@ -666,11 +676,15 @@ class LSPManager {
   }
 
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Blocks until the diagnostics are current or the timeout elapses.
    *
@@ -679,7 +693,7 @@ class LSPManager {
    *   manager's settle timeout (10 seconds unless settleTimeoutMs says
    *   otherwise), negative or Infinity to wait without limit.
    * @returns {SettleResult} {"path", "uri", "server", "version",
-   *   "freshness", "elapsedNs"}.
+   *   "freshness", "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -711,6 +725,37 @@ class LSPManager {
    */
   servers() {
     return _idb_lsp_servers(this._handle());
+  }
+
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped.
+   *
+   * @param {LoadClaudeCodeOptions} [options] options.
+   * @returns {ClaudeCodeReport} {"configDir", "projectDir", "servers":
+   *   [{"name", "plugin", "marketplace", "file", "root", "extensions",
+   *   "command", "args", "resolved"?, "commandError"?, "installHint"?}],
+   *   "plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+   *   "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?,
+   *   "version"?, "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCode(options = {}) {
+    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
   }
 
   /**

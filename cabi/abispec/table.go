@@ -345,7 +345,8 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_lsp_close_file",
-		Doc:  "Closes a file in its server (didClose) and forgets its diagnostics. Closing a file that is not open does nothing.",
+		Doc: "Closes a file in its server (didClose) and drops its pending diagnostics; those already delivered are remembered, " +
+			"so reopening it unchanged delivers nothing again. Closing a file that is not open does nothing.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
 			{Name: "path", Kind: String, Doc: "the file's path"},
@@ -358,9 +359,11 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_lsp_settle",
-		Doc: "Waits until the diagnostics of an open file are current: its server published for the file's latest version, " +
-			"reported its work done, or stayed quiet for the quiet period. Running out of time is not an error: " +
-			"the result says \"timed-out\" and the next drain notes that the file's diagnostics may be stale.",
+		Doc: "Waits until the diagnostics of an open file are known to be current, and says how it knew: its server answered a pull " +
+			"for the file's latest version (\"pulled\"), published for it (\"published\"), reported its work done (\"progress-ended\"), " +
+			"or, for a server that sends no versions, published after the change and then stayed quiet for the period learned for it (\"quiet\"). " +
+			"A file just opened is never current before its server reported on it. Running out of time is not an error: " +
+			"the result says \"timed-out\" and the next drain notes that the file's diagnostics are unknown or may be stale.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
 			{Name: "path", Kind: String, Doc: "the file's path"},
@@ -371,7 +374,7 @@ var Funcs = []Func{
 		Blocking:       "the diagnostics are current or the timeout elapses",
 		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
 		Result:         ResultJSON,
-		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "elapsedNs"}`,
+		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "elapsedNs", "reason"}`,
 		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "Dict[str, Any]", TSReturn: "SettleResult",
 	},
 	{
@@ -398,6 +401,28 @@ var Funcs = []Func{
 		Result:    ResultJSON,
 		ResultDoc: `an array of {"name", "state", "pid"?, "restarts", "positionEncoding"?, "extensions"}`,
 		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[Dict[str, Any]]", TSReturn: "LSPServerStatus[]",
+	},
+	{
+		Name: "idb_lsp_load_claude_code",
+		Doc: "Replaces the manager's servers with those Claude Code would load for the project: the language servers of the plugins " +
+			"installed for it (plugins/installed_plugins.json) and enabled by enabledPlugins in the user, project and local settings, " +
+			"later scopes winning, each read from its install path with its marketplace entry. Servers are named \"plugin:<plugin>:<server>\". " +
+			"Running servers whose configuration is unchanged keep running; others are stopped. No server starts until a file needs it.\n\n" +
+			"It fails only for a bad handle or options: problems with the installation (unreadable files, invalid entries, extension conflicts) " +
+			"are in the result's errors, and every plugin is in its plugins with the reason when it contributes nothing.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "options_json", Kind: JSON, Doc: "where the installation is", Fields: claudeCodeFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "what was loaded, as a JSON object"},
+		},
+		Statuses:       []int{StHandle, StTimeout, StArgument, StClosed, StPanic},
+		Blocking:       "the servers that are no longer configured have stopped",
+		DefaultTimeout: "the servers' own shutdown timeouts",
+		Result:         ResultJSON,
+		ResultDoc: `{"configDir", "projectDir", "servers": [{"name", "plugin", "marketplace", "file", "root", "extensions", "command", "args", "resolved"?, "commandError"?, "installHint"?}], ` +
+			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?}], "errors": [string]}`,
+		Binding: Method, Class: "LSPManager", Method: "load_claude_code", PyReturn: "Dict[str, Any]", TSReturn: "ClaudeCodeReport",
 	},
 	{
 		Name: "idb_lsp_shutdown",
@@ -463,13 +488,22 @@ var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, St
 
 // lspFields are the options of idb_lsp_new.
 var lspFields = []Field{
-	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50)"},
-	{JSON: "quietPeriodMs", Py: "quiet_period_ms", PyType: "Optional[int]", TS: "number", Doc: "how long a settle waits without any word from a server before concluding nothing changed (default 300)"},
-	{JSON: "settleTimeoutMs", Py: "settle_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the longest a settle waits (default 10000)"},
-	{JSON: "startupTimeoutMs", Py: "startup_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the startup timeout of servers whose configuration sets none (default 30000)"},
-	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000)"},
+	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50; negative is refused)"},
+	{JSON: "quietPeriodMs", Py: "quiet_period_ms", PyType: "Optional[int]", TS: "number", Doc: "the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50; negative is refused)"},
+	{JSON: "settleTimeoutMs", Py: "settle_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the longest a settle waits (default 10000; negative is refused)"},
+	{JSON: "startupTimeoutMs", Py: "startup_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the startup timeout of servers whose configuration sets none (default 30000; negative is refused)"},
+	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000; negative is refused)"},
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
+}
+
+// claudeCodeFields are the options of idb_lsp_load_claude_code.
+var claudeCodeFields = []Field{
+	{JSON: "projectDir", Py: "project_dir", PyType: "Optional[str]", TS: "string", Doc: "the project whose settings and project-scoped installs count (default: the manager's project directory)"},
+	{JSON: "configDir", Py: "config_dir", PyType: "Optional[str]", TS: "string", Doc: "Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude)"},
+	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); " +
+		"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)", PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive plugin user options for ${user_config.KEY}"},
 }
 
 // wslFields are the options of the path conversions.
@@ -649,9 +683,11 @@ var TSTypes = []TSType{
   uri: string;
   server: string;
   version: number;
-  /** How the diagnostics were known to be current, or "timed-out". */
+  /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
   elapsedNs: number;
+  /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
+  reason: string;
 }`,
 	},
 	{
@@ -664,6 +700,17 @@ var TSTypes = []TSType{
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}`,
+	},
+	{
+		Name: "ClaudeCodeReport",
+		Doc:  "What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus).",
+		Body: `{
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }`,
 	},
 }

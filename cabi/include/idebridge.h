@@ -587,15 +587,20 @@ int idb_registry_free(uint64_t registry);
  * Members of options_json:
  *   "maxOpenDocuments"   how many documents stay open in servers; the
  *                        least recently used is closed to make room
- *                        (default 50).
- *   "quietPeriodMs"      how long a settle waits without any word from a
- *                        server before concluding nothing changed (default
- *                        300).
- *   "settleTimeoutMs"    the longest a settle waits (default 10000).
+ *                        (default 50; negative is refused).
+ *   "quietPeriodMs"      the shortest silence a settle waits for after the
+ *                        publish answering a change, from a server that
+ *                        sends no versions; it waits longer for a server
+ *                        measured to need it (default 50; negative is
+ *                        refused).
+ *   "settleTimeoutMs"    the longest a settle waits (default 10000;
+ *                        negative is refused).
  *   "startupTimeoutMs"   the startup timeout of servers whose
- *                        configuration sets none (default 30000).
+ *                        configuration sets none (default 30000; negative
+ *                        is refused).
  *   "shutdownTimeoutMs"  the shutdown timeout of servers whose
- *                        configuration sets none (default 5000).
+ *                        configuration sets none (default 5000; negative
+ *                        is refused).
  *   "waitForProgress"    make settle wait for the server's work-done
  *                        progress to end, not only for a publish.
  *   "userConfig"         non-sensitive user options for ${user_config.KEY}
@@ -670,8 +675,10 @@ int idb_lsp_save(uint64_t manager, const char *path, int64_t timeout_ms);
 /*
  * idb_lsp_close_file
  *
- * Closes a file in its server (didClose) and forgets its diagnostics.
- * Closing a file that is not open does nothing.
+ * Closes a file in its server (didClose) and drops its pending
+ * diagnostics; those already delivered are remembered, so reopening it
+ * unchanged delivers nothing again. Closing a file that is not open does
+ * nothing.
  *
  * Parameters:
  *   manager     the LSP manager handle (from idb_lsp_new).
@@ -689,11 +696,15 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
 /*
  * idb_lsp_settle
  *
- * Waits until the diagnostics of an open file are current: its server
- * published for the file's latest version, reported its work done, or
- * stayed quiet for the quiet period. Running out of time is not an error:
- * the result says "timed-out" and the next drain notes that the file's
- * diagnostics may be stale.
+ * Waits until the diagnostics of an open file are known to be current, and
+ * says how it knew: its server answered a pull for the file's latest
+ * version ("pulled"), published for it ("published"), reported its work
+ * done ("progress-ended"), or, for a server that sends no versions,
+ * published after the change and then stayed quiet for the period learned
+ * for it ("quiet"). A file just opened is never current before its server
+ * reported on it. Running out of time is not an error: the result says
+ * "timed-out" and the next drain notes that the file's diagnostics are
+ * unknown or may be stale.
  *
  * Parameters:
  *   manager     the LSP manager handle (from idb_lsp_new).
@@ -704,8 +715,8 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
  *               otherwise), a negative value waits without limit.
  *   out         on IDB_OK receives the outcome as a JSON object, a new
  *               string the caller frees with idb_free(): {"path", "uri",
- *               "server", "version", "freshness", "elapsedNs"}. Left
- *               unchanged on failure. Must not be NULL.
+ *               "server", "version", "freshness", "elapsedNs", "reason"}.
+ *               Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -750,6 +761,60 @@ int idb_lsp_drain(uint64_t manager, char **out);
  * Does not block.
  */
 int idb_lsp_servers(uint64_t manager, char **out);
+
+/*
+ * idb_lsp_load_claude_code
+ *
+ * Replaces the manager's servers with those Claude Code would load for the
+ * project: the language servers of the plugins installed for it
+ * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+ * user, project and local settings, later scopes winning, each read from
+ * its install path with its marketplace entry. Servers are named
+ * "plugin:<plugin>:<server>". Running servers whose configuration is
+ * unchanged keep running; others are stopped. No server starts until a
+ * file needs it.
+ *
+ * It fails only for a bad handle or options: problems with the
+ * installation (unreadable files, invalid entries, extension conflicts)
+ * are in the result's errors, and every plugin is in its plugins with the
+ * reason when it contributes nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   options_json  where the installation is: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means the servers' own
+ *                 shutdown timeouts, a negative value waits without limit.
+ *   out           on IDB_OK receives what was loaded, as a JSON object, a
+ *                 new string the caller frees with idb_free():
+ *                 {"configDir", "projectDir", "servers": [{"name",
+ *                 "plugin", "marketplace", "file", "root", "extensions",
+ *                 "command", "args", "resolved"?, "commandError"?,
+ *                 "installHint"?}], "plugins": [{"id", "name",
+ *                 "marketplace", "enabled", "enabledScope"?,
+ *                 "enabledFile"?, "installed", "installScope"?,
+ *                 "projectPath"?, "root"?, "version"?, "servers",
+ *                 "extensions", "reason"?}], "errors": [string]}. Left
+ *                 unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  the project whose settings and project-scoped installs
+ *                 count (default: the manager's project directory).
+ *   "configDir"   Claude Code's configuration directory (default:
+ *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                 for the commands); default: the process environment as
+ *                 the library saw it when it was loaded (the Python and
+ *                 Node bindings send the current one).
+ *   "userConfig"  non-sensitive plugin user options for
+ *                 ${user_config.KEY}.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
+ * IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the servers that are no longer configured have stopped.
+ */
+int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, char **out);
 
 /*
  * idb_lsp_shutdown

@@ -16,6 +16,7 @@ func diagEnv(t *testing.T, extra ...string) map[string]string {
 	env := environMap(os.Environ())
 	env["GOPLSCACHE"] = t.TempDir()
 	env["GOPROXY"] = "off"
+	env["CLAUDE_CONFIG_DIR"] = t.TempDir() // no installed plugins but the test's own
 	for _, kv := range extra {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -78,7 +79,7 @@ func TestDiagWithoutGopls(t *testing.T) {
 	if out != "" {
 		t.Errorf("stdout %q, want nothing", out)
 	}
-	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: without --config only .go files are served"} {
+	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: no server is configured; install and enable a Claude Code plugin"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q does not contain %q", errOut, want)
 		}
@@ -103,7 +104,8 @@ func TestDiagScriptedServer(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{"<new-diagnostics>", "a.s:\n  ✘ [Line 2:3] found ERROR [E1] (scriptls)",
-		"Checked: a.s (script, progress-ended), b.s (script, progress-ended)"} {
+		"Checked:\n  a.s (script, progress-ended): published for version 1; its work-done progress ended\n" +
+			"  b.s (script, progress-ended): published for version 1; its work-done progress ended\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout %q does not contain %q", out, want)
 		}
@@ -111,13 +113,14 @@ func TestDiagScriptedServer(t *testing.T) {
 
 	// A clean file alone: nothing to report, and the output says so.
 	code, out, _ = runIn(t, dir, env, "diag", "--config", cfg, "b.s")
-	if code != exitOK || !strings.HasPrefix(out, "No diagnostics.\nChecked: b.s") {
+	if code != exitOK || !strings.HasPrefix(out, "No diagnostics.\nChecked:\n  b.s (script, progress-ended): published for version 1") {
 		t.Errorf("clean: exit %d, %q", code, out)
 	}
 
 	// JSON, with a file no server serves: exit 2, the others reported.
 	code, out, errOut = runIn(t, dir, env, "diag", "--config", cfg, "--json", "a.s", "notes.txt")
-	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .s)") {
+	// Served: .s, and .go by the built-in gopls (flags add servers).
+	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .go .s)") {
 		t.Errorf("unserved file: exit %d, stderr %q", code, errOut)
 	}
 	var res struct {
@@ -130,6 +133,7 @@ func TestDiagScriptedServer(t *testing.T) {
 		Files []struct {
 			Path, Server, Freshness, Error string
 			Version                        int
+			Fresh                          bool
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -138,7 +142,7 @@ func TestDiagScriptedServer(t *testing.T) {
 	if res.Attachment == nil || len(res.Attachment.Files) != 1 || res.Attachment.Files[0].Diagnostics[0].Message != "found ERROR" {
 		t.Errorf("attachment %+v", res.Attachment)
 	}
-	if len(res.Files) != 2 || res.Files[0].Freshness != "progress-ended" || res.Files[0].Version != 1 ||
+	if len(res.Files) != 2 || res.Files[0].Freshness != "progress-ended" || res.Files[0].Version != 1 || !res.Files[0].Fresh ||
 		res.Files[0].Server != "script" || !strings.Contains(res.Files[1].Error, "no language server") {
 		t.Errorf("files %+v", res.Files)
 	}
@@ -220,10 +224,65 @@ func TestDiagBrokenModule(t *testing.T) {
 		"examples/brokenmod/greet.go:\n  ✘ [Line 5:9] cannot use len(name) (value of type int) as string value in return statement",
 		`✘ [Line 8:18] cannot use "three" (untyped string constant) as int value`,
 		"✘ [Line 9:21] undefined: total",
-		"Checked: examples/brokenmod/main.go (gopls, ",
+		"Checked:\n  examples/brokenmod/main.go (gopls, progress-ended): published for version 1",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not contain %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDiagNotCurrent: a server that never publishes (or publishes too
+// late) leaves the files' diagnostics unknown: diag says so on each file's
+// line, never "No diagnostics." alone, notes it, and exits 3; a file whose
+// server did answer is still reported as checked.
+func TestDiagNotCurrent(t *testing.T) {
+	bin := buildScriptls(t)
+	dir := t.TempDir()
+	writeConfig(t, dir, map[string]any{
+		"mute": map[string]any{"command": bin, "args": []string{"-never-publish"}, "extensionToLanguage": map[string]string{".m": "m"}},
+		"ok":   map[string]any{"command": bin, "extensionToLanguage": map[string]string{".s": "s"}},
+	})
+	for name, text := range map[string]string{"a.m": "ERROR\n", "b.s": "clean\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := diagEnv(t)
+	code, out, errOut := runIn(t, dir, env, "diag", "--config", "lsp.json", "--timeout", "1s", "a.m", "b.s")
+	if code != exitStale {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitStale, errOut)
+	}
+	for _, want := range []string{
+		"a.m: diagnostics unknown: mute has not reported any for it",
+		"Checked:\n  a.m (mute, timed-out): NOT KNOWN TO BE CURRENT: no publish for it from mute within ",
+		"  b.s (ok, published): published for version 1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout %q does not contain %q", out, want)
+		}
+	}
+	if strings.Contains(out, "No diagnostics.") {
+		t.Errorf("stdout says no diagnostics: %q", out)
+	}
+	// Alone, with nothing at all received.
+	code, out, _ = runIn(t, dir, env, "diag", "--config", "lsp.json", "--timeout", "1s", "a.m")
+	if code != exitStale || strings.Contains(out, "No diagnostics.") || !strings.Contains(out, "NOT KNOWN TO BE CURRENT") {
+		t.Errorf("alone: exit %d, %q", code, out)
+	}
+	// JSON says it per file.
+	code, out, _ = runIn(t, dir, env, "diag", "--config", "lsp.json", "--timeout", "1s", "--json", "a.m", "b.s")
+	var res struct {
+		Files []struct {
+			Freshness, Reason string
+			Fresh             bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("JSON %q: %v", out, err)
+	}
+	if code != exitStale || len(res.Files) != 2 || res.Files[0].Fresh || res.Files[0].Freshness != "timed-out" ||
+		!res.Files[1].Fresh || res.Files[1].Reason != "published for version 1" {
+		t.Errorf("JSON: exit %d, %+v", code, res.Files)
 	}
 }

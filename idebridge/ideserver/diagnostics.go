@@ -145,16 +145,19 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	if err != nil {
 		return nil, fmt.Errorf("ideserver: diagnostics: %w", err)
 	}
-	mgr := lsp.NewManager(configs, &lsp.ManagerOptions{
+	mgr, err := lsp.NewManager(configs, &lsp.ManagerOptions{
 		Registry:         reg,
 		ProjectDir:       folder,
 		MaxOpenDocuments: maxFiles,
 		SettleTimeout:    o.SettleTimeout,
 		WaitForProgress:  true,
-		Environ:          o.Env,
+		Env:              o.Env,
 		ClientName:       "idebridge-ideserver",
 		Logger:           log,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("ideserver: diagnostics: %w", err)
+	}
 	for _, p := range mgr.Problems() {
 		log.Warn("language server configuration", "problem", p)
 	}

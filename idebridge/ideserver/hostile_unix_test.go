@@ -142,7 +142,7 @@ func TestGetDiagnosticsCallsDoNotWaitForEachOther(t *testing.T) {
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{ws}, NoLockfile: true})
 	registerDiagnostics(t, srv, []lsp.ServerConfig{{
 		Name: "silent", Command: bin, Args: []string{"-no-init"}, ExtensionToLanguage: map[string]string{".s": "s"},
-		StartupTimeout: 5 * time.Second, RestartOnCrash: false,
+		StartupTimeout: 5 * time.Second, NoRestartOnCrash: true,
 	}})
 	c := dial(t, srv)
 	c.handshake(1)
@@ -181,7 +181,7 @@ func TestWorkspaceConfinement(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "lsp.log")
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{ws}, NoLockfile: true})
 	registerDiagnostics(t, srv, []lsp.ServerConfig{{
-		Name: "script", Command: bin, Args: []string{"-log", logFile}, ExtensionToLanguage: map[string]string{".s": "s"}, RestartOnCrash: true,
+		Name: "script", Command: bin, Args: []string{"-log", logFile}, ExtensionToLanguage: map[string]string{".s": "s"},
 	}})
 	c := dial(t, srv)
 	c.handshake(1)

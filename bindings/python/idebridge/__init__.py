@@ -298,6 +298,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_drain.restype = ctypes.c_int
     lib.idb_lsp_servers.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_servers.restype = ctypes.c_int
+    lib.idb_lsp_load_claude_code.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_load_claude_code.restype = ctypes.c_int
     lib.idb_lsp_shutdown.argtypes = [ctypes.c_uint64, ctypes.c_int64]
     lib.idb_lsp_shutdown.restype = ctypes.c_int
     lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
@@ -542,6 +544,15 @@ def _idb_lsp_servers(manager):
     return _take_json(lib, out)
 
 
+def _idb_lsp_load_claude_code(manager, options_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_load_claude_code(manager, _json_in(options_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_load_claude_code")
+    return _take_json(lib, out)
+
+
 def _idb_lsp_shutdown(manager, timeout_ms):
     lib = _load()
     status = lib.idb_lsp_shutdown(manager, timeout_ms)
@@ -739,17 +750,20 @@ class LSPManager:
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
-                least recently used is closed to make room (default 50); None
-                for the default.
-            quiet_period_ms: how long a settle waits without any word from a
-                server before concluding nothing changed (default 300); None for
-                the default.
-            settle_timeout_ms: the longest a settle waits (default 10000);
-                None for the default.
+                least recently used is closed to make room (default 50; negative
+                is refused); None for the default.
+            quiet_period_ms: the shortest silence a settle waits for after
+                the publish answering a change, from a server that sends no
+                versions; it waits longer for a server measured to need it
+                (default 50; negative is refused); None for the default.
+            settle_timeout_ms: the longest a settle waits (default 10000;
+                negative is refused); None for the default.
             startup_timeout_ms: the startup timeout of servers whose
-                configuration sets none (default 30000); None for the default.
+                configuration sets none (default 30000; negative is refused);
+                None for the default.
             shutdown_timeout_ms: the shutdown timeout of servers whose
-                configuration sets none (default 5000); None for the default.
+                configuration sets none (default 5000; negative is refused);
+                None for the default.
             wait_for_progress: make settle wait for the server's work-done
                 progress to end, not only for a publish; None for the default.
             user_config: non-sensitive user options for ${user_config.KEY}
@@ -832,8 +846,10 @@ class LSPManager:
         return _idb_lsp_save(self._handle(), path, _timeout_ms(timeout))
 
     def close_file(self, path: str, timeout: Optional[float] = None) -> None:
-        """Closes a file in its server (didClose) and forgets its diagnostics.
-        Closing a file that is not open does nothing.
+        """Closes a file in its server (didClose) and drops its pending
+        diagnostics; those already delivered are remembered, so reopening it
+        unchanged delivers nothing again. Closing a file that is not open
+        does nothing.
 
         Args:
             path: the file's path.
@@ -850,11 +866,15 @@ class LSPManager:
         return _idb_lsp_close_file(self._handle(), path, _timeout_ms(timeout))
 
     def settle(self, path: str, timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Waits until the diagnostics of an open file are current: its server
-        published for the file's latest version, reported its work done, or
-        stayed quiet for the quiet period. Running out of time is not an
+        """Waits until the diagnostics of an open file are known to be current,
+        and says how it knew: its server answered a pull for the file's
+        latest version ("pulled"), published for it ("published"), reported
+        its work done ("progress-ended"), or, for a server that sends no
+        versions, published after the change and then stayed quiet for the
+        period learned for it ("quiet"). A file just opened is never current
+        before its server reported on it. Running out of time is not an
         error: the result says "timed-out" and the next drain notes that the
-        file's diagnostics may be stale.
+        file's diagnostics are unknown or may be stale.
 
         Args:
             path: the file's path.
@@ -863,7 +883,8 @@ class LSPManager:
                 number to wait without limit.
 
         Returns:
-            {"path", "uri", "server", "version", "freshness", "elapsedNs"}.
+            {"path", "uri", "server", "version", "freshness", "elapsedNs",
+            "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -903,6 +924,54 @@ class LSPManager:
                 ArgumentError, InternalError.
         """
         return _idb_lsp_servers(self._handle())
+
+    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Replaces the manager's servers with those Claude Code would load for
+        the project: the language servers of the plugins installed for it
+        (plugins/installed_plugins.json) and enabled by enabledPlugins in
+        the user, project and local settings, later scopes winning, each
+        read from its install path with its marketplace entry. Servers are
+        named "plugin:<plugin>:<server>". Running servers whose
+        configuration is unchanged keep running; others are stopped. No
+        server starts until a file needs it.
+
+        It fails only for a bad handle or options: problems with the
+        installation (unreadable files, invalid entries, extension
+        conflicts) are in the result's errors, and every plugin is in its
+        plugins with the reason when it contributes nothing.
+
+        Args:
+            project_dir: the project whose settings and project-scoped
+                installs count (default: the manager's project directory); None
+                for the default.
+            config_dir: Claude Code's configuration directory (default:
+                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
+                default.
+            env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
+                the commands); default: the process environment as the library
+                saw it when it was loaded (the Python and Node bindings send the
+                current one); None sends dict(os.environ).
+            user_config: non-sensitive plugin user options for
+                ${user_config.KEY}; None for the default.
+            timeout: seconds to wait; None for the servers' own shutdown
+                timeouts, a negative number to wait without limit.
+
+        Returns:
+            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            "marketplace", "file", "root", "extensions", "command", "args",
+            "resolved"?, "commandError"?, "installHint"?}], "plugins":
+            [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+            "enabledFile"?, "installed", "installScope"?, "projectPath"?,
+            "root"?, "version"?, "servers", "extensions", "reason"?}],
+            "errors": [string]}.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError, TimeoutError,
+                ArgumentError, ClosedError, InternalError.
+
+        Blocks until the servers that are no longer configured have stopped.
+        """
+        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
 
     def shutdown(self, timeout: Optional[float] = None) -> None:
         """Stops every server (a graceful shutdown within the timeout, then
