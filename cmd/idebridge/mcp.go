@@ -149,11 +149,11 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	}
 
 	p := project{dir: dir}
-	tools := []ideserver.Tool{diagnosticsTool(d, p)}
+	tools := []toolDef{diagnosticsTool(d, p)}
 	tools = append(tools, navTools(&navigator{m: d.Manager(), p: p, link: link})...)
 	tools = append(tools, ideTools(link, p)...)
 	for _, t := range tools {
-		if err := srv.RegisterTool(t); err != nil {
+		if err := srv.RegisterTool(ideserver.Tool(t)); err != nil {
 			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 			return exitFailure
 		}

@@ -28,7 +28,7 @@ type diagArgs struct {
 	Files []string `json:"files"`
 }
 
-func diagnosticsTool(d *ideserver.Diagnostics, p project) ideserver.Tool {
+func diagnosticsTool(d *ideserver.Diagnostics, p project) toolDef {
 	return mcpTool("diagnostics",
 		"Errors and warnings the project's language servers report for files, as the files are on disk now (write your edits first). Waits until each file's server has finished with its current text and says how that was known; a file whose server did not finish in time is marked as possibly incomplete. Shows at most 10 diagnostics per file and 30 in all, the most severe first, with 1-based line:column positions.",
 		objectSchema([]prop{

@@ -13,7 +13,6 @@ import (
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/idebridge"
-	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/mcp"
 )
 
@@ -160,8 +159,8 @@ func ideFailed(c *ideConn, what string, err error) *mcp.ToolResult {
 }
 
 // ideTools are the tools backed by the user's IDE.
-func ideTools(l *ideLink, p project) []ideserver.Tool {
-	return []ideserver.Tool{
+func ideTools(l *ideLink, p project) []toolDef {
+	return []toolDef{
 		mcpTool("ide_selection",
 			"The user's current selection in their IDE (VS Code, a JetBrains IDE, ... with the Claude Code extension): the file, the 1-based line:column range and the selected text, or the cursor when nothing is selected. When no editor is active, the most recent selection. Without a connected IDE the answer says why.",
 			objectSchema(nil),
@@ -247,7 +246,7 @@ func ideTools(l *ideLink, p project) []ideserver.Tool {
 			}, "file"),
 			func(ctx context.Context, a *proposeArgs) *mcp.ToolResult {
 				return proposeEdit(ctx, l, p, a)
-			}),
+			}).waitsForUser(),
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/idebridge/idebridge/idebridge"
-	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lsp"
 	"github.com/idebridge/idebridge/mcp"
 )
@@ -100,8 +99,8 @@ func relPosError(p project, pe *lsp.PosError) string {
 	return msg
 }
 
-func navTools(n *navigator) []ideserver.Tool {
-	at := func(name, desc string, op lsp.NavOp) ideserver.Tool {
+func navTools(n *navigator) []toolDef {
+	at := func(name, desc string, op lsp.NavOp) toolDef {
 		return mcpTool(name, desc+addressing, objectSchema(posProps, "file", "line"),
 			func(ctx context.Context, a *posArgs) *mcp.ToolResult {
 				pos, bad := a.pos(n.p, name)
@@ -115,7 +114,7 @@ func navTools(n *navigator) []ideserver.Tool {
 				return n.render(res)
 			})
 	}
-	return []ideserver.Tool{
+	return []toolDef{
 		at("definition", "Where the symbol at a place in a file is defined: each location as path:line:column with its source line.", lsp.OpDefinition),
 		at("declaration", "Where the symbol at a place in a file is declared (for languages that tell declarations from definitions, such as C and C++; elsewhere the definition).", lsp.OpDeclaration),
 		at("type_definition", "Where the type of the symbol at a place in a file is defined (the type of a variable, field or expression).", lsp.OpTypeDefinition),
@@ -214,7 +213,7 @@ func navTools(n *navigator) []ideserver.Tool {
 				"file", "line", "new_name"),
 			func(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 				return n.rename(ctx, a)
-			}),
+			}).waitsForUser(),
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 // mcpTool builds a tool whose arguments decode into A. Arguments that do
 // not decode are answered as an isError result naming the tool's schema,
 // so that a model can correct its call.
-func mcpTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) ideserver.Tool {
-	return ideserver.Tool{
+func mcpTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
+	return toolDef{
 		Tool: mcp.Tool{
 			Name:        name,
 			Description: description,
@@ -37,6 +37,16 @@ func mcpTool[A any](name, description, schema string, run func(ctx context.Conte
 			return run(ctx, &a), nil
 		},
 	}
+}
+
+// toolDef is a tool being defined.
+type toolDef ideserver.Tool
+
+// waitsForUser lifts the server's call timeout: the tool waits for the
+// user's decision as long as they take (the client may still cancel).
+func (t toolDef) waitsForUser() toolDef {
+	t.Timeout = -1
+	return t
 }
 
 // argError says what was wrong with arguments in the words of a model's
