@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -61,19 +62,24 @@ func runDiagnostics(ctx context.Context, d *ideserver.Diagnostics, p project, a 
 	if err != nil {
 		return errorf("Checking the files ended early: %v.", err)
 	}
-	return mcp.TextResult(renderReports(p, reps))
+	text, checked := renderReports(p, reps)
+	if !checked {
+		return mcp.ErrorResult(text)
+	}
+	return mcp.TextResult(text)
 }
 
 // renderReports writes the diagnostics block (bounded as the registry
-// bounds it) and one line per file saying how its diagnostics were known.
-func renderReports(p project, reps []ideserver.FileReport) string {
+// bounds it) and one line per file saying how its diagnostics were known,
+// or why it could not be checked; checked is false when no file could be.
+func renderReports(p project, reps []ideserver.FileReport) (text string, checked bool) {
 	type item struct {
 		file int
 		d    diag.Diagnostic
 	}
 	var items []item
 	cut := 0
-	var notes, checked, clean, failed []string
+	var notes, done, clean, failed []string
 	for i, r := range reps {
 		file := p.rel(r.Path)
 		switch {
@@ -84,11 +90,11 @@ func renderReports(p project, reps []ideserver.FileReport) string {
 			failed = append(failed, fmt.Sprintf("No language server serves %s (%s files); see the servers in this server's first log line.", file, extOf(r.Path)))
 			continue
 		case r.Err != nil:
-			failed = append(failed, fmt.Sprintf("%s could not be checked: %v.", file, r.Err))
+			failed = append(failed, fmt.Sprintf("%s could not be checked: %s.", file, strings.TrimSuffix(errorText(r.Err), ".")))
 			continue
 		}
 		how := howKnown(r.Settle)
-		checked = append(checked, fmt.Sprintf("%s (%s, %s)", file, r.Server, how))
+		done = append(done, fmt.Sprintf("%s (%s, %s)", file, r.Server, how))
 		if !r.Settle.Freshness.Fresh() {
 			notes = append(notes, fmt.Sprintf("%s: %s; its diagnostics may be incomplete or stale.", file, how))
 		}
@@ -128,19 +134,19 @@ func renderReports(p project, reps []ideserver.FileReport) string {
 		if len(clean) > 0 {
 			fmt.Fprintf(&b, "No diagnostics in %s.\n", strings.Join(clean, ", "))
 		}
-	} else if len(checked) > 0 {
+	} else if len(done) > 0 {
 		fmt.Fprintf(&b, "No diagnostics in %s.\n", strings.Join(clean, ", "))
 		for _, n := range notes {
 			b.WriteString(n + "\n")
 		}
 	}
-	if len(checked) > 0 {
-		fmt.Fprintf(&b, "Checked: %s.\n", strings.Join(checked, "; "))
+	if len(done) > 0 {
+		fmt.Fprintf(&b, "Checked: %s.\n", strings.Join(done, "; "))
 	}
 	for _, f := range failed {
 		b.WriteString(f + "\n")
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), "\n"), len(done) > 0
 }
 
 // howKnown says how a file's diagnostics were known to be current.
@@ -166,4 +172,18 @@ func extOf(path string) string {
 		return e
 	}
 	return filepath.Base(path)
+}
+
+// errorText is an error's text for a model: a JSON-RPC error's data (what
+// it says about the file), or the error's own text.
+func errorText(err error) string {
+	var e *mcp.Error
+	if errors.As(err, &e) {
+		var data string
+		if json.Unmarshal(e.Data, &data) == nil && data != "" {
+			return data
+		}
+		return e.Message
+	}
+	return err.Error()
 }

@@ -337,6 +337,8 @@ func TestMCPBadCalls(t *testing.T) {
 		{"definition", map[string]any{"file": "main.go", "line": 7}, []string{"needs column (1-based) or symbol"}},
 		{"definition", map[string]any{"file": "main.go", "line": "7", "column": 1}, []string{"line must be an integer, not string"}},
 		{"diagnostics", map[string]any{"file": "main.go"}, []string{`there is no argument "file"`}},
+		{"diagnostics", map[string]any{"files": []string{"nope.go", "/etc/hostname", "go.mod"}}, []string{"nope.go does not exist.",
+			"/etc/hostname could not be checked: /etc/hostname is outside the workspace folders", "No language server serves go.mod (.mod files)"}},
 		{"document_symbols", map[string]any{"file": "notes.txt"}, []string{"No language server serves notes.txt (.txt files)"}},
 		{"ide_selection", nil, []string{"No IDE connected: auto-connect is off: idebridge mcp was started with --no-ide."}},
 		{"propose_edit", map[string]any{"file": "main.go", "content": "x"}, []string{"No IDE connected", "write the file with your own tools instead"}},

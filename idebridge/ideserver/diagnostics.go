@@ -209,9 +209,10 @@ type FileReport struct {
 	// they could not be (Settle.Freshness.Fresh() false: the server did
 	// not finish in time and Diagnostics is what it had).
 	Settle lsp.SettleResult
-	// Err is why the file has no report: it cannot be read (fs.ErrNotExist
-	// for a missing file; not a regular file; too large), or its server
-	// failed.
+	// Err is why the file has no report: it lies outside the workspace
+	// folders (an *mcp.Error, as getDiagnostics answers), it cannot be
+	// read (fs.ErrNotExist for a missing file; not a regular file; too
+	// large), or its server failed.
 	Err error
 }
 
@@ -229,6 +230,12 @@ func (d *Diagnostics) Check(ctx context.Context, paths []string) ([]FileReport, 
 	var which []int
 	for i, p := range paths {
 		abs, err := d.srv.resolvePath(p)
+		if err != nil {
+			abs = p
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(d.srv.cfg.folders[0], abs)
+			}
+		}
 		reports[i] = FileReport{Path: abs, Err: err}
 		if err == nil {
 			targets = append(targets, abs)
