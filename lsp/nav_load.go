@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// DefaultLoadWait bounds how long a navigation request waits for a server
-// that is still loading the workspace before it asks anyway (and says the
-// answer may be incomplete).
+// DefaultLoadWait is the default of ManagerOptions.LoadWait: how long a
+// navigation request waits for a server that is still loading the
+// workspace before it asks anyway (and says the answer may be incomplete).
 const DefaultLoadWait = 30 * time.Second
 
 // firstLoadGrace is how long after its start a server that answers before

@@ -129,11 +129,11 @@ func (t *navTarget) at(r resolved) *Location {
 }
 
 // request sends method to t's server once it has loaded (waiting at most
-// DefaultLoadWait, and ctx), decodes the answer into result, and returns
+// ManagerOptions.LoadWait, and ctx), decodes the answer into result, and returns
 // the Answer with what is known of its completeness.
 func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method string, params map[string]any, result any) (Answer, error) {
 	a := Answer{Op: op, Server: t.srv.cfg.Name}
-	before := t.inst.awaitLoad(ctx, t.prof, t.grace, DefaultLoadWait)
+	before := t.inst.awaitLoad(ctx, t.prof, t.grace, m.opts.LoadWait)
 	if err := ctx.Err(); err != nil {
 		return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
 	}
@@ -486,17 +486,23 @@ func (m *Manager) DocumentSymbols(ctx context.Context, path string) (*Symbols, e
 	for i := range list {
 		res.Symbols = append(res.Symbols, m.symbol(t, t.uri, &list[i]))
 	}
-	if len(list) > 0 && list[0].Location != nil {
-		// Flat SymbolInformation: in document order.
-		sort.SliceStable(res.Symbols, func(i, j int) bool {
-			a, b := res.Symbols[i].Location, res.Symbols[j].Location
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.Column < b.Column
-		})
-	}
+	sortSymbols(res.Symbols)
 	return res, nil
+}
+
+// sortSymbols puts symbols, and their children, in document order
+// (typescript-language-server sends them sorted by name).
+func sortSymbols(s []Symbol) {
+	sort.SliceStable(s, func(i, j int) bool {
+		a, b := s[i].Location, s[j].Location
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	for i := range s {
+		sortSymbols(s[i].Children)
+	}
 }
 
 // WorkspaceSymbols returns the symbols of the workspace that match query

@@ -167,6 +167,21 @@ func (m *Manager) fileEdit(t *navTarget, uri string, edits []lspTextEdit) (FileE
 			return FileEdit{}, fmt.Errorf("%s changed on disk while the rename was computed; ask again", path)
 		}
 	}
+	newText, err := applyEdits(text, edits, t.enc)
+	if err != nil {
+		return FileEdit{}, fmt.Errorf("%s: %w", path, err)
+	}
+	rel := displayPath(m.opts.ProjectDir, path)
+	name := strings.TrimPrefix(filepath.ToSlash(rel), "/")
+	fe := FileEdit{Path: path, Edits: len(edits), OldText: text, NewText: newText, Base: base}
+	fe.Diff = udiff.Unified("a/"+name, "b/"+name, fe.OldText, fe.NewText)
+	return fe, nil
+}
+
+// applyEdits applies LSP text edits, whose positions count enc units, to
+// text. Edits must not overlap; edits at the same place apply in their
+// order.
+func applyEdits(text string, edits []lspTextEdit, enc string) (string, error) {
 	idx := newLineIndex(text)
 	type span struct {
 		start, end int
@@ -174,9 +189,9 @@ func (m *Manager) fileEdit(t *navTarget, uri string, edits []lspTextEdit) (FileE
 	}
 	spans := make([]span, 0, len(edits))
 	for _, e := range edits {
-		s, en := idx.offset(e.Range.Start.Line, e.Range.Start.Character, t.enc), idx.offset(e.Range.End.Line, e.Range.End.Character, t.enc)
+		s, en := idx.offset(e.Range.Start.Line, e.Range.Start.Character, enc), idx.offset(e.Range.End.Line, e.Range.End.Character, enc)
 		if en < s {
-			return FileEdit{}, fmt.Errorf("an edit of %s ends before it starts (%d:%d-%d:%d)", path,
+			return "", fmt.Errorf("an edit ends before it starts (%d:%d-%d:%d)",
 				e.Range.Start.Line+1, e.Range.Start.Character+1, e.Range.End.Line+1, e.Range.End.Character+1)
 		}
 		spans = append(spans, span{s, en, e.NewText})
@@ -186,18 +201,14 @@ func (m *Manager) fileEdit(t *navTarget, uri string, edits []lspTextEdit) (FileE
 	last := 0
 	for i, s := range spans {
 		if s.start < last {
-			return FileEdit{}, fmt.Errorf("the edits of %s overlap (edit %d of %d)", path, i+1, len(spans))
+			return "", fmt.Errorf("the edits overlap (edit %d of %d)", i+1, len(spans))
 		}
 		b.WriteString(text[last:s.start])
 		b.WriteString(s.text)
 		last = s.end
 	}
 	b.WriteString(text[last:])
-	rel := displayPath(m.opts.ProjectDir, path)
-	name := strings.TrimPrefix(filepath.ToSlash(rel), "/")
-	fe := FileEdit{Path: path, Edits: len(edits), OldText: text, NewText: b.String(), Base: base}
-	fe.Diff = udiff.Unified("a/"+name, "b/"+name, fe.OldText, fe.NewText)
-	return fe, nil
+	return b.String(), nil
 }
 
 // syncOpen brings every document open in s up to date with the disk.

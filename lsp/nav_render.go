@@ -93,8 +93,8 @@ func incompleteNote(a *Answer) string {
 // emptyIncomplete is what an empty answer from a loading server says: never
 // that there is nothing.
 func emptyIncomplete(a *Answer, what string) string {
-	return fmt.Sprintf("%s returned no %s, but %s: that does not mean there are none; ask again in a moment.",
-		a.Server, what, strings.TrimSuffix(a.Reason, "."))
+	return fmt.Sprintf("No %s came back, but %s: that does not mean there are none; ask again in a moment.",
+		what, strings.TrimSuffix(a.Reason, "."))
 }
 
 // sourceLine is a location's source line for a listing.
