@@ -153,7 +153,7 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	tools = append(tools, navTools(&navigator{m: d.Manager(), p: p, link: link})...)
 	tools = append(tools, ideTools(link, p)...)
 	for _, t := range tools {
-		if err := srv.RegisterTool(ideserver.Tool(t)); err != nil {
+		if err := srv.RegisterTool(t); err != nil {
 			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 			return exitFailure
 		}

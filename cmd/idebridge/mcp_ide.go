@@ -236,7 +236,7 @@ func ideTools(l *ideLink, p project) []toolDef {
 				}
 				return textf("%s shows no diagnostics for %s.", c.name(), p.rel(path))
 			}),
-		mcpTool("propose_edit",
+		userTool("propose_edit",
 			"Propose a change to a file to the user: it opens in their IDE's diff viewer, where they accept it (perhaps after editing it) or reject it. Waits for their decision, writes exactly what they accepted, and says what happened. Give either content, the whole new text of the file (a file that does not exist yet is created), or old_string and new_string, an exact replacement of text that occurs once in the file. Needs a connected IDE; without one the answer says why.",
 			objectSchema([]prop{
 				{"file", typed("string", "The file to change: a path relative to the project directory, or absolute.")},
@@ -246,7 +246,7 @@ func ideTools(l *ideLink, p project) []toolDef {
 			}, "file"),
 			func(ctx context.Context, a *proposeArgs) *mcp.ToolResult {
 				return proposeEdit(ctx, l, p, a)
-			}).waitsForUser(),
+			}),
 	}
 }
 

@@ -205,7 +205,7 @@ func navTools(n *navigator) []toolDef {
 				}
 				return n.render(res)
 			}),
-		mcpTool("rename",
+		userTool("rename",
 			"Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true."+addressing,
 			objectSchema(append(posProps[:len(posProps):len(posProps)],
 				prop{"new_name", typed("string", "The new name.")},
@@ -213,7 +213,7 @@ func navTools(n *navigator) []toolDef {
 				"file", "line", "new_name"),
 			func(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 				return n.rename(ctx, a)
-			}).waitsForUser(),
+			}),
 	}
 }
 
@@ -231,7 +231,10 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 	if strings.TrimSpace(a.NewName) == "" {
 		return errorf("rename needs new_name, the symbol's new name.")
 	}
-	prop, err := n.m.Rename(ctx, pos, a.NewName)
+	// The server's part is bounded; the user's review that follows is not.
+	rctx, cancel := context.WithTimeout(ctx, mcpCallTimeout)
+	prop, err := n.m.Rename(rctx, pos, a.NewName)
+	cancel()
 	if err != nil {
 		return n.failed("rename", err)
 	}

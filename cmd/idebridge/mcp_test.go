@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,8 +113,11 @@ func (r *mcpRun) request(method string, params any, v any) {
 			if err := json.Unmarshal([]byte(line), &m); err != nil {
 				r.t.Fatalf("idebridge mcp wrote a line that is not JSON: %q", line)
 			}
-			if m.ID == nil || *m.ID != id {
+			if m.ID == nil {
 				continue // a notification
+			}
+			if *m.ID != id {
+				r.t.Fatalf("an answer to request %d while %s (%d) was pending: %s", *m.ID, method, id, line)
 			}
 			if m.Error != nil {
 				r.t.Fatalf("%s answered a protocol error %s", method, m.Error)
@@ -546,5 +550,62 @@ func TestTextAnchor(t *testing.T) {
 		if text[i:j] != want {
 			t.Errorf("lines %d-%d: anchors %q, %q select %q, want %q", tc.first, tc.last, start, end, text[i:j], want)
 		}
+	}
+}
+
+// A review the client cancels (its user pressed Esc) ends in the IDE too:
+// the diff tab is closed, the file untouched, and no answer is sent for
+// the cancelled call; the session goes on.
+func TestMCPCancelledReview(t *testing.T) {
+	dir := mcpModule(t)
+	env := mcpEnv(t)
+	started, ended := make(chan struct{}, 1), make(chan error, 1)
+	block := ideserver.DiffPolicyFunc(func(ctx context.Context, _ *ideserver.DiffRequest) (ideserver.DiffDecision, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		ended <- context.Cause(ctx)
+		return ideserver.DiffDecision{Action: ideserver.DiffReject}, nil
+	})
+	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, LockfileDir: filepath.Join(env["CLAUDE_CONFIG_DIR"], "ide"), DiffPolicy: block})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mcpTimeout)
+	defer cancel()
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	r := startMCP(t, dir, env, "--no-plugins", "-v")
+	before, _ := os.ReadFile(filepath.Join(dir, "main.go"))
+
+	r.nextID++
+	id := r.nextID
+	r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": "propose_edit", "arguments": map[string]any{"file": "main.go", "content": "package main\n"}}})
+	select {
+	case <-started:
+	case <-time.After(mcpTimeout):
+		t.Fatal("the diff never reached the IDE")
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": id}})
+	select {
+	case cause := <-ended:
+		if !errors.Is(cause, ideserver.ErrDiffClosed) {
+			t.Errorf("the IDE's diff ended with %v, want its tab closed (ErrDiffClosed)", cause)
+		}
+	case <-time.After(mcpTimeout):
+		t.Fatal("the diff stayed open in the IDE after the call was cancelled")
+	}
+	// The next call is answered, and nothing was for the cancelled one
+	// (request fails on an answer to another id).
+	if text := r.ok("ide_open_editors", nil); !strings.HasPrefix(text, "No files are open in idebridge") {
+		t.Errorf("after the cancelled review: %s", text)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "main.go")); string(after) != string(before) {
+		t.Errorf("main.go changed by a cancelled review:\n%s", after)
+	}
+	if log := r.stderr.String(); !strings.Contains(log, "msg=received method=tools/call") {
+		t.Errorf("-v does not log the messages received:\n%s", log)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/mcp"
@@ -17,16 +18,37 @@ import (
 // something about as an isError result with one sentence saying what went
 // wrong and what to do; JSON-RPC errors are left for protocol faults.
 
-// mcpTool builds a tool whose arguments decode into A. Arguments that do
-// not decode are answered as an isError result naming the tool's schema,
-// so that a model can correct its call.
+// mcpCallTimeout bounds a tool call that does not wait for the user; one
+// that runs out answers an isError result saying so.
+const mcpCallTimeout = 2 * time.Minute
+
+// mcpTool builds a tool whose arguments decode into A, bounded by
+// mcpCallTimeout. Arguments that do not decode are answered as an isError
+// result naming the problem, so that a model can correct its call.
 func mcpTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
+	return defineTool(name, description, schema, mcpCallTimeout, run)
+}
+
+// userTool is mcpTool for a tool that waits for the user's decision, as
+// long as they take (the client may still cancel the call).
+func userTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
+	return defineTool(name, description, schema, 0, run)
+}
+
+// toolDef is a tool to register.
+type toolDef = ideserver.Tool
+
+func defineTool[A any](name, description, schema string, limit time.Duration, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
 	return toolDef{
 		Tool: mcp.Tool{
 			Name:        name,
 			Description: description,
 			InputSchema: json.RawMessage(schema),
 		},
+		// The server's own call timeout is off: the tools bound
+		// themselves, so that running out is a sentence, not a protocol
+		// error.
+		Timeout: -1,
 		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			var a A
 			dec := json.NewDecoder(bytes.NewReader(call.Arguments))
@@ -34,19 +56,18 @@ func mcpTool[A any](name, description, schema string, run func(ctx context.Conte
 			if err := dec.Decode(&a); err != nil {
 				return mcp.ErrorResult(fmt.Sprintf("The arguments of %s do not fit its input schema (%v); call it again with the arguments its schema describes.", name, argError(err))), nil
 			}
-			return run(ctx, &a), nil
+			if limit > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, limit)
+				defer cancel()
+			}
+			res := run(ctx, &a)
+			if limit > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && !res.IsError {
+				return errorf("%s did not finish within %v; its answer may be incomplete:\n%s", name, limit, res.Text()), nil
+			}
+			return res, nil
 		},
 	}
-}
-
-// toolDef is a tool being defined.
-type toolDef ideserver.Tool
-
-// waitsForUser lifts the server's call timeout: the tool waits for the
-// user's decision as long as they take (the client may still cancel).
-func (t toolDef) waitsForUser() toolDef {
-	t.Timeout = -1
-	return t
 }
 
 // argError says what was wrong with arguments in the words of a model's
