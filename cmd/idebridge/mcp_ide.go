@@ -114,6 +114,9 @@ func (l *ideLink) look(ctx context.Context) {
 		ClientName:    "idebridge-mcp",
 		ClientVersion: serverVersion,
 		Logger:        l.log,
+		// The tools ask the IDE; its notifications (selection_changed
+		// while the user clicks around) would only pile up.
+		NotificationBuffer: -1,
 	})
 	if err != nil {
 		l.why = fmt.Sprintf("%s on port %d was found but connecting to it failed: %v", cand.IDEName, cand.Port, err)
