@@ -47,8 +47,9 @@ func init() {
 			"first line names the project, the language servers (name, extensions, command)\n" +
 			"and the IDE found (or why none); -v adds every MCP message received.\n\n" +
 			"Register it with Claude Code: claude mcp add idebridge -- idebridge mcp\n" +
-			"Exit status: 0 when the client ends the session (closes standard input), 1 on\n" +
-			"a failure, 2 when no language server is configured, 64 bad usage.",
+			"Exit status: 0 when the client ends the session (closes standard input) or\n" +
+			"on SIGINT, SIGTERM or SIGHUP; 1 on a failure; 2 when the servers that --config,\n" +
+			"--plugin-dir or --marketplace name do not load; 64 bad usage.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o mcpFlags
 			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
