@@ -40,7 +40,8 @@ const maxRestartDelay = 30 * time.Second
 
 // ManagerOptions configures a Manager. A nil *ManagerOptions, and any field
 // left at its zero value, means the default. A negative number or duration
-// is rejected by NewManager with an error naming the field.
+// is rejected by NewManager with an error naming the field, unless the
+// field says that negative means off.
 type ManagerOptions struct {
 	// Registry receives the servers' diagnostics; nil means a new
 	// registry with the default options (remembering at least
@@ -89,6 +90,11 @@ type ManagerOptions struct {
 	// Default name "idebridge".
 	ClientName    string
 	ClientVersion string
+	// LoadWait bounds how long a navigation request (Definition,
+	// References, ...) waits for a server that is still loading the
+	// workspace before it asks anyway; the answer then says that it may be
+	// incomplete. Default DefaultLoadWait (30 s); negative: do not wait.
+	LoadWait time.Duration
 	// Env is the base environment of server processes, in os.Environ
 	// form; nil means the process's own.
 	Env []string
@@ -134,6 +140,7 @@ func (o ManagerOptions) withDefaults() (ManagerOptions, error) {
 	setDefault(&o.RetryBackoff, DefaultRetryBackoff)
 	setDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&o.ClientName, DefaultClientName)
+	setDefault(&o.LoadWait, DefaultLoadWait)
 	if o.ProjectDir == "" {
 		wd, err := os.Getwd()
 		if err != nil {

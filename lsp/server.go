@@ -509,6 +509,7 @@ type instance struct {
 	refreshing bool   // the refresher goroutine runs
 	refreshC   chan struct{}
 	files      *watcher
+	nav        navLoad // the server's loading, for navigation (nav_load.go)
 }
 
 // docTrack is what an instance knows of one open document: its text as
@@ -547,7 +548,7 @@ func newInstance(s *server, p *proc, restarts int) *instance {
 		fresh: make(chan struct{}), active: map[string]uint64{},
 		docs: map[string]*docTrack{}, clearing: map[string]bool{},
 		pullDyn: map[string]pullProvider{}, refreshC: make(chan struct{}, 1),
-		markTime: time.Now(),
+		markTime: time.Now(), nav: navLoad{start: time.Now()},
 	}
 	roots := []string{s.workspaceFolder()}
 	if pd := s.m.opts.ProjectDir; pd != "" && pd != roots[0] {
@@ -914,8 +915,12 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 		return
 	}
 	tok := string(p.Token)
+	if isNavToken(tok) {
+		return // a navigation request's own progress, not the server's work
+	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
+	inst.navProgress(tok, p.Value.Kind, params)
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq

@@ -54,6 +54,7 @@ var (
 	clearOnClose    = flag.Bool("clear-on-close", false, "publish an empty set without a version on didClose, as most servers do")
 	watch           = flag.String("watch", "", "comma-separated glob patterns to register as file watchers after initialized")
 	watchBase       = flag.Bool("watch-relative", false, "register the watchers as RelativePatterns on the workspace folder")
+	loading         = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
 	modeFile        = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
 )
 
@@ -285,6 +286,15 @@ func handle(m *message) {
 				"id": "watch-1", "method": "workspace/didChangeWatchedFiles", "registerOptions": map[string]any{"watchers": ws},
 			}}})
 		}
+		if *loading != 0 {
+			request("window/workDoneProgress/create", map[string]any{"token": "loading"})
+			notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "begin", "title": "Loading workspace"}})
+			if *loading > 0 {
+				time.AfterFunc(*loading, func() {
+					notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "end"}})
+				})
+			}
+		}
 		if *stopReading {
 			time.Sleep(time.Hour)
 		}
@@ -428,6 +438,22 @@ func handle(m *message) {
 			return
 		}
 		answer()
+	case "textDocument/definition":
+		// The place asked about, with progress on the request's own
+		// work-done token when it has one.
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Position      json.RawMessage `json:"position"`
+			WorkDoneToken json.RawMessage `json:"workDoneToken"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if len(p.WorkDoneToken) > 0 {
+			notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "begin", "title": "Finding definition"}})
+			defer notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "end"}})
+		}
+		reply(m.ID, []any{map[string]any{"uri": p.TextDocument.URI, "range": map[string]any{"start": p.Position, "end": p.Position}}})
 	case "textDocument/hover", "test/echo":
 		if m.Method == "test/echo" {
 			echoes++

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package idebridge
+package atomicfile
 
 import (
 	"io/fs"

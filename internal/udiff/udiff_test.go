@@ -1,4 +1,4 @@
-package ideserver_test
+package udiff_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/internal/udiff"
 )
 
 // The expected outputs are what GNU diff -u --label old --label new prints.
@@ -23,7 +23,7 @@ func TestUnifiedDiffGolden(t *testing.T) {
 		{"same\n", "same\n", ""},
 	}
 	for _, tt := range tests {
-		if got := ideserver.UnifiedDiff("old", "new", tt.old, tt.new); got != tt.want {
+		if got := udiff.Unified("old", "new", tt.old, tt.new); got != tt.want {
 			t.Errorf("UnifiedDiff(%q, %q) =\n%s\nwant\n%s", tt.old, tt.new, got, tt.want)
 		}
 	}
@@ -154,7 +154,7 @@ func TestUnifiedDiffAppliesAndIsMinimal(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 2000 {
 		a, b := randomText(r, r.IntN(30)), randomText(r, r.IntN(30))
-		d := ideserver.UnifiedDiff("a", "b", a, b)
+		d := udiff.Unified("a", "b", a, b)
 		got, err := applyUnifiedDiff(a, d)
 		if err != nil || got != b {
 			t.Fatalf("case %d: applying\n%s\nto %q: %q, %v; want %q", i, d, a, got, err, b)
@@ -184,7 +184,7 @@ func TestUnifiedDiffLargeFallback(t *testing.T) {
 		fmt.Fprintf(&a, "old %d\n", i)
 		fmt.Fprintf(&b, "new %d\n", i)
 	}
-	d := ideserver.UnifiedDiff("a", "b", "head\n"+a.String()+"tail\n", "head\n"+b.String()+"tail\n")
+	d := udiff.Unified("a", "b", "head\n"+a.String()+"tail\n", "head\n"+b.String()+"tail\n")
 	got, err := applyUnifiedDiff("head\n"+a.String()+"tail\n", d)
 	if err != nil || got != "head\n"+b.String()+"tail\n" {
 		t.Fatalf("fallback diff does not apply: %v", err)
