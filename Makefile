@@ -7,10 +7,11 @@ GOBIN         := $(shell $(GO) env GOPATH)/bin
 STATICCHECK   := $(GOBIN)/staticcheck
 GOPLS         := $(GOBIN)/gopls
 FUZZTIME      ?= 10s
-# Packages holding fuzz targets: ./fuzz has those over exported API; a
-# target that needs unexported code lives in its own package (./lsp: the
-# file watchers' glob matcher).
-FUZZPKGS      := ./fuzz ./idebridge ./lsp
+# Packages holding fuzz targets: every package of this module with a
+# `func Fuzz...` in a test file. ./fuzz has those over exported API; a
+# target that needs unexported code lives in its own package, and is found
+# here without a list to keep up to date.
+FUZZPKGS      := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=benchmarks --exclude-dir=testdata --exclude-dir=.git '^func Fuzz' .))))
 # The npm-installed language servers (pyright-langserver,
 # typescript-language-server), pinned by tools/lsp/package-lock.json.
 LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin

@@ -101,6 +101,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		return fail(name, argErr("config_json: %w", errors.Join(problems...)))
 	}
 	*outHandle = C.uint64_t(handles.add(kindLSP, m))
+	lspProjects.Store(uint64(*outHandle), dir) // for idb_lsp_load_claude_code
 	return 0
 }
 
@@ -235,6 +236,7 @@ func idb_lsp_shutdown(h C.uint64_t, timeoutMs C.int64_t) (st C.int) {
 	if err != nil {
 		return fail(name, err)
 	}
+	lspProjects.Delete(uint64(h))
 	// 0 leaves the servers' own shutdown timeouts in charge.
 	ctx, cancel := timeoutContext(timeoutMs, 0)
 	defer cancel()

@@ -230,7 +230,10 @@ func managerRun(t *testing.T, s confServer, dir string, run int, texts map[strin
 	cfg.WorkspaceFolder = dir
 	// The registry hands out everything, so that each drain after a Reset
 	// is the whole current set.
-	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxPerFile: 1000, MaxTotal: 1000})
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxPerFile: 1000, MaxTotal: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{
 		Registry: reg, ProjectDir: dir, Env: env, SettleTimeout: 2 * time.Minute,
 		WaitForProgress: run%2 == 1, // both ways of settling, in turn

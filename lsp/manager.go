@@ -40,10 +40,12 @@ const maxRestartDelay = 30 * time.Second
 
 // ManagerOptions configures a Manager. A nil *ManagerOptions, and any field
 // left at its zero value, means the default. A negative number or duration
-// is rejected by NewManager with an error naming the field.
+// is rejected by NewManager with an error naming the field, unless the
+// field says that negative means off.
 type ManagerOptions struct {
 	// Registry receives the servers' diagnostics; nil means a new
-	// NewRegistry(nil), available from Manager.Registry.
+	// registry with the default options (remembering at least
+	// MaxOpenDocuments documents), available from Manager.Registry.
 	Registry *lspdiag.Registry
 	// ProjectDir is CLAUDE_PROJECT_DIR for servers whose configuration
 	// does not name one, and their default workspace folder. Default: the
@@ -88,6 +90,11 @@ type ManagerOptions struct {
 	// Default name "idebridge".
 	ClientName    string
 	ClientVersion string
+	// LoadWait bounds how long a navigation request (Definition,
+	// References, ...) waits for a server that is still loading the
+	// workspace before it asks anyway; the answer then says that it may be
+	// incomplete. Default DefaultLoadWait (30 s); negative: do not wait.
+	LoadWait time.Duration
 	// Env is the base environment of server processes, in os.Environ
 	// form; nil means the process's own.
 	Env []string
@@ -133,6 +140,7 @@ func (o ManagerOptions) withDefaults() (ManagerOptions, error) {
 	setDefault(&o.RetryBackoff, DefaultRetryBackoff)
 	setDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	setDefault(&o.ClientName, DefaultClientName)
+	setDefault(&o.LoadWait, DefaultLoadWait)
 	if o.ProjectDir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -217,7 +225,9 @@ func NewManager(configs []ServerConfig, opts *ManagerOptions) (*Manager, error) 
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	if m.reg == nil {
-		m.reg = lspdiag.NewRegistry(nil)
+		// The registry remembers versions for at least the open documents.
+		// Options in range: NewRegistry cannot fail.
+		m.reg, _ = lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxDocuments: max(o.MaxOpenDocuments, lspdiag.DefaultMaxDocuments)})
 	}
 	docs, err := simplelru.NewLRU(o.MaxOpenDocuments, func(path string, d *document) {
 		m.closing[path] = d // sent by whoever holds the server's syncMu next
@@ -275,7 +285,7 @@ func (m *Manager) install(configs []ServerConfig, keep map[string]*server) []err
 func (m *Manager) Registry() *lspdiag.Registry { return m.reg }
 
 // Problems returns the configuration problems found by NewManager or the
-// last Reload: extension conflicts (*ConflictError) and duplicate names.
+// last Reload: extension conflicts (*ExtensionConflictError) and duplicate names.
 func (m *Manager) Problems() []error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

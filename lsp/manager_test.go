@@ -89,7 +89,7 @@ func TestManagerUnsupportedTransport(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("sock", ".s")
 	cfg.Transport = TransportSocket
-	cfg.MaxRestarts = 0
+	cfg.MaxRestarts = -1 // none
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	if err := m.Open(context.Background(), writeSource(t, dir, "a.s", "")); !errors.Is(err, ErrUnsupportedTransport) {
 		t.Errorf("Open: %v", err)
@@ -99,7 +99,7 @@ func TestManagerUnsupportedTransport(t *testing.T) {
 func TestManagerMissingCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := NewServerConfig("ghost", filepath.Join(dir, "no-such-server"), nil, map[string]string{".s": "s"})
-	cfg.MaxRestarts = 0
+	cfg.MaxRestarts = -1 // none
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	err := m.Open(context.Background(), writeSource(t, dir, "a.s", ""))
 	var se *ServerError

@@ -264,7 +264,7 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	inst.activity = time.Now()
 	inst.fmu.Unlock()
 
-	if s.cfg.Diagnostics {
+	if !s.cfg.NoDiagnostics {
 		v := rec.version
 		if err := s.m.reg.PublishParams(s.cfg.Name, &diag.PublishParams{URI: uri, Version: &v, Diagnostics: all}); err != nil {
 			s.log.Warn("lsp: pulled diagnostics rejected", "err", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/lspdiag"
 )
 
 // ServerState is the life-cycle state of a language server.
@@ -129,7 +130,7 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 			s.mu.Unlock()
 			return inst, nil
 		case StateError:
-			if !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts {
+			if s.restarts >= s.cfg.restartLimit() {
 				e := *s.lastErr
 				e.Final, e.Restarts = true, s.restarts
 				s.mu.Unlock()
@@ -287,7 +288,9 @@ func (s *server) spawn() (*instance, error) {
 		return nil, inst.failure(fmt.Errorf("initializing: %w", err))
 	}
 	var res initializeResult
-	if err := inst.conn.call(ctx, "initialize", s.initializeParams(folder), &res); err != nil {
+	params := s.initializeParams(folder)
+	params["processId"] = p.clientProcessID() // null inside a PID namespace
+	if err := inst.conn.call(ctx, "initialize", params, &res); err != nil {
 		return abort(err)
 	}
 	inst.fmu.Lock()
@@ -416,7 +419,7 @@ func (s *server) failure() error {
 	if s.state == StateError && s.lastErr != nil {
 		e := *s.lastErr
 		e.Restarts = s.restarts
-		e.Final = !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts
+		e.Final = s.restarts >= s.cfg.restartLimit()
 		return &e
 	}
 	return nil
@@ -506,6 +509,7 @@ type instance struct {
 	refreshing bool   // the refresher goroutine runs
 	refreshC   chan struct{}
 	files      *watcher
+	nav        navLoad // the server's loading, for navigation (nav_load.go)
 }
 
 // docTrack is what an instance knows of one open document: its text as
@@ -546,7 +550,7 @@ func newInstance(s *server, p *proc, restarts int) *instance {
 		fresh: make(chan struct{}), active: map[string]uint64{},
 		docs: map[string]*docTrack{}, clearing: map[string]bool{},
 		pullDyn: map[string]pullProvider{}, refreshC: make(chan struct{}, 1),
-		markTime: time.Now(),
+		markTime: time.Now(), nav: navLoad{start: time.Now()},
 	}
 	roots := []string{s.workspaceFolder()}
 	if pd := s.m.opts.ProjectDir; pd != "" && pd != roots[0] {
@@ -913,8 +917,12 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 		return
 	}
 	tok := string(p.Token)
+	if isNavToken(tok) {
+		return // a navigation request's own progress, not the server's work
+	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
+	inst.navProgress(tok, p.Value.Kind, params)
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq
@@ -940,14 +948,15 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	}
 	name := inst.s.cfg.Name
 	reg := inst.s.m.reg
-	var p diag.PublishParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		// Publish re-checks the shape and counts the failure.
+	decoded, err := lspdiag.DecodePublish(params)
+	if err != nil {
+		// Publish counts the failure of the server.
 		if err := reg.Publish(name, params); err != nil {
 			inst.s.log.Warn("lsp: malformed publishDiagnostics", "err", err)
 		}
 		return
 	}
+	p := &decoded.Params
 	p.URI = fileuri.Canonical(p.URI)
 	inst.fmu.Lock()
 	enc := inst.enc
@@ -998,8 +1007,8 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			}
 		}
 	}
-	if inst.s.cfg.Diagnostics {
-		if err := reg.PublishParams(name, &p); err != nil {
+	if !inst.s.cfg.NoDiagnostics {
+		if err := reg.PublishDecoded(name, decoded); err != nil {
 			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
 		}
 	}

@@ -459,7 +459,7 @@ func TestScriptedCrashRestartThenError(t *testing.T) {
 func TestScriptedNoRestartOnCrash(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("crashy", ".s", "-crash-on", "1")
-	cfg.RestartOnCrash = false
+	cfg.NoRestartOnCrash = true
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	ctx := context.Background()
 	a := writeSource(t, dir, "a.s", "")
@@ -637,7 +637,7 @@ func TestScriptedStartupTimeout(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("mute", ".s", "-no-init")
 	cfg.StartupTimeout = 200 * time.Millisecond
-	cfg.MaxRestarts = 0
+	cfg.MaxRestarts = -1 // none
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	a := writeSource(t, dir, "a.s", "")
 	err := m.Open(context.Background(), a)
@@ -694,7 +694,7 @@ func TestScriptedShutdownKillsStubbornServerAndGrandchild(t *testing.T) {
 func TestScriptedMalformedFrame(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("garbled", ".s", "-malformed-on-open")
-	cfg.RestartOnCrash = false
+	cfg.NoRestartOnCrash = true
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	a := writeSource(t, dir, "a.s", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -717,7 +717,7 @@ func TestScriptedServerStopsReading(t *testing.T) {
 	opts := testOptions(dir)
 	opts.WriteTimeout = 200 * time.Millisecond
 	cfg := scriptConfig("deaf", ".s", "-stop-reading")
-	cfg.RestartOnCrash = false
+	cfg.NoRestartOnCrash = true
 	m := newManager(t, []ServerConfig{cfg}, opts)
 	a := writeSource(t, dir, "a.s", "")
 	if err := m.Open(context.Background(), a); err != nil {
@@ -789,7 +789,7 @@ func TestScriptedSettleReasons(t *testing.T) {
 func TestScriptedDiagnosticsFalse(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("silent", ".s")
-	cfg.Diagnostics = false
+	cfg.NoDiagnostics = true
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	a := writeSource(t, dir, "a.s", "ERROR")
 	if err := m.Open(context.Background(), a); err != nil {

@@ -10,7 +10,7 @@ import (
 // the last publishes, and keeps the delivered memory, so a document
 // reopened unchanged delivers nothing twice; Forget clears it.
 func TestCloseKeepsDelivered(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	const uri = "file:///a.go"
 	r.SetVersion(uri, 1)
 	mustPublish(t, r, "s", uri, ver(1), mkDiag(diag.SeverityError, 1, "boom"))

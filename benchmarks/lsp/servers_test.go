@@ -434,7 +434,10 @@ func drainedSet(m *lsp.Manager, path string) string {
 
 func benchManager(b *testing.B, s benchServer, dir string) (*lsp.Manager, *lspdiag.Registry) {
 	cmd, args, env := s.start(b)
-	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxPerFile: 1000, MaxTotal: 1000})
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxPerFile: 1000, MaxTotal: 1000})
+	if err != nil {
+		b.Fatal(err)
+	}
 	m, err := lsp.NewManager([]lsp.ServerConfig{s.config(cmd, args, dir)}, &lsp.ManagerOptions{
 		Registry: reg, ProjectDir: dir, Env: env, SettleTimeout: 2 * time.Minute,
 	})

@@ -134,7 +134,7 @@ export interface IDEInfo {
   capabilities?: Record<string, unknown>;
 }
 
-/** One tool the IDE offers (Go: idebridge.Tool). */
+/** One tool the IDE offers (Go: mcp.Tool). */
 export interface Tool {
   name: string;
   title?: string;
@@ -144,7 +144,7 @@ export interface Tool {
   annotations?: Record<string, unknown>;
 }
 
-/** A tools/call result (Go: idebridge.ToolResult). */
+/** A tools/call result (Go: mcp.ToolResult). */
 export interface ToolResult {
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;
@@ -197,6 +197,15 @@ export interface LSPServerStatus {
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}
+
+/** What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus). */
+export interface ClaudeCodeReport {
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }
 
 /** Options of pathToLocal. */
@@ -253,7 +262,7 @@ export interface IDEClientConnectOptions {
   callTimeoutMs?: number;
   /** the keep-alive interval in milliseconds (default 15000; negative for none). */
   pingIntervalMs?: number;
-  /** how many notifications are queued before the oldest is dropped (default 256). */
+  /** how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued). */
   notificationBuffer?: number;
   /** the clientInfo name sent to the IDE (default "idebridge"). */
   clientName?: string;
@@ -263,15 +272,15 @@ export interface IDEClientConnectOptions {
 
 /** Options of Registry.Init. */
 export interface RegistryInitOptions {
-  /** the most diagnostics of one file in an attachment (default 10). */
+  /** the most diagnostics of one file in an attachment (default 10; negative for no limit). */
   maxPerFile?: number;
-  /** the most diagnostics in an attachment (default 30). */
+  /** the most diagnostics in an attachment (default 30; negative for no limit). */
   maxTotal?: number;
-  /** the most diagnostics one publish keeps pending, most severe first (default 1000). */
+  /** the most diagnostics one publish keeps pending, most severe first; the new ones beyond count in the attachment's cut (default 1000; must be positive). */
   maxPerPublish?: number;
-  /** how many documents' delivered diagnostics are remembered (default 500). */
+  /** how many documents are remembered (delivered diagnostics, version, last publishes) besides those with diagnostics pending, the least recently used forgotten first (default 500; must be positive). */
   maxDocuments?: number;
-  /** how many delivered diagnostics are remembered per document (default 2000). */
+  /** how many delivered diagnostics are remembered per document (default 2000; must be positive). */
   maxDeliveredPerDocument?: number;
   /** the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything). */
   minSeverity?: string | number;
@@ -295,6 +304,20 @@ export interface LSPManagerInitOptions {
   waitForProgress?: boolean;
   /** non-sensitive user options for ${user_config.KEY} in the configuration. */
   userConfig?: Record<string, string>;
+}
+
+/** Options of LSPManager.loadClaudeCode. */
+export interface LoadClaudeCodeOptions {
+  /** the project whose settings and project-scoped installs count (default: the manager's project directory). */
+  projectDir?: string;
+  /** Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude). */
+  configDir?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** non-sensitive plugin user options for ${user_config.KEY}. */
+  userConfig?: Record<string, string>;
+  /** Milliseconds to wait; omitted for the servers' own shutdown timeouts, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
 }
 
 /** Options of renderAttachment. */
@@ -523,6 +546,34 @@ export declare class LSPManager {
    */
   servers(): LSPServerStatus[];
   /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped.
+   *
+   * @param [options] options.
+   * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
+   *   "marketplace", "file", "root", "extensions", "command", "args",
+   *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
+   *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
+   *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
+   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCode(options?: LoadClaudeCodeOptions): ClaudeCodeReport;
+  /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the
    * manager. The handle is invalid afterwards, even when the timeout elapsed.
@@ -653,7 +704,10 @@ export declare class Registry {
    * Registers one textDocument/publishDiagnostics notification of a language
    * server. A newer publish of the same server for the same document replaces
    * the pending one (publishes are whole sets); an empty set clears what the
-   * server had pending for the document.
+   * server had pending for the document. Params of the wrong shape are an
+   * error; a diagnostic of the wrong shape (a severity outside 1 to 4, a
+   * negative position, ...) is dropped, the others kept, and the next drain
+   * notes it.
    *
    * @param server the server's name, e.g. "plugin:go:gopls".
    * @param params the notification's params: {"uri", "version"?,
@@ -675,12 +729,14 @@ export declare class Registry {
   /**
    * Takes what is new since the last drain: deduplicated within the batch and
    * against what was delivered before, sorted by severity, and bounded by the
-   * limits.
+   * limits. Its cut counts the new diagnostics it does not show, those the
+   * per-publish cap dropped included; its notes say which servers' invalid
+   * diagnostics were dropped.
    *
    * @returns the attachment {"servers", "files": [{"uri", "path",
    *   "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
    *   "attachment" member of idebridge diag --json; null when nothing new is
-   *   pending.
+   *   pending and there is nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain(): Attachment | null;

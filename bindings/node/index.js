@@ -219,6 +219,7 @@ function declare(lib) {
     idb_lsp_settle: lib.func("int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_drain: lib.func("int idb_lsp_drain(uint64_t manager, _Out_ void **out)"),
     idb_lsp_servers: lib.func("int idb_lsp_servers(uint64_t manager, _Out_ void **out)"),
+    idb_lsp_load_claude_code: lib.func("int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_shutdown: lib.func("int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
   };
@@ -431,6 +432,14 @@ function _idb_lsp_servers(manager) {
   const out = [null];
   const status = fns.idb_lsp_servers(manager, out);
   if (status !== IDB_OK) raise(fns, status, "idb_lsp_servers");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_load_claude_code(manager, jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_load_claude_code");
   return takeJSON(fns, out[0]);
 }
 
@@ -719,6 +728,37 @@ class LSPManager {
   }
 
   /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped.
+   *
+   * @param {LoadClaudeCodeOptions} [options] options.
+   * @returns {ClaudeCodeReport} {"configDir", "projectDir", "servers":
+   *   [{"name", "plugin", "marketplace", "file", "root", "extensions",
+   *   "command", "args", "resolved"?, "commandError"?, "installHint"?}],
+   *   "plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+   *   "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?,
+   *   "version"?, "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCode(options = {}) {
+    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the
    * manager. The handle is invalid afterwards, even when the timeout elapsed.
@@ -920,7 +960,10 @@ class Registry {
    * Registers one textDocument/publishDiagnostics notification of a language
    * server. A newer publish of the same server for the same document replaces
    * the pending one (publishes are whole sets); an empty set clears what the
-   * server had pending for the document.
+   * server had pending for the document. Params of the wrong shape are an
+   * error; a diagnostic of the wrong shape (a severity outside 1 to 4, a
+   * negative position, ...) is dropped, the others kept, and the next drain
+   * notes it.
    *
    * @param {string} server the server's name, e.g. "plugin:go:gopls".
    * @param {PublishDiagnosticsParams | string} params the notification's
@@ -948,12 +991,14 @@ class Registry {
   /**
    * Takes what is new since the last drain: deduplicated within the batch and
    * against what was delivered before, sorted by severity, and bounded by the
-   * limits.
+   * limits. Its cut counts the new diagnostics it does not show, those the
+   * per-publish cap dropped included; its notes say which servers' invalid
+   * diagnostics were dropped.
    *
    * @returns {Attachment | null} the attachment {"servers", "files":
    *   [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same
    *   JSON as the "attachment" member of idebridge diag --json; null when
-   *   nothing new is pending.
+   *   nothing new is pending and there is nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain() {

@@ -221,7 +221,9 @@ var Funcs = []Func{
 		Name: "idb_registry_publish",
 		Doc: "Registers one textDocument/publishDiagnostics notification of a language server. " +
 			"A newer publish of the same server for the same document replaces the pending one (publishes are whole sets); " +
-			"an empty set clears what the server had pending for the document.",
+			"an empty set clears what the server had pending for the document. " +
+			"Params of the wrong shape are an error; a diagnostic of the wrong shape (a severity outside 1 to 4, a negative position, ...) " +
+			"is dropped, the others kept, and the next drain notes it.",
 		Params: []Param{
 			{Name: "registry", Kind: Handle, Class: "Registry"},
 			{Name: "server", Kind: String, Doc: `the server's name, e.g. "plugin:go:gopls"`},
@@ -245,10 +247,11 @@ var Funcs = []Func{
 	{
 		Name: "idb_registry_drain",
 		Doc: "Takes what is new since the last drain: deduplicated within the batch and against what was delivered before, " +
-			"sorted by severity, and bounded by the limits.",
+			"sorted by severity, and bounded by the limits. Its cut counts the new diagnostics it does not show, " +
+			"those the per-publish cap dropped included; its notes say which servers' invalid diagnostics were dropped.",
 		Params: []Param{
 			{Name: "registry", Kind: Handle, Class: "Registry"},
-			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "nothing new is pending"},
+			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "nothing new is pending and there is nothing to note"},
 		},
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
@@ -400,6 +403,28 @@ var Funcs = []Func{
 		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[Dict[str, Any]]", TSReturn: "LSPServerStatus[]",
 	},
 	{
+		Name: "idb_lsp_load_claude_code",
+		Doc: "Replaces the manager's servers with those Claude Code would load for the project: the language servers of the plugins " +
+			"installed for it (plugins/installed_plugins.json) and enabled by enabledPlugins in the user, project and local settings, " +
+			"later scopes winning, each read from its install path with its marketplace entry. Servers are named \"plugin:<plugin>:<server>\". " +
+			"Running servers whose configuration is unchanged keep running; others are stopped. No server starts until a file needs it.\n\n" +
+			"It fails only for a bad handle or options: problems with the installation (unreadable files, invalid entries, extension conflicts) " +
+			"are in the result's errors, and every plugin is in its plugins with the reason when it contributes nothing.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "options_json", Kind: JSON, Doc: "where the installation is", Fields: claudeCodeFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "what was loaded, as a JSON object"},
+		},
+		Statuses:       []int{StHandle, StTimeout, StArgument, StClosed, StPanic},
+		Blocking:       "the servers that are no longer configured have stopped",
+		DefaultTimeout: "the servers' own shutdown timeouts",
+		Result:         ResultJSON,
+		ResultDoc: `{"configDir", "projectDir", "servers": [{"name", "plugin", "marketplace", "file", "root", "extensions", "command", "args", "resolved"?, "commandError"?, "installHint"?}], ` +
+			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?}], "errors": [string]}`,
+		Binding: Method, Class: "LSPManager", Method: "load_claude_code", PyReturn: "Dict[str, Any]", TSReturn: "ClaudeCodeReport",
+	},
+	{
 		Name: "idb_lsp_shutdown",
 		Doc: "Stops every server (a graceful shutdown within the timeout, then their process groups are killed, so nothing is left behind) " +
 			"and frees the manager. The handle is invalid afterwards, even when the timeout elapsed.",
@@ -454,7 +479,7 @@ var connectFields = []Field{
 	{JSON: "wait", Py: "wait", PyType: "Optional[bool]", TS: "boolean", Doc: "poll discovery once a second until the IDE is usable, within the timeout"},
 	{JSON: "callTimeoutMs", Py: "call_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the default timeout of tool calls in milliseconds (default 30000; negative for none)"},
 	{JSON: "pingIntervalMs", Py: "ping_interval_ms", PyType: "Optional[int]", TS: "number", Doc: "the keep-alive interval in milliseconds (default 15000; negative for none)"},
-	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256)"},
+	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued)"},
 	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
 }
 
@@ -472,6 +497,15 @@ var lspFields = []Field{
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 }
 
+// claudeCodeFields are the options of idb_lsp_load_claude_code.
+var claudeCodeFields = []Field{
+	{JSON: "projectDir", Py: "project_dir", PyType: "Optional[str]", TS: "string", Doc: "the project whose settings and project-scoped installs count (default: the manager's project directory)"},
+	{JSON: "configDir", Py: "config_dir", PyType: "Optional[str]", TS: "string", Doc: "Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude)"},
+	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); " +
+		"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)", PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive plugin user options for ${user_config.KEY}"},
+}
+
 // wslFields are the options of the path conversions.
 var wslFields = []Field{
 	{JSON: "distro", Py: "distro", PyType: "Optional[str]", TS: "string", Doc: "the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only)"},
@@ -481,11 +515,11 @@ var wslFields = []Field{
 
 // registryFields are the options of idb_registry_new.
 var registryFields = []Field{
-	{JSON: "maxPerFile", Py: "max_per_file", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics of one file in an attachment (default 10)"},
-	{JSON: "maxTotal", Py: "max_total", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics in an attachment (default 30)"},
-	{JSON: "maxPerPublish", Py: "max_per_publish", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics one publish keeps pending, most severe first (default 1000)"},
-	{JSON: "maxDocuments", Py: "max_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents' delivered diagnostics are remembered (default 500)"},
-	{JSON: "maxDeliveredPerDocument", Py: "max_delivered_per_document", PyType: "Optional[int]", TS: "number", Doc: "how many delivered diagnostics are remembered per document (default 2000)"},
+	{JSON: "maxPerFile", Py: "max_per_file", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics of one file in an attachment (default 10; negative for no limit)"},
+	{JSON: "maxTotal", Py: "max_total", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics in an attachment (default 30; negative for no limit)"},
+	{JSON: "maxPerPublish", Py: "max_per_publish", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics one publish keeps pending, most severe first; the new ones beyond count in the attachment's cut (default 1000; must be positive)"},
+	{JSON: "maxDocuments", Py: "max_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents are remembered (delivered diagnostics, version, last publishes) besides those with diagnostics pending, the least recently used forgotten first (default 500; must be positive)"},
+	{JSON: "maxDeliveredPerDocument", Py: "max_delivered_per_document", PyType: "Optional[int]", TS: "number", Doc: "how many delivered diagnostics are remembered per document (default 2000; must be positive)"},
 	{JSON: "minSeverity", Py: "min_severity", PyType: "Optional[Union[str, int]]", TS: "string | number", Doc: `the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything)`},
 	{JSON: "dropUnnecessary", Py: "drop_unnecessary", PyType: "Optional[bool]", TS: "boolean", Doc: "drop diagnostics tagged Unnecessary (faded-out unused code)"},
 }
@@ -595,7 +629,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "Tool",
-		Doc:  "One tool the IDE offers (Go: idebridge.Tool).",
+		Doc:  "One tool the IDE offers (Go: mcp.Tool).",
 		Body: `{
   name: string;
   title?: string;
@@ -607,7 +641,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "ToolResult",
-		Doc:  "A tools/call result (Go: idebridge.ToolResult).",
+		Doc:  "A tools/call result (Go: mcp.ToolResult).",
 		Body: `{
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;
@@ -668,6 +702,17 @@ var TSTypes = []TSType{
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}`,
+	},
+	{
+		Name: "ClaudeCodeReport",
+		Doc:  "What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus).",
+		Body: `{
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }`,
 	},
 }

@@ -21,13 +21,11 @@ import (
 func init() {
 	register(&command{
 		Name:    "diag",
-		Usage:   "[--config FILE] [--json] [--timeout D] FILE...",
+		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] FILE...",
 		Summary: "print the language-server diagnostics of files",
 		Help: "Opens each FILE in the language server that serves its extension, waits until\n" +
 			"its diagnostics are known (see --timeout), and prints them as the block a model\n" +
-			"would get. Without --config, .go files are served by gopls, found through\n" +
-			"$GOPLS, PATH or $(go env GOPATH)/bin. --config names a .lsp.json (a map from\n" +
-			"server name to configuration, as in Claude Code plugins).\n\n" +
+			"would get.\n\n" + sourcesHelp + "\n\n" +
 			"Each file's line says how its diagnostics were known to be current (its server\n" +
 			"answered a pull for its text, published for its version, ended its work, or,\n" +
 			"without versions, published and then went quiet), or that they are not.\n\n" +
@@ -37,9 +35,10 @@ func init() {
 			"a server failed; 2 when no server can serve a file (the message says why and\n" +
 			"what to do); 64 bad usage. 2 comes before 1, and 1 before 3.",
 		Setup: func(fs *flag.FlagSet) runFunc {
-			config := fs.String("config", "", "a .lsp.json file configuring the servers (default: gopls for .go)")
+			var src serverSources
+			src.register(fs)
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, reason, elapsedMs, error}]}")
-			timeout := fs.Duration("timeout", time.Minute, "how long to wait for the servers, in all")
+			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -49,7 +48,7 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return runDiag(ctx, inv, *config, *asJSON, *timeout, args)
+				return runDiag(ctx, inv, &src, *asJSON, *timeout, args)
 			}
 		},
 	})
@@ -74,16 +73,17 @@ type diagFile struct {
 	err error
 }
 
-func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON bool, timeout time.Duration, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
 		return exitFailure
 	}
-	configs, code := diagConfigs(inv, wd, configPath, args)
+	set, code := diagServers(inv, wd, src, args)
 	if code != exitOK {
 		return code
 	}
+	configs := set.configs
 	environ := make([]string, 0, len(inv.Env))
 	for k, v := range inv.Env {
 		environ = append(environ, k+"="+v)
@@ -99,12 +99,15 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
 		return exitFailure
 	}
+	// One deadline covers the whole command, the servers' shutdown too: a
+	// server still stuck when it passes gets diagShutdownGrace, then is killed.
+	deadline := time.Now().Add(timeout)
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(diagShutdownGrace)))
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
 	files := make([]*diagFile, len(args))
@@ -167,45 +170,21 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 	}
 	for _, f := range files {
 		if f.err != nil {
-			fmt.Fprintf(inv.Stderr, "idebridge diag: %s\n", diagAdvice(f.err, configPath))
+			fmt.Fprintf(inv.Stderr, "idebridge diag: %s\n", set.advice(f.err))
 		}
 	}
 	return code
 }
 
-// diagConfigs loads --config, or builds the gopls default, working on the
-// module of the first .go file.
-func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lsp.ServerConfig, int) {
-	if configPath == "" {
-		gopls, err := lsp.FindGopls(inv.Getenv)
-		if err != nil {
-			// Files other than .go still get a clear "no server" below.
-			return nil, exitOK
-		}
-		cfg := lsp.GoplsConfig(gopls, wd)
-		for _, f := range files {
-			if strings.EqualFold(filepath.Ext(f), ".go") {
-				if !filepath.IsAbs(f) {
-					f = filepath.Join(wd, f)
-				}
-				cfg.WorkspaceFolder = moduleRoot(filepath.Dir(f), wd)
-				break
-			}
-		}
-		return []lsp.ServerConfig{cfg}, exitOK
+// diagShutdownGrace is how long diag waits for servers to exit once its
+// deadline has passed.
+const diagShutdownGrace = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	if !filepath.IsAbs(configPath) {
-		configPath = filepath.Join(wd, configPath)
-	}
-	configs, errs := lsp.LoadFile(configPath, &lsp.LoadOptions{ProjectDir: wd})
-	for _, err := range errs {
-		fmt.Fprintf(inv.Stderr, "idebridge diag: warning: %v\n", err)
-	}
-	if len(configs) == 0 {
-		fmt.Fprintf(inv.Stderr, "idebridge diag: %s configures no usable language server\n", configPath)
-		return nil, exitUnavailable
-	}
-	return configs, exitOK
+	return b
 }
 
 // moduleRoot returns the nearest directory at or above dir holding a
@@ -219,19 +198,6 @@ func moduleRoot(dir, fallback string) string {
 			return fallback
 		}
 	}
-}
-
-// diagAdvice explains an error and, where it can, what to do.
-func diagAdvice(err error, configPath string) string {
-	var ne *lsp.NoServerError
-	if errors.As(err, &ne) && configPath == "" {
-		if ne.Extension == ".go" {
-			return fmt.Sprintf("no language server for %s: %v", ne.Path, lsp.ErrGoplsNotFound)
-		}
-		return fmt.Sprintf("no language server for %s: without --config only .go files are served (by gopls); "+
-			"pass --config with a .lsp.json for other languages", ne.Path)
-	}
-	return err.Error()
 }
 
 // printDiag prints the rendered block, or says that there is nothing new,

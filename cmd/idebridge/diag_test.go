@@ -16,6 +16,7 @@ func diagEnv(t *testing.T, extra ...string) map[string]string {
 	env := environMap(os.Environ())
 	env["GOPLSCACHE"] = t.TempDir()
 	env["GOPROXY"] = "off"
+	env["CLAUDE_CONFIG_DIR"] = t.TempDir() // no installed plugins but the test's own
 	for _, kv := range extra {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -78,7 +79,7 @@ func TestDiagWithoutGopls(t *testing.T) {
 	if out != "" {
 		t.Errorf("stdout %q, want nothing", out)
 	}
-	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: without --config only .go files are served"} {
+	for _, want := range []string{"go install golang.org/x/tools/gopls@v0.23.0", "script.py: no server is configured; install and enable a Claude Code plugin"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr %q does not contain %q", errOut, want)
 		}
@@ -118,7 +119,8 @@ func TestDiagScriptedServer(t *testing.T) {
 
 	// JSON, with a file no server serves: exit 2, the others reported.
 	code, out, errOut = runIn(t, dir, env, "diag", "--config", cfg, "--json", "a.s", "notes.txt")
-	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .s)") {
+	// Served: .s, and .go by the built-in gopls (flags add servers).
+	if code != exitUnavailable || !strings.Contains(errOut, "extension .txt is not configured (served: .go .s)") {
 		t.Errorf("unserved file: exit %d, stderr %q", code, errOut)
 	}
 	var res struct {
@@ -143,6 +145,40 @@ func TestDiagScriptedServer(t *testing.T) {
 	if len(res.Files) != 2 || res.Files[0].Freshness != "progress-ended" || res.Files[0].Version != 1 || !res.Files[0].Fresh ||
 		res.Files[0].Server != "script" || !strings.Contains(res.Files[1].Error, "no language server") {
 		t.Errorf("files %+v", res.Files)
+	}
+}
+
+// TestDiagInvalidAndFlooded: a server's invalid diagnostics cost only
+// themselves and the block says they were dropped; a flood of 5,000 shows
+// 10 and counts the other 4,990, those the per-publish cap dropped
+// included.
+func TestDiagInvalidAndFlooded(t *testing.T) {
+	bin := buildScriptls(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.s"), []byte("ok\n  ERROR\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := diagEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-invalid"}, []string{"a.s:\n  ✘ [Line 2:3] found ERROR [E1] (scriptls)",
+			filepath.Join(dir, "a.s") + ": 2 invalid diagnostics from script were dropped (diagnostics[1].severity: number 99 is not a severity (1 to 4))"}},
+		{[]string{"-flood", "5000"}, []string{"  ✘ [Line 1:1] flood 0 (scriptls)", "… 4990 more not shown\n</new-diagnostics>"}},
+	} {
+		cfg := writeConfig(t, dir, map[string]any{
+			"script": map[string]any{"command": bin, "args": tt.args, "extensionToLanguage": map[string]string{".s": "script"}},
+		})
+		code, out, errOut := runIn(t, dir, env, "diag", "--config", cfg, "a.s")
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", tt.args, code, errOut)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: stdout %q does not contain %q", tt.args, out, want)
+			}
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ var (
 	sleep           = flag.Bool("sleep", false, "just sleep (the grandchild)")
 	stopReading     = flag.Bool("stop-reading", false, "stop reading stdin after initialized")
 	twoPhase        = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
+	invalid         = flag.Bool("invalid", false, "also publish a diagnostic of severity 99 and one at line -1 with each analysis")
 	publishDelay    = flag.Duration("publish-delay", 0, "publish each analysis this long after the message it answers")
 	neverPublish    = flag.Bool("never-publish", false, "never publish diagnostics")
 	unversioned     = flag.Bool("unversioned", false, "publish without document versions")
@@ -53,7 +54,14 @@ var (
 	clearOnClose    = flag.Bool("clear-on-close", false, "publish an empty set without a version on didClose, as most servers do")
 	watch           = flag.String("watch", "", "comma-separated glob patterns to register as file watchers after initialized")
 	watchBase       = flag.Bool("watch-relative", false, "register the watchers as RelativePatterns on the workspace folder")
+	loading         = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
 	modeFile        = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
+)
+
+// Flags for the process-tree and shutdown-order tests (proc_test.go).
+var (
+	exitDelay  = flag.Duration("exit-delay", 0, "on exit, wait this long, log \"exiting\", then exit 0")
+	grandchild = flag.String("grandchild", "", "at start, fork a grandchild in a session of its own and write our pid and its pid (as the agent sees them) here")
 )
 
 type message struct {
@@ -112,6 +120,9 @@ func main() {
 			os.Exit(1)
 		}
 		logW = f
+	}
+	if *grandchild != "" {
+		forkGrandchild(*grandchild)
 	}
 	in := bufio.NewReader(os.Stdin)
 	for {
@@ -275,13 +286,22 @@ func handle(m *message) {
 				"id": "watch-1", "method": "workspace/didChangeWatchedFiles", "registerOptions": map[string]any{"watchers": ws},
 			}}})
 		}
+		if *loading != 0 {
+			request("window/workDoneProgress/create", map[string]any{"token": "loading"})
+			notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "begin", "title": "Loading workspace"}})
+			if *loading > 0 {
+				time.AfterFunc(*loading, func() {
+					notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "end"}})
+				})
+			}
+		}
 		if *stopReading {
 			time.Sleep(time.Hour)
 		}
 		if *ignoreExit {
 			cmd := exec.Command(os.Args[0], "-sleep")
 			if err := cmd.Start(); err == nil && *pidFile != "" {
-				os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), cmd.Process.Pid)), 0o600)
+				os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d %d\n", hostPID(), childHostPID(cmd.Process.Pid))), 0o600)
 			}
 		}
 	case "shutdown":
@@ -290,6 +310,10 @@ func handle(m *message) {
 		if *ignoreExit {
 			logf("ignoring exit")
 			return
+		}
+		if *exitDelay > 0 {
+			time.Sleep(*exitDelay)
+			logf("exiting")
 		}
 		os.Exit(0)
 	case "textDocument/didOpen":
@@ -414,6 +438,22 @@ func handle(m *message) {
 			return
 		}
 		answer()
+	case "textDocument/definition":
+		// The place asked about, with progress on the request's own
+		// work-done token when it has one.
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Position      json.RawMessage `json:"position"`
+			WorkDoneToken json.RawMessage `json:"workDoneToken"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if len(p.WorkDoneToken) > 0 {
+			notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "begin", "title": "Finding definition"}})
+			defer notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "end"}})
+		}
+		reply(m.ID, []any{map[string]any{"uri": p.TextDocument.URI, "range": map[string]any{"start": p.Position, "end": p.Position}}})
 	case "textDocument/hover", "test/echo":
 		if m.Method == "test/echo" {
 			echoes++
@@ -524,6 +564,15 @@ func analyse(uri string, version int, alsoStale bool) {
 			notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "analysing"}})
 		}
 		diags := diagnose(text)
+		if *invalid {
+			diags = append(diags, map[string]any{
+				"range":    map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+				"severity": 99, "message": "severity out of range",
+			}, map[string]any{
+				"range":   map[string]any{"start": map[string]int{"line": -1, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+				"message": "negative line",
+			})
+		}
 		if *twoPhase > 0 {
 			errorsOnly := []map[string]any{}
 			for _, d := range diags {
