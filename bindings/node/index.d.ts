@@ -290,15 +290,15 @@ export interface RegistryInitOptions {
 
 /** Options of LSPManager.Init. */
 export interface LSPManagerInitOptions {
-  /** how many documents stay open in servers; the least recently used is closed to make room (default 50; negative is refused). */
+  /** how many documents stay open in servers; the least recently used is closed to make room (default 50). */
   maxOpenDocuments?: number;
-  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50; negative is refused). */
+  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50). */
   quietPeriodMs?: number;
-  /** the longest a settle waits (default 10000; negative is refused). */
+  /** the longest a settle waits (default 10000). */
   settleTimeoutMs?: number;
-  /** the startup timeout of servers whose configuration sets none (default 30000; negative is refused). */
+  /** the startup timeout of servers whose configuration sets none (default 30000). */
   startupTimeoutMs?: number;
-  /** the shutdown timeout of servers whose configuration sets none (default 5000; negative is refused). */
+  /** the shutdown timeout of servers whose configuration sets none (default 5000). */
   shutdownTimeoutMs?: number;
   /** make settle wait for the server's work-done progress to end, not only for a publish. */
   waitForProgress?: boolean;

@@ -587,20 +587,16 @@ int idb_registry_free(uint64_t registry);
  * Members of options_json:
  *   "maxOpenDocuments"   how many documents stay open in servers; the
  *                        least recently used is closed to make room
- *                        (default 50; negative is refused).
+ *                        (default 50).
  *   "quietPeriodMs"      the shortest silence a settle waits for after the
  *                        publish answering a change, from a server that
  *                        sends no versions; it waits longer for a server
- *                        measured to need it (default 50; negative is
- *                        refused).
- *   "settleTimeoutMs"    the longest a settle waits (default 10000;
- *                        negative is refused).
+ *                        measured to need it (default 50).
+ *   "settleTimeoutMs"    the longest a settle waits (default 10000).
  *   "startupTimeoutMs"   the startup timeout of servers whose
- *                        configuration sets none (default 30000; negative
- *                        is refused).
+ *                        configuration sets none (default 30000).
  *   "shutdownTimeoutMs"  the shutdown timeout of servers whose
- *                        configuration sets none (default 5000; negative
- *                        is refused).
+ *                        configuration sets none (default 5000).
  *   "waitForProgress"    make settle wait for the server's work-done
  *                        progress to end, not only for a publish.
  *   "userConfig"         non-sensitive user options for ${user_config.KEY}
