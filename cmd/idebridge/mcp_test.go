@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -566,7 +567,10 @@ func TestMCPCancelledReview(t *testing.T) {
 		ended <- context.Cause(ctx)
 		return ideserver.DiffDecision{Action: ideserver.DiffReject}, nil
 	})
-	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, LockfileDir: filepath.Join(env["CLAUDE_CONFIG_DIR"], "ide"), DiffPolicy: block})
+	// The IDE's log shows every tools/call it receives, close_tab included.
+	ideLog := &syncBuffer{}
+	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, LockfileDir: filepath.Join(env["CLAUDE_CONFIG_DIR"], "ide"), DiffPolicy: block,
+		Logger: slog.New(slog.NewTextHandler(ideLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,11 +595,21 @@ func TestMCPCancelledReview(t *testing.T) {
 	r.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": id}})
 	select {
 	case cause := <-ended:
-		if !errors.Is(cause, ideserver.ErrDiffClosed) {
-			t.Errorf("the IDE's diff ended with %v, want its tab closed (ErrDiffClosed)", cause)
+		// The agent both cancels its openDiff request and calls close_tab;
+		// whichever reaches the IDE first ends the diff. What must hold is
+		// that close_tab is sent: an IDE extension may ignore the
+		// cancellation of openDiff and keep the tab open.
+		if !errors.Is(cause, ideserver.ErrDiffClosed) && !errors.Is(cause, ideserver.ErrRequestCancelled) {
+			t.Errorf("the IDE's diff ended with %v, want its tab closed or its request cancelled", cause)
 		}
 	case <-time.After(mcpTimeout):
 		t.Fatal("the diff stayed open in the IDE after the call was cancelled")
+	}
+	for deadline := time.Now().Add(mcpTimeout); !strings.Contains(ideLog.String(), "tool=close_tab"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never called close_tab for the cancelled review; the IDE's log:\n%s", ideLog.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	// The next call is answered, and nothing was for the cancelled one
 	// (request fails on an answer to another id).
