@@ -305,17 +305,19 @@ var ErrLockfileGone = errors.New("the IDE's lockfile is gone")
 // token). Host and path conversion are kept from cand. It returns the
 // client and the refreshed candidate. When the lockfile is gone, the
 // error matches ErrLockfileGone (and the connection is not tried).
+//
+// The lockfile is re-read with discovery's checks (lockfile.Read): a FIFO
+// or device in its place is an error, never waited on, and so is a file
+// that group or others may write or another user owns, unless cand came
+// from a discovery that skipped those checks (AllowInsecure, or the
+// Windows side under WSL). A Candidate built by hand is checked.
 func Reconnect(ctx context.Context, cand Candidate, opts *ClientOptions) (*Client, *Candidate, error) {
 	fresh := cand
 	if cand.Path != "" {
-		data, err := os.ReadFile(cand.Path)
+		lf, err := lockfile.Read(cand.Path, &lockfile.ScanOptions{AllowInsecure: cand.unchecked})
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("reconnecting to the IDE on port %d: %w (%s)", cand.Port, ErrLockfileGone, cand.Path)
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reconnecting to the IDE on port %d: %w", cand.Port, err)
-		}
-		lf, err := lockfile.Parse(cand.Path, data)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reconnecting to the IDE on port %d: %w", cand.Port, err)
 		}

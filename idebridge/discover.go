@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,8 @@ type discovery struct {
 	skipCheck bool
 	override  string
 	log       *slog.Logger
+
+	foreign []string // lockfile directories whose modes are made up
 
 	hostOnce sync.Once
 	winHost  string
@@ -195,9 +198,10 @@ func Discover(ctx context.Context, opts *DiscoverOptions) ([]Candidate, error) {
 		return nil, err
 	}
 	dirs := lockfileDirs(&d.opts)
+	d.foreign = lockfile.WindowsDirs(d.env, d.opts.DirOptions)
 	results := lockfile.Scan(dirs, &lockfile.ScanOptions{
 		AllowInsecure: d.opts.AllowInsecure,
-		ForeignDirs:   lockfile.WindowsDirs(d.env, d.opts.DirOptions),
+		ForeignDirs:   d.foreign,
 	})
 
 	var dirErrs []error
@@ -327,6 +331,9 @@ func (d *discovery) check(ctx context.Context, r lockfile.ScanResult, cwds []str
 		WorkspaceFolders: []string{},
 		Reasons:          []Reason{},
 		Paths:            pathconv.Identity{},
+		unchecked: d.opts.AllowInsecure || slices.ContainsFunc(d.foreign, func(dir string) bool {
+			return filepath.Clean(dir) == filepath.Clean(r.Dir)
+		}),
 	}
 	if r.Err != nil {
 		var pe *lockfile.PermissionError

@@ -37,7 +37,13 @@ func reviewCtx(t testing.TB) context.Context {
 // new directory.
 func reviewIDE(t *testing.T, policy ideserver.DiffPolicy) (*ideserver.Server, string) {
 	t.Helper()
-	dir := t.TempDir()
+	return reviewIDEIn(t, t.TempDir(), policy)
+}
+
+// reviewIDEIn is reviewIDE serving dir, the one workspace folder whose
+// files its tools reach.
+func reviewIDEIn(t *testing.T, dir string, policy ideserver.DiffPolicy) (*ideserver.Server, string) {
+	t.Helper()
 	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true, DiffPolicy: policy})
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +307,7 @@ func TestProposeEditConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, "changed again\n", 0o644)
-	srv2, _ := reviewIDE(t, ideserver.AcceptDiffs)
+	srv2, _ := reviewIDEIn(t, dir, ideserver.AcceptDiffs)
 	r2 := idebridge.NewReviewer(reviewClient(t, srv2.URL(), srv2.AuthToken()), nil)
 	if _, err := r2.ProposeEdit(reviewCtx(t), idebridge.EditRequest{Path: path, NewText: "x\n", Base: base}); !errors.Is(err, idebridge.ErrConflict) {
 		t.Fatalf("stale Base: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/lspdiag"
 )
 
 // ServerState is the life-cycle state of a language server.
@@ -945,14 +946,15 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	}
 	name := inst.s.cfg.Name
 	reg := inst.s.m.reg
-	var p diag.PublishParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		// Publish re-checks the shape and counts the failure.
+	decoded, err := lspdiag.DecodePublish(params)
+	if err != nil {
+		// Publish counts the failure of the server.
 		if err := reg.Publish(name, params); err != nil {
 			inst.s.log.Warn("lsp: malformed publishDiagnostics", "err", err)
 		}
 		return
 	}
+	p := &decoded.Params
 	p.URI = fileuri.Canonical(p.URI)
 	inst.fmu.Lock()
 	enc := inst.enc
@@ -1004,7 +1006,7 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 		}
 	}
 	if !inst.s.cfg.NoDiagnostics {
-		if err := reg.PublishParams(name, &p); err != nil {
+		if err := reg.PublishDecoded(name, decoded); err != nil {
 			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
 		}
 	}

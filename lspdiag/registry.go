@@ -275,18 +275,45 @@ func (r *Registry) Version(uri string) (int, bool) {
 // diagnostics. A publish older than the document's current version is
 // dropped without error and counted in Stats.Stale.
 func (r *Registry) Publish(server string, params json.RawMessage) error {
-	p, err := diag.DecodePublishParams(params)
+	d, err := DecodePublish(params)
 	if err != nil {
-		sp, bad, ok := salvage(params)
-		if !ok {
-			return r.reject(server, err)
-		}
-		if sp.URI == "" {
-			return r.reject(server, &diag.ShapeError{Path: "uri", Problem: "empty"})
-		}
-		return r.publish(server, &sp, len(sp.Diagnostics)+bad.n, bad)
+		return r.reject(server, err)
 	}
-	return r.PublishParams(server, &p)
+	return r.PublishDecoded(server, d)
+}
+
+// Decoded is a publishDiagnostics decoded the way Publish decodes one: a
+// malformed diagnostic is left out and counted instead of refusing the
+// whole publish. A caller that adjusts the diagnostics before registering
+// them (package lsp converts their columns) decodes with DecodePublish,
+// changes Params, and registers with PublishDecoded, so that what was left
+// out is still noted.
+type Decoded struct {
+	// Params are the envelope and the well-formed diagnostics.
+	Params  diag.PublishParams
+	invalid invalidDiagnostics
+}
+
+// Dropped returns how many diagnostics decoding left out as malformed.
+func (d *Decoded) Dropped() int { return d.invalid.n }
+
+// DecodePublish decodes publishDiagnostics params. Only a malformed
+// envelope (the uri, the version, the diagnostics array) is an error
+// (matching diag.ErrBadShape); malformed diagnostics are left out and
+// counted (see Decoded).
+func DecodePublish(params json.RawMessage) (*Decoded, error) {
+	p, err := diag.DecodePublishParams(params)
+	if err == nil {
+		return &Decoded{Params: p}, nil
+	}
+	sp, bad, ok := salvage(params)
+	if !ok {
+		return nil, err
+	}
+	if sp.URI == "" {
+		return nil, &diag.ShapeError{Path: "uri", Problem: "empty"}
+	}
+	return &Decoded{Params: sp, invalid: bad}, nil
 }
 
 // invalidDiagnostics counts the diagnostics of a publish that were
@@ -368,32 +395,50 @@ func salvage(params json.RawMessage) (p diag.PublishParams, bad invalidDiagnosti
 // newer publish of the same server for the same document replaces the
 // pending one: LSP publishes are whole sets.
 func (r *Registry) PublishParams(server string, p *diag.PublishParams) error {
+	return r.publishValid(server, p, invalidDiagnostics{})
+}
+
+// PublishDecoded registers params decoded by DecodePublish (and possibly
+// adjusted since), like PublishParams, noting the diagnostics decoding
+// left out together with any that are invalid now.
+func (r *Registry) PublishDecoded(server string, d *Decoded) error {
+	if d == nil {
+		return r.reject(server, &diag.ShapeError{Path: "", Problem: "nil params"})
+	}
+	return r.publishValid(server, &d.Params, d.invalid)
+}
+
+// publishValid drops the invalid diagnostics of p, adds them to bad (what
+// decoding already left out), and registers the rest.
+func (r *Registry) publishValid(server string, p *diag.PublishParams, bad invalidDiagnostics) error {
 	if p == nil {
 		return r.reject(server, &diag.ShapeError{Path: "", Problem: "nil params"})
 	}
 	if p.URI == "" {
 		return r.reject(server, &diag.ShapeError{Path: "uri", Problem: "empty"})
 	}
-	var bad invalidDiagnostics
+	received := len(p.Diagnostics) + bad.n
 	valid := p.Diagnostics
+	dropped := false
 	for i := range p.Diagnostics {
 		if member, problem := invalidDiagnostic(&p.Diagnostics[i]); problem != "" {
-			if bad.n == 0 {
+			if !dropped {
 				valid = slices.Clone(p.Diagnostics[:i])
+				dropped = true
 			}
 			bad.add("diagnostics["+strconv.Itoa(i)+"]."+member, problem)
 			continue
 		}
-		if bad.n > 0 {
+		if dropped {
 			valid = append(valid, p.Diagnostics[i])
 		}
 	}
-	if bad.n == 0 {
-		return r.publish(server, p, len(p.Diagnostics), bad)
+	if !dropped {
+		return r.publish(server, p, received, bad)
 	}
 	q := *p
 	q.Diagnostics = valid
-	return r.publish(server, &q, len(p.Diagnostics), bad)
+	return r.publish(server, &q, received, bad)
 }
 
 // invalidDiagnostic returns the member that makes d invalid and what is

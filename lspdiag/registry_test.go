@@ -220,6 +220,39 @@ func TestInvalidDiagnosticsDropped(t *testing.T) {
 		})
 	}
 
+	t.Run("DecodePublish then PublishDecoded", func(t *testing.T) {
+		// What package lsp does: decode, adjust the diagnostics (columns),
+		// register. What decoding left out must still be noted.
+		for _, tt := range tests {
+			r := newReg(t, nil)
+			raw := `{"uri":"file:///proj/main.go","version":3,"diagnostics":[` + good + `,` + tt.item + `,` + good + `]}`
+			d, err := DecodePublish(json.RawMessage(raw))
+			if err != nil {
+				t.Fatalf("%s: DecodePublish = %v, want the valid diagnostics kept", tt.name, err)
+			}
+			for i := range d.Params.Diagnostics {
+				d.Params.Diagnostics[i].Range.Start.Character += 2
+			}
+			if err := r.PublishDecoded(gopls, d); err != nil {
+				t.Fatalf("%s: PublishDecoded = %v", tt.name, err)
+			}
+			if info, _ := r.LastPublish(gopls, mainGo); info.Count != 3 {
+				t.Errorf("%s: LastPublish = %+v, want the 3 received", tt.name, info)
+			}
+			a, ok := r.Drain()
+			if !ok || a.Count() != 1 || a.Files[0].Diagnostics[0].Range.Start.Character != 2 {
+				t.Fatalf("%s: drained %v %+v, want the adjusted good diagnostic", tt.name, ok, a)
+			}
+			want := "/proj/main.go: 1 invalid diagnostic from " + gopls + " was dropped ("
+			if len(a.Notes) != 1 || !strings.HasPrefix(a.Notes[0], want) {
+				t.Errorf("%s: notes %q, want one starting %q", tt.name, a.Notes, want)
+			}
+		}
+		if _, err := DecodePublish(json.RawMessage(`{"uri":1,"diagnostics":[]}`)); !errors.Is(err, diag.ErrBadShape) {
+			t.Errorf("a malformed envelope decoded: %v", err)
+		}
+	})
+
 	t.Run("decoded", func(t *testing.T) {
 		r := newReg(t, nil)
 		bad := []diag.Diagnostic{mkDiag(1, 0, "ok"), mkDiag(7, 1, "sev 7"), mkDiag(-3, 1, "sev -3"), mkDiag(99, 1, "sev 99"), mkDiag(1, -2, "line -2"), mkDiag(2, 4, "ok too")}

@@ -38,7 +38,7 @@ func init() {
 			var src serverSources
 			src.register(fs)
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, elapsedMs, error}]}")
-			timeout := fs.Duration("timeout", time.Minute, "how long to wait for the servers, in all")
+			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -99,12 +99,15 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
 		return exitFailure
 	}
+	// One deadline covers the whole command, the servers' shutdown too: a
+	// server still stuck when it passes gets diagShutdownGrace, then is killed.
+	deadline := time.Now().Add(timeout)
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(diagShutdownGrace)))
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
 	files := make([]*diagFile, len(args))
@@ -171,6 +174,17 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		}
 	}
 	return code
+}
+
+// diagShutdownGrace is how long diag waits for servers to exit once its
+// deadline has passed.
+const diagShutdownGrace = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // moduleRoot returns the nearest directory at or above dir holding a

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/internal/env"
@@ -69,17 +71,20 @@ type DiagnosticsOptions struct {
 //
 // with severities as strings ("Error", "Warning", "Information", "Hint")
 // and columns in characters. A file no server serves answers an empty
-// list; a file that does not exist answers -32001. Calls are answered one
-// at a time. Diagnostics owns its lsp.Manager: nothing else may drain
-// it.
+// list; a file that does not exist answers -32001, and one that is not a
+// regular file (a FIFO, a device) or is over Options.MaxMessageSize is an
+// error, never waited on. Calls run side by side: one waiting for a slow
+// language server holds up no other. Diagnostics owns its lsp.Manager:
+// nothing else may drain it.
 type Diagnostics struct {
 	srv      *Server
 	mgr      *lsp.Manager
 	log      *slog.Logger
 	maxFiles int
 
-	sem chan struct{} // one call at a time; guards the fields below
-
+	// mu guards the fields below. It is never held while waiting for a
+	// file or a server.
+	mu    sync.Mutex
 	asked []string             // files asked about, most recent last
 	docs  map[string]*docDiags // by absolute path
 }
@@ -161,7 +166,6 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		mgr:      mgr,
 		log:      log,
 		maxFiles: maxFiles,
-		sem:      make(chan struct{}, 1),
 		docs:     map[string]*docDiags{},
 	}, nil
 }
@@ -223,22 +227,19 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResu
 		}
 		target = p
 	}
-	select {
-	case d.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-d.sem }()
-
 	var targets []string
+	d.mu.Lock()
 	if target != "" {
 		d.remember(target)
 		targets = []string{target}
 	} else {
 		targets = d.known()
 	}
+	d.mu.Unlock()
 	sets, errs := d.refresh(ctx, targets)
+	d.mu.Lock()
 	d.prune(target)
+	d.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -266,7 +267,7 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResu
 	return JSONResult(out)
 }
 
-// remember records p as asked about, most recent last.
+// remember records p as asked about, most recent last. d.mu is held.
 func (d *Diagnostics) remember(p string) {
 	d.asked = slices.DeleteFunc(d.asked, func(q string) bool { return q == p })
 	d.asked = append(d.asked, p)
@@ -280,7 +281,7 @@ func (d *Diagnostics) remember(p string) {
 
 // known returns the files getDiagnostics without a uri answers for: those
 // opened in the editor and those asked about, the most recent maxFiles,
-// sorted.
+// sorted. d.mu is held.
 func (d *Diagnostics) known() []string {
 	all := append(d.srv.ed.openFiles(), d.asked...)
 	seen := map[string]bool{}
@@ -296,7 +297,8 @@ func (d *Diagnostics) known() []string {
 }
 
 // prune forgets the sets of files no longer answered for (fallen out of
-// the most recent maxFiles), so that a long session stays bounded.
+// the most recent maxFiles), so that a long session stays bounded. d.mu
+// is held.
 func (d *Diagnostics) prune(target string) {
 	keep := map[string]bool{target: true}
 	for _, p := range d.known() {
@@ -310,14 +312,18 @@ func (d *Diagnostics) prune(target string) {
 }
 
 // refresh brings every target up to date with the disk and returns each
-// one's complete diagnostic set, or why it has none.
+// one's complete diagnostic set, or why it has none. It takes d.mu only
+// between the waits, so that calls run side by side.
 func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.Diagnostic, []error) {
 	sets := make([][]diag.Diagnostic, len(targets))
 	errs := make([]error, len(targets))
 	texts := make([]string, len(targets))
 	served := make([]bool, len(targets))
+	// The sets this call fills, even if another call prunes them from
+	// d.docs meanwhile.
+	sts := make([]*docDiags, len(targets))
 	for i, p := range targets {
-		b, err := readBounded(p, d.srv.cfg.MaxMessageSize)
+		b, err := readRegular(p, d.srv.cfg.MaxMessageSize)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				d.forget(ctx, p)
@@ -334,11 +340,14 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 			errs[i] = err
 			continue
 		}
+		d.mu.Lock()
 		st := d.docs[p]
 		if st == nil {
 			st = &docDiags{server: server, uri: fileuri.FromPath(p)}
 			d.docs[p] = st
 		}
+		sts[i] = st
+		d.mu.Unlock()
 		// Opens the file, or sends its text when it changed on disk;
 		// nothing when the server has it already.
 		if errs[i] = d.mgr.Change(ctx, p, texts[i]); errs[i] == nil {
@@ -346,32 +355,43 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 		}
 	}
 	d.settle(ctx, targets, served, errs)
-	d.drain()
 
 	// A set is complete when it comes from the last publish the registry
 	// saw for the document. Otherwise a publish was missed (it arrived
 	// while the registry was being reset): reopen the file, which makes
 	// its server publish the whole set again.
 	var again []bool
+	d.mu.Lock()
+	d.drain(sts)
 	for i, p := range targets {
-		if served[i] && errs[i] == nil && !d.current(p) {
+		if served[i] && errs[i] == nil && !d.current(sts[i]) {
 			if again == nil {
 				again = make([]bool, len(targets))
 			}
 			d.log.Debug("getDiagnostics: reopening a file whose diagnostics were missed", "path", p)
-			_ = d.mgr.Close(ctx, p)
-			d.docs[p].diags, d.docs[p].seq = nil, 0
-			errs[i] = d.mgr.Change(ctx, p, texts[i])
-			again[i] = errs[i] == nil
+			sts[i].diags, sts[i].seq = nil, 0
+			again[i] = true
 		}
 	}
+	d.mu.Unlock()
 	if again != nil {
+		for i, p := range targets {
+			if again[i] {
+				_ = d.mgr.Close(ctx, p)
+				errs[i] = d.mgr.Change(ctx, p, texts[i])
+				again[i] = errs[i] == nil
+			}
+		}
 		d.settle(ctx, targets, again, errs)
-		d.drain()
+		d.mu.Lock()
+		d.drain(sts)
+		d.mu.Unlock()
 	}
-	for i, p := range targets {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range targets {
 		if served[i] && errs[i] == nil {
-			sets[i] = d.docs[p].diags
+			sets[i] = sts[i].diags
 		}
 	}
 	return sets, errs
@@ -394,16 +414,25 @@ func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool
 	}
 }
 
-// drain takes every pending publish from the registry into d.docs. The
+// drain takes every pending publish from the registry into the known
+// sets: those of d.docs and those a running call holds (extra). The
 // registry delivers each diagnostic once (it is built for a turn loop);
 // resetting each drained document right away makes its next publish
 // deliver the whole set again, so a drained document always yields its
-// complete current set.
-func (d *Diagnostics) drain() {
+// complete current set. d.mu is held.
+func (d *Diagnostics) drain(extra []*docDiags) {
 	reg := d.mgr.Registry()
-	pre := make(map[string]uint64, len(d.docs))
-	for _, st := range d.docs {
-		pre[st.uri] = lastSeq(reg, st)
+	byURI := make(map[string][]*docDiags, len(d.docs)+len(extra))
+	seen := make(map[*docDiags]bool, len(d.docs)+len(extra))
+	for _, st := range slices.Concat(slices.Collect(maps.Values(d.docs)), extra) {
+		if st != nil && !seen[st] {
+			seen[st] = true
+			byURI[st.uri] = append(byURI[st.uri], st)
+		}
+	}
+	pre := make(map[*docDiags]uint64, len(seen))
+	for st := range seen {
+		pre[st] = lastSeq(reg, st)
 	}
 	att, _ := d.mgr.Drain()
 	drained := map[string]bool{}
@@ -414,26 +443,26 @@ func (d *Diagnostics) drain() {
 		for _, f := range att.Files {
 			reg.Reset(f.URI)
 			drained[f.URI] = true
-			if st := d.docs[f.Path]; st != nil && st.uri == f.URI {
-				st.diags, st.seq = f.Diagnostics, pre[f.URI]
+			for _, st := range byURI[f.URI] {
+				st.diags, st.seq = f.Diagnostics, pre[st]
 			}
 		}
 	}
-	for _, st := range d.docs {
-		if drained[st.uri] || pre[st.uri] == st.seq {
+	for st := range seen {
+		if drained[st.uri] || pre[st] == st.seq {
 			continue
 		}
 		// A publish that delivered nothing: a clean file, or the document
 		// was closed (its publishes forgotten).
 		if lp, ok := reg.LastPublish(st.server, st.uri); !ok || lp.Count == 0 {
-			st.diags, st.seq = nil, pre[st.uri]
+			st.diags, st.seq = nil, pre[st]
 		}
 	}
 }
 
-// current reports whether p's set comes from the last publish for it.
-func (d *Diagnostics) current(p string) bool {
-	st := d.docs[p]
+// current reports whether st comes from the last publish for its
+// document. d.mu is held.
+func (d *Diagnostics) current(st *docDiags) bool {
 	return st != nil && lastSeq(d.mgr.Registry(), st) == st.seq
 }
 
@@ -446,9 +475,12 @@ func lastSeq(reg *lspdiag.Registry, st *docDiags) uint64 {
 
 // forget closes a file that no longer exists.
 func (d *Diagnostics) forget(ctx context.Context, p string) {
-	if _, ok := d.docs[p]; ok {
-		_ = d.mgr.Close(ctx, p)
-		delete(d.docs, p)
-	}
+	d.mu.Lock()
+	_, open := d.docs[p]
+	delete(d.docs, p)
 	d.asked = slices.DeleteFunc(d.asked, func(q string) bool { return q == p })
+	d.mu.Unlock()
+	if open {
+		_ = d.mgr.Close(ctx, p)
+	}
 }

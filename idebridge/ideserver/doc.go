@@ -13,7 +13,16 @@
 // openDiff decided by a DiffPolicy (AcceptDiffs, RejectDiffs, or a
 // DiffPolicyFunc that asks someone). Answers match deployed IDEs byte for
 // byte where the wire allows (FILE_SAVED, DIFF_REJECTED, TAB_CLOSED,
-// CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes).
+// CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes). The default tools
+// serve only files inside the workspace folders, symbolic links resolved
+// (Options.Unconfined lifts that), and read only regular files, opened
+// without blocking and bounded in size.
+//
+// Hostile clients are bounded too: every tool call is answered within
+// Options.CallTimeout (openDiff waits for the user), a refused request
+// closes its connection, slow and idle requests time out
+// (Options.RequestTimeout), and connections that have not authenticated
+// are capped (Options.MaxUnauthenticatedConns).
 //
 // The call most people need:
 //

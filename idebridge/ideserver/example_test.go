@@ -78,7 +78,7 @@ func Example_wire() {
 	}
 	json.Unmarshal([]byte(roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}`)), &init)
 	fmt.Println(init.Result.ProtocolVersion)
-	fmt.Println(roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"openDiff","arguments":{"old_file_path":"/tmp/x","new_file_path":"/tmp/x","new_file_contents":"hi\n","tab_name":"x-1"}}}`))
+	fmt.Println(roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"openDiff","arguments":{"old_file_path":"x.txt","new_file_path":"x.txt","new_file_contents":"hi\n","tab_name":"x-1"}}}`))
 	// Output:
 	// 2024-11-05
 	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DIFF_REJECTED"},{"type":"text","text":"x-1"}]}}

@@ -23,6 +23,14 @@ const (
 	DefaultPingInterval    = 30 * time.Second
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultMaxMessageSize  = 64 << 20
+	// DefaultCallTimeout bounds a tool call (openDiff aside).
+	DefaultCallTimeout = time.Minute
+	// DefaultRequestTimeout bounds reading an HTTP request and an idle
+	// kept-alive connection.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultMaxUnauthenticatedConns bounds the connections that have not
+	// authenticated yet.
+	DefaultMaxUnauthenticatedConns = 64
 )
 
 // Options configure a Server. A nil *Options, and every zero field, means
@@ -95,6 +103,31 @@ type Options struct {
 	// as the Neovim plugin does; by default ping is answered with {}.
 	RefusePing bool
 
+	// Unconfined lets the default tools (and getDiagnostics) reach any
+	// file. By default every path a tool is given must lie inside a
+	// workspace folder once symbolic links are resolved; others are
+	// refused with -32602 "Path outside the workspace". A file URI naming
+	// another host is refused either way.
+	Unconfined bool
+	// CallTimeout bounds every tool call whose Tool.Timeout is zero: its
+	// handler's context ends then, and the call is answered with an
+	// error at that moment even if the handler has not returned. The
+	// default openDiff has no bound (it waits for the user). Default
+	// DefaultCallTimeout (1 min); negative means none.
+	CallTimeout time.Duration
+	// RequestTimeout bounds reading each HTTP request (its headers, and
+	// an SSE POST's body) and how long a kept-alive connection may sit
+	// idle between requests. Default DefaultRequestTimeout (10 s); a
+	// negative value is rejected.
+	RequestTimeout time.Duration
+	// MaxUnauthenticatedConns bounds the connections that have not
+	// authenticated yet (sent the token, or posted to a live SSE
+	// session); over it the oldest is closed, so that a local user
+	// without the token cannot exhaust the server's descriptors and lock
+	// the agent out. Refused requests close their connection. Default
+	// DefaultMaxUnauthenticatedConns (64); a negative value is rejected.
+	MaxUnauthenticatedConns int
+
 	// OnEvent, if set, is called for every client lifecycle event. It runs
 	// on the client's connection goroutine, outside the server's locks, so
 	// calls for different clients may be concurrent; one client's events
@@ -105,7 +138,8 @@ type Options struct {
 // config is Options with every default applied.
 type config struct {
 	Options
-	folders []string
+	folders     []string
+	realFolders []string // folders with symbolic links resolved
 }
 
 func resolveOptions(o *Options) (*config, error) {
@@ -149,6 +183,21 @@ func resolveOptions(o *Options) (*config, error) {
 	if c.MaxMessageSize <= 0 {
 		c.MaxMessageSize = DefaultMaxMessageSize
 	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	switch {
+	case c.RequestTimeout < 0:
+		return nil, fmt.Errorf("ideserver: Options.RequestTimeout is negative (%v)", c.RequestTimeout)
+	case c.RequestTimeout == 0:
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	switch {
+	case c.MaxUnauthenticatedConns < 0:
+		return nil, fmt.Errorf("ideserver: Options.MaxUnauthenticatedConns is negative (%d)", c.MaxUnauthenticatedConns)
+	case c.MaxUnauthenticatedConns == 0:
+		c.MaxUnauthenticatedConns = DefaultMaxUnauthenticatedConns
+	}
 	if c.DiffPolicy == nil {
 		c.DiffPolicy = RejectDiffs
 	}
@@ -176,7 +225,12 @@ func resolveOptions(o *Options) (*config, error) {
 		if !st.IsDir() {
 			return nil, fmt.Errorf("ideserver: workspace folder %s is not a directory", abs)
 		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, fmt.Errorf("ideserver: workspace folder: %w", err)
+		}
 		c.folders = append(c.folders, abs)
+		c.realFolders = append(c.realFolders, real)
 	}
 	if !c.NoLockfile && c.LockfileDir == "" {
 		// lockfile.Dir falls back to os.UserHomeDir only for a nil

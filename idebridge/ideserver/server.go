@@ -38,6 +38,7 @@ type Server struct {
 	tools *registry
 	ed    *editor
 	pool  *workers
+	conns *connGuard
 
 	// ctx is the parent of every session and handler context; cancelled
 	// with ErrServerClosed by shutdown.
@@ -89,6 +90,7 @@ func New(opts *Options) (*Server, error) {
 		tools:    newRegistry(),
 		ed:       newEditor(),
 		pool:     newWorkers(),
+		conns:    newConnGuard(cfg.MaxUnauthenticatedConns),
 		ctx:      ctx,
 		cancel:   cancel,
 		sessions: map[*session]struct{}{},
@@ -135,8 +137,14 @@ func (s *Server) Start(ctx context.Context) error {
 		s.lockPath = path
 	}
 	s.httpSrv = &http.Server{
-		Handler:           http.HandlerFunc(s.serveHTTP),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(s.serveHTTP),
+		// Slow headers and idle kept-alive connections time out; an SSE
+		// POST's body gets its own deadline (serveSSEPost). No overall
+		// ReadTimeout: it would also cut WebSockets and SSE streams.
+		ReadHeaderTimeout: s.cfg.RequestTimeout,
+		IdleTimeout:       s.cfg.RequestTimeout,
+		ConnState:         s.conns.connState,
+		ConnContext:       connContext,
 		ErrorLog:          log.New(slogWriter{s.log}, "", 0),
 	}
 	s.ln, s.port = ln, port

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
@@ -321,7 +322,7 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 		}
 		// Nothing can cancel it but the session ending: it holds up the
 		// reader that would see notifications/cancelled.
-		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()})
+		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}, 0, nil)
 		return nil
 	}
 	key := string(msg.ID)
@@ -346,9 +347,13 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 		return nil
 	}
 	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
+	timeout := t.Timeout
+	if timeout == 0 {
+		timeout = ss.srv.cfg.CallTimeout
+	}
 	return func() {
 		defer ss.forget(key, call)
-		ss.runTool(ctx, msg.ID, t, tc)
+		ss.runTool(ctx, msg.ID, t, tc, timeout, cancel)
 	}
 }
 
@@ -361,12 +366,54 @@ func (ss *session) forget(key string, call *inflightCall) {
 	call.cancel(nil)
 }
 
-// runTool runs a handler accounted for by beginHandler and sends its answer.
-func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall) {
+// callTimeoutError is the context cause of a call that ran out of time.
+type callTimeoutError struct {
+	tool    string
+	timeout time.Duration
+}
+
+func (e *callTimeoutError) Error() string {
+	return fmt.Sprintf("tool %s did not finish within %v", e.tool, e.timeout)
+}
+
+// Unwrap makes the cause match context.DeadlineExceeded.
+func (e *callTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// timeoutError is the answer to a call whose context ended because it ran
+// out of time, or nil.
+func timeoutError(ctx context.Context) *mcp.Error {
+	var te *callTimeoutError
+	if !errors.As(context.Cause(ctx), &te) {
+		return nil
+	}
+	return &mcp.Error{Code: mcp.CodeServerError, Message: "Request timed out", Data: mustJSON(te.Error())}
+}
+
+// runTool runs a handler accounted for by beginHandler and sends its
+// answer. With a positive timeout, cancel (ctx's) ends the call when it
+// runs out and the call is answered with an error then, whether the
+// handler has returned or not; the handler's late answer is dropped.
+func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall, timeout time.Duration, cancel context.CancelCauseFunc) {
 	defer ss.srv.handlers.Done()
+	var answered atomic.Bool // the first answer wins
+	if timeout > 0 {
+		timer := time.AfterFunc(timeout, func() {
+			cancel(&callTimeoutError{tool: tc.Name, timeout: timeout})
+			if e := timeoutError(ctx); e != nil && answered.CompareAndSwap(false, true) {
+				ss.replyError(id, e)
+			}
+		})
+		defer timer.Stop()
+	}
 	res, err := invokeTool(ctx, t.Handler, tc)
 	if cause := context.Cause(ctx); errors.Is(cause, ErrRequestCancelled) || errors.Is(cause, ErrClientGone) {
 		return // nobody is waiting for this answer
+	}
+	if !answered.CompareAndSwap(false, true) {
+		return // answered when it timed out
+	}
+	if e := timeoutError(ctx); e != nil && err != nil {
+		err = e // the same answer, whichever saw the deadline first
 	}
 	if err != nil {
 		var pe *panicError

@@ -39,6 +39,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "authentication failed: missing or wrong "+mcp.AuthHeader, http.StatusUnauthorized)
 		return
 	}
+	s.conns.authenticated(r)
 	rc := http.NewResponseController(w)
 	var idb [16]byte
 	if _, err := rand.Read(idb[:]); err != nil {
@@ -124,8 +125,16 @@ func (s *Server) serveSSEPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := v.(*sseConn)
+	// A live session's id is the client's credential: its connection may
+	// stay open for the next POST.
+	s.conns.authenticated(r)
+	w.Header().Del("Connection")
+	// The body must arrive in time: a trickle would hold the connection.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageSize))
 	if err != nil {
+		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			s.log.Warn("client message over the size limit", "client", sc.session.info.ID, "limit", s.cfg.MaxMessageSize)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/idebridge/idebridge/mcp"
 )
@@ -49,6 +50,12 @@ type Tool struct {
 	// while an inline handler runs, its client's further messages,
 	// notifications/cancelled included, wait.
 	Inline bool
+	// Timeout bounds each call: the handler's context ends then and the
+	// call is answered with an error, whether the handler has returned or
+	// not. Zero means Options.CallTimeout; negative means no bound but
+	// the client's and the server's life (the default openDiff, which
+	// waits for the user). Inline tools are not bounded.
+	Timeout time.Duration
 }
 
 // ToolCall is one tools/call request.

@@ -1,15 +1,11 @@
 package ideserver
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,6 +71,9 @@ func (s *Server) registerDefaults() {
 					`,"tab_name":{"type":"string","description":"Unique name of the diff tab"}`,
 					"old_file_path", "new_file_path", "new_file_contents", "tab_name")},
 			Handler: s.toolOpenDiff,
+			// It waits for the user; close_tab, closeAllDiffTabs, the
+			// client and shutdown end it.
+			Timeout: -1,
 		},
 		mcp.ToolCloseTab: {
 			Tool: mcp.Tool{Description: "Close a tab by name",
@@ -127,25 +126,6 @@ func invalidParams(format string, args ...any) *mcp.Error {
 	return &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf(format, args...))}
 }
 
-// resolvePath turns a tool's path argument (absolute, file:// URI, or
-// relative to the first workspace folder) into a clean absolute path.
-func (s *Server) resolvePath(p string) (string, error) {
-	if p == "" {
-		return "", invalidParams("filePath is required")
-	}
-	if strings.HasPrefix(p, "file://") {
-		u, err := url.Parse(p)
-		if err != nil {
-			return "", invalidParams("bad file URI %q: %v", p, err)
-		}
-		p = u.Path
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(s.cfg.folders[0], p)
-	}
-	return filepath.Clean(p), nil
-}
-
 type openFileResult struct {
 	Success    bool   `json:"success"`
 	FilePath   string `json:"filePath"`
@@ -153,7 +133,7 @@ type openFileResult struct {
 	LineCount  int    `json:"lineCount"`
 }
 
-func (s *Server) toolOpenFile(_ context.Context, call *ToolCall) (*mcp.ToolResult, error) {
+func (s *Server) toolOpenFile(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	var a struct {
 		FilePath string `json:"filePath"`
 	}
@@ -164,9 +144,16 @@ func (s *Server) toolOpenFile(_ context.Context, call *ToolCall) (*mcp.ToolResul
 	if err != nil {
 		return nil, err
 	}
-	n, err := countLines(p)
+	n, err := countLines(ctx, p, s.cfg.MaxMessageSize)
 	if err != nil {
-		return nil, &mcp.Error{Code: mcp.CodeServerError, Message: "File not found", Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", p, unwrapPathError(err)))}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		msg := "Cannot open file"
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = "File not found"
+		}
+		return nil, &mcp.Error{Code: mcp.CodeServerError, Message: msg, Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", p, unwrapPathError(err)))}
 	}
 	s.ed.openFile(p)
 	return JSONResult(openFileResult{Success: true, FilePath: p, LanguageID: languageID(p), LineCount: n})
@@ -178,43 +165,6 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// countLines counts lines as an editor buffer does: "a\nb\n" and "a\nb" have
-// two, an empty file has one.
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if st.IsDir() {
-		return 0, fmt.Errorf("%s is a directory", path)
-	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	n, last := 0, byte('\n')
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-	if last != '\n' || n == 0 {
-		n++
-	}
-	return n, nil
 }
 
 func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
@@ -238,10 +188,20 @@ func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*mcp.ToolRes
 		return nil, invalidParams("tab_name is required")
 	}
 	req := &DiffRequest{OldPath: a.OldPath, NewPath: a.NewPath, NewContents: *a.Contents, TabName: a.TabName, Client: call.Client}
-	if p, err := s.resolvePath(a.OldPath); err == nil {
-		if b, err := readBounded(p, s.cfg.MaxMessageSize); err == nil {
-			req.OldContents, req.OldExists = string(b), true
-		}
+	oldPath, err := s.resolvePath(a.OldPath)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.resolvePath(a.NewPath); err != nil {
+		return nil, err
+	}
+	switch b, err := readRegular(oldPath, s.cfg.MaxMessageSize); {
+	case err == nil:
+		req.OldContents, req.OldExists = string(b), true
+	case !errors.Is(err, fs.ErrNotExist):
+		// A new file has no old contents; anything else that cannot be
+		// shown as the old side is an error, not an empty file.
+		return nil, &mcp.Error{Code: mcp.CodeServerError, Message: "Cannot open file", Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", oldPath, unwrapPathError(err)))}
 	}
 	dctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -264,22 +224,6 @@ func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*mcp.ToolRes
 	default:
 		return mcp.TextResult(mcp.DiffRejected, a.TabName), nil
 	}
-}
-
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
 }
 
 func (s *Server) toolCloseTab(_ context.Context, call *ToolCall) (*mcp.ToolResult, error) {

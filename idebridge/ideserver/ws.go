@@ -25,6 +25,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "authentication failed: missing or wrong "+mcp.AuthHeader, http.StatusBadRequest)
 		return
 	}
+	s.conns.authenticated(r)
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		Subprotocols:     []string{mcp.Subprotocol},
