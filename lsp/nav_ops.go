@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -24,13 +25,21 @@ type navTarget struct {
 	// The document, when the request is about one.
 	abs, uri string
 	idx      *lineIndex
-	// indexes caches the texts of the documents an answer names.
+	// indexes caches the texts of the documents an answer names, by
+	// canonical URI; uris the canonical URI and path of each URI as the
+	// server wrote it.
 	indexes map[string]*lineIndex
+	uris    map[string]uriInfo
+}
+
+type uriInfo struct {
+	canon, path string
 }
 
 func newTarget(srv *server, inst *instance) *navTarget {
 	prof, grace := profileOf(&srv.cfg)
-	return &navTarget{srv: srv, inst: inst, enc: inst.encoding(), prof: prof, grace: grace, indexes: map[string]*lineIndex{}}
+	return &navTarget{srv: srv, inst: inst, enc: inst.encoding(), prof: prof, grace: grace,
+		indexes: map[string]*lineIndex{}, uris: map[string]uriInfo{}}
 }
 
 // navOpen opens the file at path in its server, or brings it up to date
@@ -40,6 +49,9 @@ func (m *Manager) navOpen(ctx context.Context, path string) (*navTarget, error) 
 		return nil, errors.New("no file given")
 	}
 	for attempt := 0; ; attempt++ {
+		if t := m.navOpenUnchanged(path); t != nil {
+			return t, nil
+		}
 		if err := m.Open(ctx, path); err != nil {
 			return nil, err
 		}
@@ -52,10 +64,11 @@ func (m *Manager) navOpen(ctx context.Context, path string) (*navTarget, error) 
 		m.mu.Unlock()
 		var inst *instance
 		var text string
+		var version int
 		if ok {
 			r.srv.syncMu.Lock()
 			if !doc.closed {
-				inst, text = doc.openOn, doc.text
+				inst, text, version = doc.openOn, doc.text, doc.version
 			}
 			r.srv.syncMu.Unlock()
 		}
@@ -68,11 +81,61 @@ func (m *Manager) navOpen(ctx context.Context, path string) (*navTarget, error) 
 			}
 			return nil, fmt.Errorf("opening %s: %w", abs, ErrNotOpen)
 		}
-		t := newTarget(r.srv, inst)
-		t.abs, t.uri, t.idx = abs, doc.uri, newLineIndex(text)
-		t.indexes[doc.uri] = t.idx
-		return t, nil
+		return newDocTarget(r.srv, inst, doc, text, version), nil
 	}
+}
+
+// navOpenUnchanged returns the target for path when the file is open in a
+// running server and unchanged on disk since it was last synced (its size,
+// time and inode agree): one stat instead of Open's read.
+func (m *Manager) navOpenUnchanged(path string) *navTarget {
+	r, abs, err := m.route(path)
+	if err != nil {
+		return nil
+	}
+	m.mu.Lock()
+	doc, ok := m.docs.Get(abs)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil
+	}
+	srv := r.srv
+	srv.syncMu.Lock()
+	inst, text, version, stamp, closed := doc.openOn, doc.text, doc.version, doc.stamp, doc.closed
+	srv.syncMu.Unlock()
+	if closed || inst == nil || srv.current() != inst || !stamp.ok || stampOf(fi) != stamp {
+		return nil
+	}
+	return newDocTarget(srv, inst, doc, text, version)
+}
+
+// newDocTarget is the target for doc, open in inst with text at version;
+// its line index is the instance's, built once per version.
+func newDocTarget(srv *server, inst *instance, doc *document, text string, version int) *navTarget {
+	t := newTarget(srv, inst)
+	t.abs, t.uri = doc.path, doc.uri
+	t.idx = inst.docIndex(doc.uri, version)
+	if t.idx == nil || t.idx.text != text {
+		t.idx = newLineIndex(text)
+	}
+	t.indexes[doc.uri] = t.idx
+	t.uris[doc.uri] = uriInfo{doc.uri, doc.path}
+	return t
+}
+
+// docIndex returns the line index of the open document uri when the
+// instance has it at version, else nil.
+func (inst *instance) docIndex(uri string, version int) *lineIndex {
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	if tr := inst.docs[uri]; tr != nil && tr.version == version {
+		return tr.index()
+	}
+	return nil
 }
 
 // navResolve opens the file of p and finds p in it.
@@ -174,7 +237,10 @@ func (m *Manager) index(t *navTarget, uri string) *lineIndex {
 		if open && doc.srv == t.srv {
 			t.srv.syncMu.Lock()
 			if doc.openOn == t.inst && !doc.closed {
-				idx = newLineIndex(doc.text)
+				idx = t.inst.docIndex(doc.uri, doc.version)
+				if idx == nil || idx.text != doc.text {
+					idx = newLineIndex(doc.text)
+				}
 			}
 			t.srv.syncMu.Unlock()
 		}
@@ -194,11 +260,14 @@ func clipLine(s string) string { return shorten(s, maxLocationText) }
 
 // location converts an LSP location of t's server.
 func (m *Manager) location(t *navTarget, uri string, r lspRange) Location {
-	uri = fileuri.Canonical(uri)
-	loc := Location{URI: uri}
-	if p, ok := fileuri.ToPath(uri); ok {
-		loc.Path = p
+	u, ok := t.uris[uri]
+	if !ok {
+		u.canon = fileuri.Canonical(uri)
+		u.path, _ = fileuri.ToPath(u.canon)
+		t.uris[uri] = u
 	}
+	uri = u.canon
+	loc := Location{URI: uri, Path: u.path}
 	sc, ec := r.Start.Character, r.End.Character
 	if idx := m.index(t, uri); idx != nil {
 		sc = idx.toRunes(r.Start.Line, sc, t.enc)
