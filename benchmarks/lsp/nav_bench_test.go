@@ -58,6 +58,10 @@ type navOp struct {
 	count func(raw json.RawMessage) int
 }
 
+// at0 is at for a line and column that are the same in characters and
+// UTF-16 (no character outside the BMP before them).
+func at0(uri string, line, char int) map[string]any { return at(uri, line, char) }
+
 func at(uri string, line, char int) map[string]any {
 	return map[string]any{"textDocument": map[string]string{"uri": uri}, "position": map[string]int{"line": line, "character": char}}
 }
@@ -278,9 +282,10 @@ func TestNavigationRawAgrees(t *testing.T) {
 }
 
 // BenchmarkReferencesWidelyUsed measures references to identifiers used
-// all over a module of realistic size, through the library: the latency,
-// the number of locations, and the size of what a model reads (the
-// rendering, capped at 100 locations) in characters.
+// all over a module of realistic size, through the library: the latency
+// (with the raw client's for the same request, side by side), the number
+// of locations, and the size of what a model reads (the rendering, capped
+// at 100 locations) in characters.
 //
 //   - nethttp: http.Request and http.ResponseWriter, asked from a small
 //     module's handler; gopls finds them across net/http itself.
@@ -318,14 +323,53 @@ func BenchmarkReferencesWidelyUsed(b *testing.B) {
 				b.Fatal(err)
 			}
 			cold := time.Since(first)
-			var lat samples
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				if res, err = m.References(ctx, tc.at, true); err != nil {
+			raw := startRaw(b, gp, tc.dir, environ(b))
+			data, err := os.ReadFile(tc.at.Path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ch, err := raw.open(ctx, tc.at.Path, string(data), 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wait(b, ch)
+			at := res.At
+			params := with(at0(fileURI(tc.at.Path), at.Line-1, at.Column-1), "context", map[string]bool{"includeDeclaration": true})
+			rawRefs := func() int {
+				var out json.RawMessage
+				if err := raw.conn.Call(ctx, "textDocument/references", params, &out); err != nil {
 					b.Fatal(err)
 				}
-				lat = append(lat, time.Since(start))
+				return countArray(out)
+			}
+			if n := rawRefs(); n != len(res.Locations) {
+				b.Fatalf("the raw client finds %d references, the library %d", n, len(res.Locations))
+			}
+			for range 3 { // warm both
+				rawRefs()
+				if _, err := m.References(ctx, tc.at, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var lat, base samples
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				lib := func() {
+					start := time.Now()
+					if res, err = m.References(ctx, tc.at, true); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				if i%2 == 1 {
+					lib()
+				}
+				start := time.Now()
+				rawRefs()
+				base = append(base, time.Since(start))
+				if i%2 == 0 {
+					lib()
+				}
 			}
 			b.StopTimer()
 			opts := &lsp.NavRenderOptions{ProjectDir: tc.dir}
@@ -336,6 +380,7 @@ func BenchmarkReferencesWidelyUsed(b *testing.B) {
 				files[l.Path] = true
 			}
 			b.ReportMetric(ms(lat.quantile(0.5)), "median-ms")
+			b.ReportMetric(ms(base.quantile(0.5)), "raw-median-ms")
 			b.ReportMetric(ms(cold), "first-ms")
 			b.ReportMetric(float64(len(res.Locations)), "locations")
 			b.ReportMetric(float64(len(files)), "files")
