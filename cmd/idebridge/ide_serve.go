@@ -36,7 +36,8 @@ func init() {
 		Help: "Serves the workspace folders as an IDE would: writes a lockfile (mode 0600) that\n" +
 			"agents discover, and answers MCP over WebSocket (or legacy SSE) on 127.0.0.1 with\n" +
 			"the default tools: openFile, openDiff, close_tab, closeAllDiffTabs,\n" +
-			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument, and\n" +
+			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument,\n" +
+			"getCurrentSelection and getLatestSelection (what openFile last selected), and\n" +
 			"getDiagnostics, answered by language servers: gopls for .go files (found\n" +
 			"through $GOPLS, PATH or $(go env GOPATH)/bin), or the servers of --lsp-config\n" +
 			"(a .lsp.json, as in Claude Code plugins). Each call re-reads the file from disk,\n" +

@@ -195,6 +195,78 @@ func (d *Diagnostics) Close(ctx context.Context) error {
 	return nil
 }
 
+// FileReport is one file's diagnostics as Check found them.
+type FileReport struct {
+	// Path is the file's absolute path.
+	Path string
+	// Server is the server that serves the file; "" when none does (the
+	// file then has no diagnostics, as an editor shows none).
+	Server string
+	// Diagnostics is the file's complete current set (not only what is
+	// new), sorted by severity, then position.
+	Diagnostics []diag.Diagnostic
+	// Settle says how the diagnostics were known to be current, or that
+	// they could not be (Settle.Freshness.Fresh() false: the server did
+	// not finish in time and Diagnostics is what it had).
+	Settle lsp.SettleResult
+	// Err is why the file has no report: it lies outside the workspace
+	// folders (an *mcp.Error, as getDiagnostics answers), it cannot be
+	// read (fs.ErrNotExist for a missing file; not a regular file; too
+	// large), or its server failed.
+	Err error
+}
+
+// Check is getDiagnostics for Go callers, for several files at once: it
+// brings each file in paths (absolute, or relative to the server's first
+// workspace folder) up to date with the disk in its servers, waits for
+// their diagnostics, and returns one report per path, in order, with the
+// file's complete current diagnostics and how they were known. The files
+// count as asked about (getDiagnostics without a uri answers for them).
+// The error is ctx's when it ended; each file's own failure is in its
+// report. Calls run side by side, with each other and with getDiagnostics.
+func (d *Diagnostics) Check(ctx context.Context, paths []string) ([]FileReport, error) {
+	reports := make([]FileReport, len(paths))
+	var targets []string
+	var which []int
+	for i, p := range paths {
+		abs, err := d.srv.resolvePath(p)
+		if err != nil {
+			abs = p
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(d.srv.cfg.folders[0], abs)
+			}
+		}
+		reports[i] = FileReport{Path: abs, Err: err}
+		if err == nil {
+			targets = append(targets, abs)
+			which = append(which, i)
+		}
+	}
+	d.mu.Lock()
+	for _, p := range targets {
+		d.remember(p)
+	}
+	d.mu.Unlock()
+	sets, settled, errs := d.refresh(ctx, targets)
+	d.mu.Lock()
+	d.prune("")
+	d.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for j, i := range which {
+		r := &reports[i]
+		r.Diagnostics, r.Settle, r.Err = slices.Clone(sets[j]), settled[j], errs[j]
+		r.Server = settled[j].Server
+		if r.Server == "" && r.Err == nil {
+			if name, err := d.mgr.ServerFor(r.Path); err == nil {
+				r.Server = name
+			}
+		}
+	}
+	return reports, nil
+}
+
 // wireFileDiagnostics and wireDiagnostic are the deployed answer's shape.
 type wireFileDiagnostics struct {
 	URI         string           `json:"uri"`
@@ -236,7 +308,7 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResu
 		targets = d.known()
 	}
 	d.mu.Unlock()
-	sets, errs := d.refresh(ctx, targets)
+	sets, _, errs := d.refresh(ctx, targets)
 	d.mu.Lock()
 	d.prune(target)
 	d.mu.Unlock()
@@ -314,8 +386,9 @@ func (d *Diagnostics) prune(target string) {
 // refresh brings every target up to date with the disk and returns each
 // one's complete diagnostic set, or why it has none. It takes d.mu only
 // between the waits, so that calls run side by side.
-func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.Diagnostic, []error) {
+func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.Diagnostic, []lsp.SettleResult, []error) {
 	sets := make([][]diag.Diagnostic, len(targets))
+	settled := make([]lsp.SettleResult, len(targets))
 	errs := make([]error, len(targets))
 	texts := make([]string, len(targets))
 	served := make([]bool, len(targets))
@@ -354,7 +427,7 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 			served[i] = true
 		}
 	}
-	d.settle(ctx, targets, served, errs)
+	d.settle(ctx, targets, served, settled, errs)
 
 	// A set is complete when it comes from the last publish the registry
 	// saw for the document. Otherwise a publish was missed (it arrived
@@ -382,7 +455,7 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 				again[i] = errs[i] == nil
 			}
 		}
-		d.settle(ctx, targets, again, errs)
+		d.settle(ctx, targets, again, settled, errs)
 		d.mu.Lock()
 		d.drain(sts)
 		d.mu.Unlock()
@@ -394,16 +467,17 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 			sets[i] = sts[i].diags
 		}
 	}
-	return sets, errs
+	return sets, settled, errs
 }
 
 // settle waits for the diagnostics of every target marked in which.
-func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, errs []error) {
+func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, settled []lsp.SettleResult, errs []error) {
 	for i, p := range targets {
 		if !which[i] || errs[i] != nil {
 			continue
 		}
 		res, err := d.mgr.Settle(ctx, p)
+		settled[i] = res
 		if err != nil {
 			errs[i] = err
 			continue

@@ -395,3 +395,48 @@ func TestDiagnosticsManyFiles(t *testing.T) {
 		t.Errorf("no-uri answer covers %q, want the 3 most recent", names)
 	}
 }
+
+// Check answers Go callers with each file's complete current set, every
+// time (not only what is new), how it was known, and each file's own
+// failure.
+func TestDiagnosticsCheck(t *testing.T) {
+	dir := diagModule(t, map[string]string{
+		"main.go":  "package main\n\nfunc main() {\n\tx := 1\n}\n",
+		"clean.go": "package main\n\nfunc helper() int { return 2 }\n",
+		"notes.md": "# not code\n",
+	})
+	_, d := startDiagServer(t, dir, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for round := range 2 {
+		reps, err := d.Check(ctx, []string{"main.go", filepath.Join(dir, "clean.go"), "notes.md", "gone.go"})
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		if len(reps) != 4 {
+			t.Fatalf("%d reports for 4 files", len(reps))
+		}
+		m := reps[0]
+		if m.Err != nil || m.Path != filepath.Join(dir, "main.go") || m.Server != "gopls" || !m.Settle.Freshness.Fresh() {
+			t.Fatalf("round %d: main.go report %+v", round, m)
+		}
+		if len(m.Diagnostics) != 1 || !strings.Contains(m.Diagnostics[0].Message, "declared and not used") || m.Diagnostics[0].Range.Start.Line != 3 {
+			t.Errorf("round %d: main.go diagnostics %+v, want the one unused x on line 4 (every round)", round, m.Diagnostics)
+		}
+		if c := reps[1]; c.Err != nil || len(c.Diagnostics) != 0 || c.Server != "gopls" {
+			t.Errorf("round %d: clean.go report %+v", round, c)
+		}
+		if n := reps[2]; n.Err != nil || n.Server != "" || len(n.Diagnostics) != 0 {
+			t.Errorf("round %d: notes.md (no server) report %+v", round, n)
+		}
+		if g := reps[3]; !errors.Is(g.Err, os.ErrNotExist) {
+			t.Errorf("round %d: missing file's error %v, want not exist", round, g.Err)
+		}
+	}
+	// The file changes on disk: the next Check sees the new text.
+	writeText(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() {\n\tx := 1\n\t_ = x\n}\n")
+	reps, err := d.Check(ctx, []string{"main.go"})
+	if err != nil || reps[0].Err != nil || len(reps[0].Diagnostics) != 0 {
+		t.Errorf("after the fix: %+v, %v; want no diagnostics", reps, err)
+	}
+}

@@ -9,7 +9,8 @@ var (
 	ErrServerClosed = errors.New("ideserver: server closed")
 	// ErrAlreadyStarted is returned by a second Start.
 	ErrAlreadyStarted = errors.New("ideserver: server already started")
-	// ErrNotStarted is returned by Notify before Start.
+	// ErrNotStarted is returned by Notify before Start when no
+	// ServeStream session is being served either.
 	ErrNotStarted = errors.New("ideserver: server not started")
 	// ErrNotLoopback is wrapped by New when Options.Host is not a loopback
 	// address: an IDE's MCP server must never listen beyond the machine.

@@ -48,7 +48,7 @@ func Example() {
 	// Output:
 	// true
 	// true
-	// openFile openDiff closeAllDiffTabs getWorkspaceFolders getOpenEditors checkDocumentDirty saveDocument
+	// openFile openDiff closeAllDiffTabs getWorkspaceFolders getOpenEditors checkDocumentDirty saveDocument getCurrentSelection getLatestSelection
 }
 
 // What an agent sees: the MCP handshake and an openDiff, over a plain
@@ -107,7 +107,7 @@ func ExampleServer_RegisterTool() {
 		},
 	})
 	fmt.Println(err, len(srv.Tools()))
-	// Output: <nil> 9
+	// Output: <nil> 11
 }
 
 // A callback policy decides each proposed edit; it may block until a user

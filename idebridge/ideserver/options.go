@@ -68,8 +68,16 @@ type Options struct {
 	// for. Default mcp.LegacyProtocolVersion ("2024-11-05"), what every
 	// deployed IDE answers.
 	ProtocolVersion string
+	// NegotiateProtocolVersion answers the version the client asks for
+	// when it is one of mcp.SupportedProtocolVersions, and ProtocolVersion
+	// otherwise, as MCP servers negotiate; by default ProtocolVersion is
+	// answered whatever the client asked, as deployed IDEs do.
+	NegotiateProtocolVersion bool
 	// ServerName and ServerVersion are the initialize result's serverInfo.
 	ServerName, ServerVersion string
+	// Instructions, when set, goes in the initialize result: advice to the
+	// model on how to use the server's tools.
+	Instructions string
 
 	// Logger receives one debug record per message received (method, id,
 	// client, and the tool of a tools/call) and warnings about misbehaving
@@ -92,6 +100,10 @@ type Options struct {
 	// DiffPolicy decides openDiff calls. Default RejectDiffs: a headless
 	// server never accepts an edit nobody approved.
 	DiffPolicy DiffPolicy
+	// NoDefaultTools registers none of the default tools: the server
+	// serves only what RegisterTool adds (an MCP server of one's own,
+	// such as one served over stdio with ServeStream).
+	NoDefaultTools bool
 	// DisabledTools names default tools not to register (for example
 	// "openDiff" to register your own, though RegisterTool also replaces).
 	DisabledTools []string

@@ -20,9 +20,10 @@ import (
 type ClientInfo struct {
 	// ID is unique within the server ("c1", "c2", ...).
 	ID string
-	// Transport is "ws" or "sse".
+	// Transport is "ws", "sse" or TransportStdio ("stdio", a session
+	// served by ServeStream).
 	Transport string
-	// RemoteAddr is the client's address.
+	// RemoteAddr is the client's address ("stdio" for ServeStream).
 	RemoteAddr string
 	// Name and Version come from initialize's clientInfo.
 	Name, Version string
@@ -112,6 +113,10 @@ type session struct {
 
 	initMu      sync.Mutex
 	initialized bool
+
+	// calls counts the tool calls handed out by callTool and not yet
+	// finished, for a stream session to await before it returns.
+	calls sync.WaitGroup
 }
 
 func (ss *session) clientInfo() ClientInfo {
@@ -250,12 +255,18 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 	ss.info.Name, ss.info.Version = p.ClientInfo.Name, p.ClientInfo.Version
 	ss.info.ProtocolVersion = p.ProtocolVersion
 	ss.mu.Unlock()
-	// Whatever the client asked for, answer our own version: the client
-	// decides whether it speaks it (deployed IDEs all answer 2024-11-05).
+	// Unless told to negotiate, answer our own version whatever the
+	// client asked for: the client decides whether it speaks it (deployed
+	// IDEs all answer 2024-11-05).
+	version := ss.srv.cfg.ProtocolVersion
+	if ss.srv.cfg.NegotiateProtocolVersion && mcp.IsSupportedProtocolVersion(p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
 	res := mcp.InitializeResult{
-		ProtocolVersion: ss.srv.cfg.ProtocolVersion,
+		ProtocolVersion: version,
 		Capabilities:    serverCapabilities,
 		ServerInfo:      mcp.Implementation{Name: ss.srv.cfg.ServerName, Version: ss.srv.cfg.ServerVersion},
+		Instructions:    ss.srv.cfg.Instructions,
 	}
 	// The answer goes out before any broadcast, and a client that has read
 	// it gets every broadcast made after: Notify waits on initMu.
@@ -351,7 +362,9 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	if timeout == 0 {
 		timeout = ss.srv.cfg.CallTimeout
 	}
+	ss.calls.Add(1)
 	return func() {
+		defer ss.calls.Done()
 		defer ss.forget(key, call)
 		ss.runTool(ctx, msg.ID, t, tc, timeout, cancel)
 	}

@@ -95,6 +95,8 @@ loop:
 		}
 	}
 	sc.close(closeNormal, "")
+	// Unknown to POSTs before the disconnection is announced.
+	s.sseSessions.Delete(sc.id)
 	s.removeSession(ss, why)
 }
 

@@ -21,6 +21,7 @@ import (
 var defaultTools = []string{
 	mcp.ToolOpenFile, mcp.ToolOpenDiff, mcp.ToolCloseTab, mcp.ToolCloseAllDiffTabs,
 	mcp.ToolGetWorkspaceFolders, mcp.ToolGetOpenEditors, mcp.ToolCheckDocumentDirty, mcp.ToolSaveDocument,
+	mcp.ToolGetCurrentSelection, mcp.ToolGetLatestSelection,
 }
 
 // DefaultTools returns the names of the default tool set, in tools/list
@@ -111,6 +112,18 @@ func (s *Server) registerDefaults() {
 				InputSchema: schema(filePathProp, "filePath")},
 			Handler: s.toolSaveDocument,
 		},
+		mcp.ToolGetCurrentSelection: {
+			Tool: mcp.Tool{Description: "Get the selection in the active editor (what openFile selected last in it)",
+				InputSchema: schema("")},
+			Handler: s.toolGetCurrentSelection,
+			Inline:  true,
+		},
+		mcp.ToolGetLatestSelection: {
+			Tool: mcp.Tool{Description: "Get the most recent selection, even in an editor that is no longer active",
+				InputSchema: schema("")},
+			Handler: s.toolGetLatestSelection,
+			Inline:  true,
+		},
 	}
 	for _, name := range defaultTools {
 		if slices.Contains(s.cfg.DisabledTools, name) {
@@ -134,9 +147,7 @@ type openFileResult struct {
 }
 
 func (s *Server) toolOpenFile(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
-	var a struct {
-		FilePath string `json:"filePath"`
-	}
+	var a openFileArgs
 	if err := call.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -155,7 +166,15 @@ func (s *Server) toolOpenFile(ctx context.Context, call *ToolCall) (*mcp.ToolRes
 		}
 		return nil, &mcp.Error{Code: mcp.CodeServerError, Message: msg, Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", p, unwrapPathError(err)))}
 	}
-	s.ed.openFile(p)
+	var sel *selection
+	if a.wantsSelection() {
+		text, err := readRegular(p, s.cfg.MaxMessageSize)
+		if err != nil {
+			return nil, &mcp.Error{Code: mcp.CodeServerError, Message: "Cannot read file", Data: mustJSON(fmt.Sprintf("Cannot select in %s: %v", p, unwrapPathError(err)))}
+		}
+		sel = selectIn(p, string(text), &a)
+	}
+	s.ed.openFile(p, sel)
 	return JSONResult(openFileResult{Success: true, FilePath: p, LanguageID: languageID(p), LineCount: n})
 }
 

@@ -303,3 +303,56 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// openFile selects what it is asked to (lines, or text), and the selection
+// tools answer it in VS Code's shape, columns in UTF-16 units.
+func TestOpenFileSelection(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.go"), "package a\n\n// 🙂 smile\nfunc F() {}\r\nfunc G() {}\n")
+	writeFile(t, filepath.Join(dir, "b.txt"), "one\ntwo\n")
+	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}})
+	c := dial(t, srv)
+	c.handshake(1)
+	none := jsonTextOf(t, c.callTool("getCurrentSelection", nil))
+	if none["success"] != false {
+		t.Errorf("selection before any file is open: %v, want success false", none)
+	}
+	type pos = map[string]any
+	sel := func(tool string) map[string]any { return jsonTextOf(t, c.callTool(tool, nil)) }
+	for _, tc := range []struct {
+		args       map[string]any
+		text       string
+		start, end pos
+	}{
+		{map[string]any{"startLine": 3}, "// 🙂 smile", pos{"line": 2.0, "character": 0.0}, pos{"line": 2.0, "character": 11.0}},
+		{map[string]any{"startLine": 4, "endLine": 5}, "func F() {}\r\nfunc G() {}", pos{"line": 3.0, "character": 0.0}, pos{"line": 4.0, "character": 11.0}},
+		{map[string]any{"startLine": 99}, "", pos{"line": 5.0, "character": 0.0}, pos{"line": 5.0, "character": 0.0}},
+		{map[string]any{"startText": "smile"}, "smile", pos{"line": 2.0, "character": 6.0}, pos{"line": 2.0, "character": 11.0}},
+		{map[string]any{"startText": "🙂", "endText": "F", "selectToEndOfLine": true}, "🙂 smile\nfunc F() {}", pos{"line": 2.0, "character": 3.0}, pos{"line": 3.0, "character": 11.0}},
+		{map[string]any{"startText": "absent"}, "", pos{"line": 0.0, "character": 0.0}, pos{"line": 0.0, "character": 0.0}},
+	} {
+		args := map[string]any{"filePath": "a.go"}
+		for k, v := range tc.args {
+			args[k] = v
+		}
+		c.callTool("openFile", args)
+		got := sel("getCurrentSelection")
+		want := map[string]any{
+			"success": true, "text": tc.text, "filePath": filepath.Join(dir, "a.go"), "fileUrl": "file://" + filepath.Join(dir, "a.go"),
+			"selection": map[string]any{"start": tc.start, "end": tc.end, "isEmpty": tc.text == ""},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("openFile %v, then getCurrentSelection (-want +got):\n%s", tc.args, diff)
+		}
+	}
+	// Another file without a selection: the cursor at its start; the
+	// latest selection is that one too, and a.go keeps its own.
+	c.callTool("openFile", map[string]any{"filePath": "b.txt"})
+	if got := sel("getLatestSelection"); got["filePath"] != filepath.Join(dir, "b.txt") || got["text"] != "" {
+		t.Errorf("latest selection after opening b.txt: %v", got)
+	}
+	c.callTool("openFile", map[string]any{"filePath": "a.go"})
+	if got := sel("getCurrentSelection"); got["filePath"] != filepath.Join(dir, "a.go") || got["selection"].(map[string]any)["start"].(map[string]any)["line"] != 0.0 {
+		t.Errorf("a.go active again: %v, want its last selection (the cursor at the start)", got)
+	}
+}
