@@ -392,3 +392,8 @@ type NavRequest struct {
 	// NewName is the new name for Rename.
 	NewName string `json:"newName,omitempty"`
 }
+
+// ProjectDir returns the manager's project directory
+// (ManagerOptions.ProjectDir, made absolute): the directory the renderings
+// of navigation results are relative to.
+func (m *Manager) ProjectDir() string { return m.opts.ProjectDir }
