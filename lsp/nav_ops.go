@@ -196,6 +196,9 @@ func (t *navTarget) at(r resolved) *Location {
 // the Answer with what is known of its completeness.
 func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method string, params map[string]any, result any) (Answer, error) {
 	a := Answer{Op: op, Server: t.srv.cfg.Name}
+	if ok, capability := t.inst.offers(method); !ok {
+		return a, fmt.Errorf("%s does not offer %s (%s: its initialize answer has no %s): %w", a.Server, op, method, capability, ErrUnsupported)
+	}
 	before := t.inst.awaitLoad(ctx, t.prof, t.grace, m.opts.LoadWait)
 	if err := ctx.Err(); err != nil {
 		return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
