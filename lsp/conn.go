@@ -473,6 +473,10 @@ func (c *conn) start(ctx context.Context, method string, params any) (func(ctx c
 			}
 			return fmt.Errorf("%s: %w", method, err)
 		}
+		if rm, ok := result.(*json.RawMessage); ok {
+			*rm = raw // already checked: by the codec, or by jsonrpc2
+			return nil
+		}
 		if result != nil && len(raw) > 0 {
 			if err := json.Unmarshal(raw, result); err != nil {
 				return fmt.Errorf("%s: decoding result: %w", method, err)

@@ -423,19 +423,14 @@ func (m *Manager) Hover(ctx context.Context, at Pos) (*Hover, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A null answer leaves raw empty.
 	var raw struct {
 		Contents json.RawMessage `json:"contents"`
 		Range    *lspRange       `json:"range"`
 	}
-	var body json.RawMessage
-	a, err := m.request(ctx, t, OpHover, "textDocument/hover", t.positionParams(r), &body)
+	a, err := m.request(ctx, t, OpHover, "textDocument/hover", t.positionParams(r), &raw)
 	if err != nil {
 		return nil, err
-	}
-	if b := bytes.TrimSpace(body); len(b) > 0 && !bytes.Equal(b, []byte("null")) {
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return nil, fmt.Errorf("hover from %s: decoding: %w", a.Server, err)
-		}
 	}
 	a.At = t.at(r)
 	h := &Hover{Answer: a, Markdown: hoverMarkdown(raw.Contents)}
