@@ -201,7 +201,10 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 	}
 	before := t.inst.awaitLoad(ctx, t.prof, t.grace, m.opts.LoadWait)
 	if err := ctx.Err(); err != nil {
-		return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
+		if before.loading {
+			return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
+		}
+		return a, fmt.Errorf("%s: %w", op, err)
 	}
 	params["workDoneToken"] = nextNavToken()
 	if err := t.inst.conn.call(ctx, method, params, result); err != nil {
