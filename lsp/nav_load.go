@@ -150,6 +150,12 @@ func (inst *instance) loadStateLocked(prof loadProfile, grace time.Duration, now
 		if grace > 0 {
 			st.until = l.start.Add(grace)
 			st.loading = now.Before(st.until)
+			if !st.loading && l.begun == 0 {
+				// clangd indexes in the background only with a
+				// compilation database.
+				st.reason = fmt.Sprintf("%s has not indexed the workspace (it reported no indexing; without a compile_commands.json "+
+					"it knows only the files it has open and what they include)", name)
+			}
 		} else {
 			st.loading = true
 		}
