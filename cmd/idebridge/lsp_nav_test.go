@@ -203,3 +203,90 @@ func TestLSPRenameThroughHeadlessIDE(t *testing.T) {
 		t.Errorf("the IDE's prompts:\n%s", p)
 	}
 }
+
+// TestLSPRenameInterrupted interrupts `lsp rename --apply` (the built
+// command) while the headless IDE shows the first file's diff: the review
+// is cancelled as ESC does (closeAllDiffTabs), the first file is
+// cancelled, the second never proposed, and neither is written.
+func TestLSPRenameInterrupted(t *testing.T) {
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	dir := navModule(t)
+	cfg := t.TempDir()
+	shapes, use := filepath.Join(dir, "shapes.go"), filepath.Join(dir, "use.go")
+	before := map[string]string{}
+	for _, p := range []string{shapes, use} {
+		data, _ := os.ReadFile(p)
+		before[p] = string(data)
+	}
+	ide := exec.Command(bin, "ide", "serve", "--workspace", dir, "--diff", "prompt", "--lockfile-dir", filepath.Join(cfg, "ide"))
+	ide.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=" + cfg}
+	stdin, err := ide.StdinPipe() // never answered
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := ide.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts serveBuffer
+	ide.Stderr = &prompts
+	if err := ide.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ideDone := make(chan error, 1)
+	t.Cleanup(func() {
+		ide.Process.Signal(os.Interrupt)
+		select {
+		case <-ideDone:
+		case <-time.After(10 * time.Second):
+			ide.Process.Kill()
+		}
+	})
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("ide serve's first line: %v\n%s", err, prompts.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	go func() { ideDone <- ide.Wait() }()
+
+	env := navEnv(t, "CLAUDE_CONFIG_DIR="+cfg)
+	rename := exec.Command(bin, "lsp", "rename", "shapes.go:5:Area", "Size", "--apply", "--no-plugins")
+	rename.Dir = dir
+	for k, v := range env {
+		rename.Env = append(rename.Env, k+"="+v)
+	}
+	var out, errOut serveBuffer
+	rename.Stdout, rename.Stderr = &out, &errOut
+	if err := rename.Start(); err != nil {
+		t.Fatal(err)
+	}
+	renameDone := make(chan error, 1)
+	go func() { renameDone <- rename.Wait() }()
+	prompts.waitFor(t, "Apply?")
+	if err := rename.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-renameDone:
+		if err != nil {
+			t.Errorf("lsp rename after the interrupt: %v\n%s\n%s", err, out.String(), errOut.String())
+		}
+	case <-time.After(serveTestTimeout):
+		rename.Process.Kill()
+		t.Fatalf("lsp rename did not end after the interrupt\n%s\n%s", out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "Rename: 0 of 2 files written.\nshapes.go: cancelled; unchanged\nuse.go: not proposed (the review was cancelled); unchanged\n") {
+		t.Errorf("outcome after the interrupt:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	}
+	for p, text := range before {
+		if got, _ := os.ReadFile(p); string(got) != text {
+			t.Errorf("%s changed:\n%s", filepath.Base(p), got)
+		}
+	}
+	if strings.Count(prompts.String(), "Apply?") != 1 {
+		t.Errorf("the IDE was asked %d times:\n%s", strings.Count(prompts.String(), "Apply?"), prompts.String())
+	}
+}
