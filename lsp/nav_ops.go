@@ -28,8 +28,9 @@ type navTarget struct {
 	// indexes caches the texts of the documents an answer names, by
 	// canonical URI; uris the canonical URI and path of each URI as the
 	// server wrote it.
-	indexes map[string]*lineIndex
-	uris    map[string]uriInfo
+	indexes   map[string]*lineIndex
+	uris      map[string]uriInfo
+	diskReads int
 }
 
 type uriInfo struct {
@@ -250,13 +251,20 @@ func (m *Manager) index(t *navTarget, uri string) *lineIndex {
 			}
 			t.srv.syncMu.Unlock()
 		}
-		if idx == nil {
+		if idx == nil && t.diskReads < maxNavDiskReads {
+			t.diskReads++
 			idx = diskIndex(uri)
 		}
 	}
 	t.indexes[uri] = idx
 	return idx
 }
+
+// maxNavDiskReads bounds the files one answer makes navigation read for
+// their source lines and columns: a server that answers with locations in
+// a hundred thousand files gets the rest as it sent them (columns in its
+// units, no source line).
+const maxNavDiskReads = 1000
 
 // maxLocationText bounds Location.Text, in characters (a minified file's
 // line can be megabytes).
