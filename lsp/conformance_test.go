@@ -442,9 +442,13 @@ func TestConformance(t *testing.T) {
 				sort.Strings(said)
 				saw := "no publish"
 				if ex.seen[k.step][k.file] {
-					saw = fmt.Sprintf("%d diagnostics", len(ex.sets[k.step][k.file]))
-					if n := len(ex.sets[k.step][k.file]); n == 0 {
+					switch n := len(ex.sets[k.step][k.file]); n {
+					case 0:
 						saw = "an empty publish"
+					case 1:
+						saw = "1 diagnostic"
+					default:
+						saw = fmt.Sprintf("%d diagnostics", n)
 					}
 				}
 				tables[s.name] = append(tables[s.name], fmt.Sprintf("| %s | %s | %s | %s | %d/%d | %s |", s.name, k.step, k.file,

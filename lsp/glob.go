@@ -209,7 +209,7 @@ func parseSegment(s string) []globTok {
 				continue
 			}
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		toks = append(toks, globTok{kind: tokLit, r: r})
 		i += size
 	}
@@ -224,7 +224,7 @@ func parseClass(s string) globTok {
 		t.negate = true
 		body = body[1:]
 	}
-	rs := []rune(body)
+	rs := runes(body)
 	for i := 0; i < len(rs); i++ {
 		if i+2 < len(rs) && rs[i+1] == '-' {
 			lo, hi := rs[i], rs[i+2]
@@ -293,7 +293,7 @@ func matchSegs(pat []globSeg, path []string) bool {
 // matchSegment matches one segment with *, ? and classes: the classic
 // single-star backtracking, linear in practice.
 func matchSegment(toks []globTok, s string) bool {
-	rs := []rune(s)
+	rs := runes(s)
 	ti, ri := 0, 0
 	starT, starR := -1, 0
 	for ri < len(rs) {
@@ -343,4 +343,27 @@ func (t *globTok) classMatch(r rune) bool {
 		}
 	}
 	return in != t.negate
+}
+
+// decodeRune decodes the first character of s. A byte that is not valid
+// UTF-8 (file names on Unix may hold any byte) becomes a value of its own
+// beyond Unicode, so that two different invalid bytes never match each
+// other as U+FFFD would.
+func decodeRune(s string) (rune, int) {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && size <= 1 && len(s) > 0 {
+		return utf8.MaxRune + 1 + rune(s[0]), 1
+	}
+	return r, size
+}
+
+// runes splits s into characters as decodeRune does.
+func runes(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for i := 0; i < len(s); {
+		r, size := decodeRune(s[i:])
+		out = append(out, r)
+		i += size
+	}
+	return out
 }

@@ -505,7 +505,7 @@ func (m *Manager) nextVersion(uri string) int {
 
 func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document) error {
 	m.reg.SetVersion(doc.uri, doc.version)
-	inst.setText(doc.uri, doc.lang, doc.version, doc.text)
+	inst.setText(doc.uri, doc.lang, doc.version, doc.text, true)
 	err := inst.conn.notify(ctx, "textDocument/didOpen", map[string]any{
 		"textDocument": map[string]any{"uri": doc.uri, "languageId": doc.lang, "version": doc.version, "text": doc.text},
 	})
@@ -517,7 +517,7 @@ func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document) er
 
 func (m *Manager) didChange(ctx context.Context, inst *instance, doc *document) error {
 	m.reg.SetVersion(doc.uri, doc.version)
-	inst.setText(doc.uri, doc.lang, doc.version, doc.text)
+	inst.setText(doc.uri, doc.lang, doc.version, doc.text, false)
 	return inst.conn.notify(ctx, "textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": doc.uri, "version": doc.version},
 		"contentChanges": []map[string]string{{"text": doc.text}},

@@ -328,3 +328,40 @@ func TestGoplsPullDiagnostics(t *testing.T) {
 		t.Errorf("drained after the fix: %+v", att)
 	}
 }
+
+// TestGoplsAnalyzerFindings: gopls publishes an empty set for a package
+// without type errors and, about a second later (its diagnosticsDelay),
+// the analyzers' findings for the same version. Once Settle has seen that,
+// an empty publish from gopls waits for its "diagnosing" progress to end.
+func TestGoplsAnalyzerFindings(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	vet := func(arg string) string {
+		return "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Printf(\"😀 %d\\n\", " + arg + ")\n}\n"
+	}
+	writeFile(t, main, vet(`"x"`))
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t), SettleTimeout: time.Minute})
+	ctx := context.Background()
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, main)
+	waitFor(t, "the printf finding", func() bool {
+		info, ok := m.Registry().LastPublish("gopls", fileuri.FromPath(main))
+		return ok && info.Count == 1
+	})
+	m.Drain()
+	for i, arg := range []string{`"y"`, `true`} {
+		if err := m.Change(ctx, main, vet(arg)); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, main)
+		att, ok := m.Drain()
+		if !ok || len(att.Files) != 1 || len(att.Files[0].Diagnostics) != 1 ||
+			!strings.Contains(att.Files[0].Diagnostics[0].Message, "fmt.Printf format %d has arg") {
+			t.Errorf("change %d: settled without the finding: %+v %+v", i, res, att)
+		}
+	}
+}

@@ -22,10 +22,15 @@ const maxQuiet = 5 * time.Second
 type pace struct {
 	mu        sync.Mutex
 	versioned bool
-	first     []time.Duration // ring of first-publish latencies
-	nFirst    int
-	tails     []time.Duration // ring of first-to-later publish gaps
-	nTail     int
+	// findsAfter: it has published findings after an empty set for the
+	// same version (gopls's analyzers).
+	findsAfter bool
+	first      []time.Duration // ring of changes' first-publish latencies
+	nFirst     int
+	// Rings of first-to-later publish gaps, after opens and after
+	// changes: an open's steps are further apart (the project loads).
+	tails [2][]time.Duration
+	nTail [2]int
 }
 
 func (p *pace) setVersioned() {
@@ -34,31 +39,51 @@ func (p *pace) setVersioned() {
 	p.mu.Unlock()
 }
 
+func (p *pace) setFindsAfterEmpty() {
+	p.mu.Lock()
+	p.findsAfter = true
+	p.mu.Unlock()
+}
+
+func (p *pace) findsAfterEmpty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.findsAfter
+}
+
 func (p *pace) isVersioned() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.versioned
 }
 
-// observeFirst records the latency from a document message to the first
-// publish answering it.
+// observeFirst records the latency from a change to the first publish
+// answering it.
 func (p *pace) observeFirst(d time.Duration) {
 	p.mu.Lock()
 	p.first, p.nFirst = pushRing(p.first, p.nFirst, d)
 	p.mu.Unlock()
 }
 
-// observeTail records a later publish answering the same message, gap
-// after the first one. Gaps far beyond the server's own latency are
-// republishes for other reasons (another file changed) and are not
-// learned.
-func (p *pace) observeTail(gap, latency time.Duration) {
+// observeTail records a later publish answering the same message (an
+// open, or a change), gap after the first one. Gaps far beyond the
+// server's own latency are republishes for other reasons (another file
+// changed) and are not learned.
+func (p *pace) observeTail(open bool, gap, latency time.Duration) {
 	if gap > 4*latency+time.Second {
 		return
 	}
+	k := kindOf(open)
 	p.mu.Lock()
-	p.tails, p.nTail = pushRing(p.tails, p.nTail, gap)
+	p.tails[k], p.nTail[k] = pushRing(p.tails[k], p.nTail[k], gap)
 	p.mu.Unlock()
+}
+
+func kindOf(open bool) int {
+	if open {
+		return 0
+	}
+	return 1
 }
 
 func pushRing(ring []time.Duration, n int, d time.Duration) ([]time.Duration, int) {
@@ -71,10 +96,14 @@ func pushRing(ring []time.Duration, n int, d time.Duration) ([]time.Duration, in
 
 // quiet is how long to wait after the last publish answering a message
 // whose first answer took latency, before taking the set as final: at
-// least floor, at least a sixth of the server's pace (the larger of this
-// latency and its median), and twice the longest gap it has been seen to
-// leave between the steps of one answer.
-func (p *pace) quiet(floor, latency time.Duration) time.Duration {
+// least floor, at least an eighth of the server's pace (the larger of this
+// latency and the median of its changes' latencies), and twice the longest
+// gap it has been seen to leave between the steps of one answer to the
+// same kind of message (an open's steps are further apart). After an
+// open, the gaps seen after changes count too.
+// (typescript-language-server, cold, can publish an empty set and the
+// real one 60 ms later, 2 s after the open: an eighth is 250 ms.)
+func (p *pace) quiet(open bool, floor, latency time.Duration) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.first) > 0 {
@@ -82,9 +111,14 @@ func (p *pace) quiet(floor, latency time.Duration) time.Duration {
 		slices.Sort(s)
 		latency = max(latency, s[len(s)/2])
 	}
-	q := max(floor, latency/6)
-	for _, t := range p.tails {
+	q := max(floor, latency/8)
+	for _, t := range p.tails[1] {
 		q = max(q, 2*t)
+	}
+	if open {
+		for _, t := range p.tails[0] {
+			q = max(q, 2*t)
+		}
 	}
 	return min(q, maxQuiet)
 }

@@ -343,7 +343,8 @@ func (inst *instance) refresher() {
 				err := inst.pull(pctx, u)
 				pcancel()
 				if !errors.Is(err, errRetrigger) {
-					if err != nil && ctx.Err() == nil && !errors.Is(err, errNoPull) && !errors.Is(err, ErrNotOpen) {
+					if err != nil && ctx.Err() == nil && !inst.stopping.Load() && !errors.Is(err, errNoPull) &&
+						!errors.Is(err, ErrNotOpen) && !errors.Is(err, ErrConnClosed) {
 						inst.s.log.Debug("lsp: pulling diagnostics after a refresh failed", "uri", u, "err", err)
 					}
 					break

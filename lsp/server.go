@@ -526,10 +526,12 @@ type docTrack struct {
 	idx     *lineIndex // built on first use
 	sentSeq uint64     // messages received when its last didOpen/didChange was sent
 	sentAt  time.Time
+	opened  bool // the last message was didOpen
 
 	// Publishes answering the last message.
 	pubSeq     uint64 // arrival of the last publish that counts for it; 0: none
 	pubVersion *int
+	pubEmpty   bool      // that publish had no diagnostics
 	firstAt    time.Time // the first publish after sentSeq
 	lastAt     time.Time
 	everPub    bool // the server published for it in this session
@@ -684,7 +686,7 @@ func (inst *instance) shutdown(ctx context.Context, timeout time.Duration) {
 // their freshness judged. Reading the arrival count before sending means a
 // publish that overtakes the return of the write still counts as a
 // reaction to it. Call with the server's syncMu held.
-func (inst *instance) setText(uri, lang string, version int, text string) {
+func (inst *instance) setText(uri, lang string, version int, text string, open bool) {
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
 	t := inst.docs[uri]
@@ -692,7 +694,7 @@ func (inst *instance) setText(uri, lang string, version int, text string) {
 		t = &docTrack{}
 		inst.docs[uri] = t
 	}
-	t.version, t.lang, t.text, t.idx = version, lang, text, nil
+	t.version, t.lang, t.text, t.idx, t.opened = version, lang, text, nil, open
 	inst.markLocked()
 	t.sentSeq, t.sentAt = inst.mark, inst.markTime
 }
@@ -1044,12 +1046,20 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	}
 	if t.pubSeq <= t.sentSeq {
 		t.firstAt = now
-		pc.observeFirst(now.Sub(t.sentAt))
+		if !t.opened {
+			// A change's latency is the server's pace; an open's
+			// includes loading the project.
+			pc.observeFirst(now.Sub(t.sentAt))
+		}
 	} else if inst.mark <= t.sentSeq {
 		// A later step of the same answer (nothing else was sent since).
-		pc.observeTail(now.Sub(t.firstAt), t.firstAt.Sub(t.sentAt))
+		pc.observeTail(t.opened, now.Sub(t.firstAt), t.firstAt.Sub(t.sentAt))
+		if t.pubEmpty && len(p.Diagnostics) > 0 && p.Version != nil && t.pubVersion != nil && *p.Version == *t.pubVersion {
+			pc.setFindsAfterEmpty()
+		}
 	}
 	t.pubSeq, t.pubVersion, t.lastAt, t.everPub = seq, p.Version, now, true
+	t.pubEmpty = len(p.Diagnostics) == 0
 }
 
 // maxDiskIndexBytes bounds the files read from disk to convert the

@@ -77,12 +77,15 @@ func (f Freshness) Fresh() bool {
 
 // SettleResult is the outcome of Settle for one document.
 type SettleResult struct {
-	Path      string        `json:"path"`
-	URI       string        `json:"uri"`
-	Server    string        `json:"server"`
-	Version   int           `json:"version"`
-	Freshness Freshness     `json:"freshness"`
-	Elapsed   time.Duration `json:"elapsedNs"`
+	Path      string    `json:"path"`
+	URI       string    `json:"uri"`
+	Server    string    `json:"server"`
+	Version   int       `json:"version"`
+	Freshness Freshness `json:"freshness"`
+	// Fresh is Freshness.Fresh(): the diagnostics are known to be
+	// current. For callers in other languages, which have no method.
+	Fresh   bool          `json:"fresh"`
+	Elapsed time.Duration `json:"elapsedNs"`
 	// Reason says in words how Settle knew, or why it could not: "published
 	// for version 3", "pulled for version 3", "no publish for it from
 	// pyright within 10s".
@@ -116,6 +119,12 @@ type SettleResult struct {
 // is ctx's, and the next Drain checks the file. A server that has failed
 // returns a *ServerError; a file that is not open, ErrNotOpen.
 func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error) {
+	res, err := m.settle(ctx, path)
+	res.Fresh = res.Freshness.Fresh()
+	return res, err
+}
+
+func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error) {
 	r, abs, err := m.route(path)
 	res := SettleResult{Path: abs}
 	if err != nil {
@@ -309,7 +318,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		// published before, its set did not change (servers that do not
 		// republish an unchanged set). Never for one it has not published.
 		if t.everPub && len(inst.active) == 0 && inst.ended > t.sentSeq {
-			q := inst.s.pace.quiet(o.quiet, 0)
+			q := inst.s.pace.quiet(t.opened, o.quiet, 0)
 			if ok, wait := quietSince(inst.markTime, q); !ok {
 				return verdict{wait: wait}, ch
 			}
@@ -318,7 +327,11 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{}, ch
 	}
 	exact := t.pubVersion != nil && *t.pubVersion >= version
-	if exact && !o.waitProgress && t.pubSeq > inst.mark {
+	// An empty publish from a server seen to follow one with findings for
+	// the same version (gopls runs its analyzers only on packages without
+	// type errors, a second later) is final only once its work is done.
+	waitProgress := o.waitProgress || (exact && t.pubEmpty && inst.s.pace.findsAfterEmpty())
+	if exact && !waitProgress && t.pubSeq > inst.mark {
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
 	if len(inst.active) > 0 {
@@ -331,20 +344,38 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark
 	if exact {
 		if !crossDone {
-			q := inst.s.pace.quiet(o.quiet, 0)
+			q := inst.s.pace.quiet(false, o.quiet, 0)
 			if ok, wait := quietSince(inst.markTime, q); !ok {
 				return verdict{wait: wait}, ch
 			}
 		}
-		if ended && o.waitProgress {
-			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; its work-done progress ended", *t.pubVersion)}, nil
+		if waitProgress && !o.waitProgress && !ended {
+			// No progress to wait for: the gaps learned instead.
+			q := inst.s.pace.quiet(t.opened, o.quiet, t.firstAt.Sub(t.sentAt))
+			if ok, wait := quietSince(t.lastAt, q); !ok {
+				return verdict{wait: wait}, ch
+			}
+		}
+		if ended && waitProgress {
+			why := "its work-done progress ended"
+			if !o.waitProgress {
+				why = "its work-done progress ended (the server has followed an empty set with findings before)"
+			}
+			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
 		}
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
 	// A server without versions: the first publish after the change, then
 	// the quiet period learned for it.
 	latency := t.firstAt.Sub(t.sentAt)
-	q := inst.s.pace.quiet(o.quiet, latency)
+	q := inst.s.pace.quiet(t.opened, o.quiet, latency)
+	if t.opened && t.pubEmpty {
+		// An empty answer to an open is what a quick first pass sends
+		// before the full check (typescript-language-server, cold: an
+		// empty set, the errors up to 430 ms later): the weakest
+		// evidence, given half the server's time to be contradicted.
+		q = max(q, min(latency/2, maxQuiet))
+	}
 	from := t.lastAt
 	if !crossDone && inst.markTime.After(from) {
 		from = inst.markTime

@@ -77,7 +77,7 @@ func TestSettleWaitsForALatePublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := settle(t, m, a)
-			if !res.Freshness.Fresh() || res.Elapsed < 2*time.Second || res.Version != 1 {
+			if !res.Fresh || res.Elapsed < 2*time.Second || res.Version != 1 {
 				t.Errorf("after open: %+v", res)
 			}
 			if got, notes := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:2-7 found ERROR]" || len(notes) != 0 {
@@ -116,7 +116,7 @@ func TestSettleServerNeverPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := settle(t, m, a)
-	if res.Freshness != FreshTimedOut || res.Freshness.Fresh() || !strings.Contains(res.Reason, "no publish for it from mute") {
+	if res.Freshness != FreshTimedOut || res.Fresh || !strings.Contains(res.Reason, "no publish for it from mute") {
 		t.Errorf("settle: %+v", res)
 	}
 	got, notes := drainMessages(t, m)
@@ -235,8 +235,8 @@ func TestSettlePullRefresh(t *testing.T) {
 
 // TestSettleLearnsAServersPace: a server without versions that publishes
 // in two steps, 400 ms apart (errors, then everything). Settle cannot know
-// on the first change that a second step follows; once it has seen one,
-// it waits for it.
+// the first time that a second step follows; once it has seen one after a
+// change, it waits for it after every change.
 func TestSettleLearnsAServersPace(t *testing.T) {
 	dir := t.TempDir()
 	opts := testOptions(dir)
@@ -248,10 +248,18 @@ func TestSettleLearnsAServersPace(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, m, a)
-	// Let the second step come, and be learned.
-	waitFor(t, "the second step", func() bool { return m.reg.Stats().Published >= 2 })
+	published := func(n uint64) func() bool {
+		return func() bool { return m.reg.Stats().Published >= n }
+	}
+	waitFor(t, "the open's second step", published(2))
+	// The first change: its second step is learned.
+	if err := m.Change(ctx, a, "WARN ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	waitFor(t, "the change's second step", published(4))
 	drainMessages(t, m)
-	for i, text := range []string{"ERROR WARN\n", "WARN\n", "x WARN ERROR\n"} {
+	for i, text := range []string{"ERROR WARN\n", "xx WARN\n", "x WARN ERROR\n"} { // each WARN is new: at a new place
 		if err := m.Change(ctx, a, text); err != nil {
 			t.Fatal(err)
 		}
@@ -299,5 +307,39 @@ func TestSettleReopenIgnoresTheCloseClear(t *testing.T) {
 		if err := m.Close(ctx, a); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSettleLearnsFindingsAfterAnEmptySet: a versioned server that
+// publishes an empty set and, a moment later and within its work-done
+// progress, findings for the same version (gopls's analyzers run only on
+// packages without type errors). Once seen, an empty publish from it
+// waits for the progress to end; a publish with findings still settles
+// at once.
+func TestSettleLearnsFindingsAfterAnEmptySet(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("vet", ".s", "-progress", "-two-phase", "300ms")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "WARN\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a) // the first time it cannot know
+	waitFor(t, "the findings", func() bool { return m.reg.Stats().Published >= 2 })
+	drainMessages(t, m)
+	if err := m.Change(ctx, a, "x WARN\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	// It waits for the findings (published then), or the progress's end.
+	if got, _ := drainMessages(t, m); !res.Fresh || res.Elapsed < 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:2-6 found WARN]" {
+		t.Errorf("an empty publish, learned: %+v %v", res, got)
+	}
+	if err := m.Change(ctx, a, "ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	res = settle(t, m, a)
+	if got, _ := drainMessages(t, m); res.Freshness != FreshPublished || res.Elapsed >= 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("a publish with findings: %+v %v", res, got)
 	}
 }

@@ -244,6 +244,8 @@ export interface SettleResult {
   version: number;
   /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
+  /** Whether the diagnostics are known to be current: true for "pulled", "published", "progress-ended" and "quiet". */
+  fresh: boolean;
   elapsedNs: number;
   /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
   reason: string;
@@ -350,15 +352,15 @@ export interface RegistryInitOptions {
 
 /** Options of LSPManager.Init. */
 export interface LSPManagerInitOptions {
-  /** how many documents stay open in servers; the least recently used is closed to make room (default 50; negative is refused). */
+  /** how many documents stay open in servers; the least recently used is closed to make room (default 50). */
   maxOpenDocuments?: number;
-  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50; negative is refused). */
+  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50). */
   quietPeriodMs?: number;
-  /** the longest a settle waits (default 10000; negative is refused). */
+  /** the longest a settle waits (default 10000). */
   settleTimeoutMs?: number;
-  /** the startup timeout of servers whose configuration sets none (default 30000; negative is refused). */
+  /** the startup timeout of servers whose configuration sets none (default 30000). */
   startupTimeoutMs?: number;
-  /** the shutdown timeout of servers whose configuration sets none (default 5000; negative is refused). */
+  /** the shutdown timeout of servers whose configuration sets none (default 5000). */
   shutdownTimeoutMs?: number;
   /** make settle wait for the server's work-done progress to end, not only for a publish. */
   waitForProgress?: boolean;
@@ -785,7 +787,7 @@ export declare class LSPManager {
    * @param [timeoutMs] milliseconds to wait; omitted for the manager's
    *   settle timeout (10 seconds unless settleTimeoutMs says otherwise),
    *   negative or Infinity to wait without limit.
-   * @returns {"path", "uri", "server", "version", "freshness",
+   * @returns {"path", "uri", "server", "version", "freshness", "fresh",
    *   "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.

@@ -810,7 +810,7 @@ class LSPManager {
    *   manager's settle timeout (10 seconds unless settleTimeoutMs says
    *   otherwise), negative or Infinity to wait without limit.
    * @returns {SettleResult} {"path", "uri", "server", "version",
-   *   "freshness", "elapsedNs", "reason"}.
+   *   "freshness", "fresh", "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -374,7 +374,7 @@ var Funcs = []Func{
 		Blocking:       "the diagnostics are current or the timeout elapses",
 		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
 		Result:         ResultJSON,
-		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "elapsedNs", "reason"}`,
+		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "fresh", "elapsedNs", "reason"}`,
 		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "Dict[str, Any]", TSReturn: "SettleResult",
 	},
 	{
@@ -566,11 +566,11 @@ var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, St
 
 // lspFields are the options of idb_lsp_new.
 var lspFields = []Field{
-	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50; negative is refused)"},
-	{JSON: "quietPeriodMs", Py: "quiet_period_ms", PyType: "Optional[int]", TS: "number", Doc: "the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50; negative is refused)"},
-	{JSON: "settleTimeoutMs", Py: "settle_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the longest a settle waits (default 10000; negative is refused)"},
-	{JSON: "startupTimeoutMs", Py: "startup_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the startup timeout of servers whose configuration sets none (default 30000; negative is refused)"},
-	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000; negative is refused)"},
+	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50)"},
+	{JSON: "quietPeriodMs", Py: "quiet_period_ms", PyType: "Optional[int]", TS: "number", Doc: "the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50)"},
+	{JSON: "settleTimeoutMs", Py: "settle_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the longest a settle waits (default 10000)"},
+	{JSON: "startupTimeoutMs", Py: "startup_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the startup timeout of servers whose configuration sets none (default 30000)"},
+	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000)"},
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 }
@@ -850,6 +850,8 @@ var TSTypes = []TSType{
   version: number;
   /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
+  /** Whether the diagnostics are known to be current: true for "pulled", "published", "progress-ended" and "quiet". */
+  fresh: boolean;
   elapsedNs: number;
   /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
   reason: string;

@@ -587,20 +587,16 @@ int idb_registry_free(uint64_t registry);
  * Members of options_json:
  *   "maxOpenDocuments"   how many documents stay open in servers; the
  *                        least recently used is closed to make room
- *                        (default 50; negative is refused).
+ *                        (default 50).
  *   "quietPeriodMs"      the shortest silence a settle waits for after the
  *                        publish answering a change, from a server that
  *                        sends no versions; it waits longer for a server
- *                        measured to need it (default 50; negative is
- *                        refused).
- *   "settleTimeoutMs"    the longest a settle waits (default 10000;
- *                        negative is refused).
+ *                        measured to need it (default 50).
+ *   "settleTimeoutMs"    the longest a settle waits (default 10000).
  *   "startupTimeoutMs"   the startup timeout of servers whose
- *                        configuration sets none (default 30000; negative
- *                        is refused).
+ *                        configuration sets none (default 30000).
  *   "shutdownTimeoutMs"  the shutdown timeout of servers whose
- *                        configuration sets none (default 5000; negative
- *                        is refused).
+ *                        configuration sets none (default 5000).
  *   "waitForProgress"    make settle wait for the server's work-done
  *                        progress to end, not only for a publish.
  *   "userConfig"         non-sensitive user options for ${user_config.KEY}
@@ -715,8 +711,8 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
  *               otherwise), a negative value waits without limit.
  *   out         on IDB_OK receives the outcome as a JSON object, a new
  *               string the caller frees with idb_free(): {"path", "uri",
- *               "server", "version", "freshness", "elapsedNs", "reason"}.
- *               Left unchanged on failure. Must not be NULL.
+ *               "server", "version", "freshness", "fresh", "elapsedNs",
+ *               "reason"}. Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.

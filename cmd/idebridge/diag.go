@@ -37,7 +37,7 @@ func init() {
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var src serverSources
 			src.register(fs)
-			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, elapsedMs, error}]}")
+			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, reason, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {

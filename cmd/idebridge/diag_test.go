@@ -286,3 +286,76 @@ func TestDiagNotCurrent(t *testing.T) {
 		t.Errorf("JSON: exit %d, %+v", code, res.Files)
 	}
 }
+
+// TestDiagRealServers: the issue's table, from the command line: pyright,
+// typescript-language-server and clangd on files with two errors each
+// print both (at their character columns, after an emoji), say how they
+// knew, and exit 0; the clean files are checked too. gopls is
+// TestDiagBrokenModule.
+func TestDiagRealServers(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npm := func(name string) string {
+		for _, d := range []string{os.Getenv("LSP_BIN"), filepath.Join(root, "tools", "lsp", "node_modules", ".bin")} {
+			if p := filepath.Join(d, name); d != "" {
+				if _, err := os.Stat(p); err == nil {
+					return p
+				}
+			}
+		}
+		t.Fatalf("%s not found: run `make lsp-servers`", name)
+		return ""
+	}
+	clangd, err := exec.LookPath("clangd")
+	if err != nil {
+		t.Fatalf("clangd not found: run `make lsp-servers`: %v", err)
+	}
+	for _, tt := range []struct {
+		lang, ext, command string
+		args               []string
+		want               []string
+	}{
+		{"python", ".py", npm("pyright-langserver"), []string{"--stdio"},
+			[]string{`✘ [Line 2:22] "undefined_name" is not defined`, `✘ [Line 3:12] Type "str" is not assignable to return type "int"`}},
+		{"typescript", ".ts", npm("typescript-language-server"), []string{"--stdio"},
+			[]string{"✘ [Line 2:30] Cannot find name 'nowhereDefined'.", "✘ [Line 4:14] Type 'string' is not assignable to type 'number'."}},
+		{"c", ".c", clangd, nil,
+			[]string{"✘ [Line 2:46] Use of undeclared identifier 'undefined_name'", "✘ [Line 4:28] Expected ';' after return statement"}},
+	} {
+		t.Run(tt.lang, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src := filepath.Join(root, "lsp", "testdata", "conformance", tt.lang)
+			ents, err := os.ReadDir(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				data, err := os.ReadFile(filepath.Join(src, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeConfig(t, dir, map[string]any{tt.lang: map[string]any{
+				"command": tt.command, "args": tt.args, "extensionToLanguage": map[string]string{tt.ext: tt.lang},
+			}})
+			code, out, errOut := runIn(t, dir, diagEnv(t), "diag", "--config", "lsp.json", "broken"+tt.ext, "clean"+tt.ext)
+			if code != exitOK {
+				t.Errorf("exit %d, stderr %q, stdout %q", code, errOut, out)
+			}
+			for _, want := range append(tt.want, "Checked:\n  broken"+tt.ext+" ("+tt.lang+", ", "  clean"+tt.ext+" ("+tt.lang+", ") {
+				if !strings.Contains(out, want) {
+					t.Errorf("stdout does not contain %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "NOT KNOWN") || strings.Contains(out, "No diagnostics") || strings.Contains(out, "clean"+tt.ext+":\n") {
+				t.Errorf("stdout:\n%s", out)
+			}
+		})
+	}
+}

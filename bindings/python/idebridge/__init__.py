@@ -893,20 +893,18 @@ class LSPManager:
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
-                least recently used is closed to make room (default 50; negative
-                is refused); None for the default.
+                least recently used is closed to make room (default 50); None
+                for the default.
             quiet_period_ms: the shortest silence a settle waits for after
                 the publish answering a change, from a server that sends no
                 versions; it waits longer for a server measured to need it
-                (default 50; negative is refused); None for the default.
-            settle_timeout_ms: the longest a settle waits (default 10000;
-                negative is refused); None for the default.
+                (default 50); None for the default.
+            settle_timeout_ms: the longest a settle waits (default 10000);
+                None for the default.
             startup_timeout_ms: the startup timeout of servers whose
-                configuration sets none (default 30000; negative is refused);
-                None for the default.
+                configuration sets none (default 30000); None for the default.
             shutdown_timeout_ms: the shutdown timeout of servers whose
-                configuration sets none (default 5000; negative is refused);
-                None for the default.
+                configuration sets none (default 5000); None for the default.
             wait_for_progress: make settle wait for the server's work-done
                 progress to end, not only for a publish; None for the default.
             user_config: non-sensitive user options for ${user_config.KEY}
@@ -1026,8 +1024,8 @@ class LSPManager:
                 number to wait without limit.
 
         Returns:
-            {"path", "uri", "server", "version", "freshness", "elapsedNs",
-            "reason"}.
+            {"path", "uri", "server", "version", "freshness", "fresh",
+            "elapsedNs", "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
