@@ -40,5 +40,20 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		"idb_lsp_servers":           func() C_int { return idb_lsp_servers(1, &out) },
 		"idb_lsp_load_claude_code":  func() C_int { return idb_lsp_load_claude_code(1, nil, 0, &out) },
 		"idb_lsp_shutdown":          func() C_int { return idb_lsp_shutdown(1, 0) },
+		"idb_lsp_definition":        func() C_int { return idb_lsp_definition(1, nil, 0, &out) },
+		"idb_lsp_declaration":       func() C_int { return idb_lsp_declaration(1, nil, 0, &out) },
+		"idb_lsp_type_definition":   func() C_int { return idb_lsp_type_definition(1, nil, 0, &out) },
+		"idb_lsp_implementation":    func() C_int { return idb_lsp_implementation(1, nil, 0, &out) },
+		"idb_lsp_references":        func() C_int { return idb_lsp_references(1, nil, 0, &out) },
+		"idb_lsp_hover":             func() C_int { return idb_lsp_hover(1, nil, 0, &out) },
+		"idb_lsp_document_symbols":  func() C_int { return idb_lsp_document_symbols(1, nil, 0, &out) },
+		"idb_lsp_workspace_symbols": func() C_int { return idb_lsp_workspace_symbols(1, nil, 0, &out) },
+		"idb_lsp_prepare_call_hierarchy": func() C_int {
+			return idb_lsp_prepare_call_hierarchy(1, nil, 0, &out)
+		},
+		"idb_lsp_incoming_calls": func() C_int { return idb_lsp_incoming_calls(1, nil, 0, &out) },
+		"idb_lsp_outgoing_calls": func() C_int { return idb_lsp_outgoing_calls(1, nil, 0, &out) },
+		"idb_lsp_rename":         func() C_int { return idb_lsp_rename(1, nil, 0, &out) },
+		"idb_lsp_apply_rename":   func() C_int { return idb_lsp_apply_rename(1, cstr(t, "{}"), 0, &out) },
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -194,6 +195,12 @@ type conn struct {
 	rawParams json.RawMessage
 	pending   atomic.Int64 // messages received and not yet applied
 	nextID    atomic.Uint64
+	// The answers to calls reach jsonrpc2 without their results (it would
+	// decode a result into maps only to tell it from null); results holds
+	// them, by id, for the calls that wait (waiting).
+	resMu     sync.Mutex
+	waiting   map[uint64]bool
+	results   map[uint64]json.RawMessage
 	retryBase time.Duration
 	log       *slog.Logger
 	done      chan struct{} // closed when the dispatch goroutine ends
@@ -208,6 +215,8 @@ func newConn(rwc *pipeRWC, d dispatcher, retryBase time.Duration, log *slog.Logg
 		retryBase: retryBase,
 		log:       log,
 		done:      make(chan struct{}),
+		waiting:   map[uint64]bool{},
+		results:   map[uint64]json.RawMessage{},
 	}
 	c.stream = &recordStream{ObjectStream: jsonrpc2.NewBufferedStream(rwc, trackingCodec{c: c})}
 	c.in.signal = make(chan struct{}, 1)
@@ -309,9 +318,26 @@ func (t trackingCodec) ReadObject(r *bufio.Reader, v any) error {
 		ID     *json.RawMessage `json:"id,omitempty"`
 		Method *string          `json:"method,omitempty"`
 		Params json.RawMessage  `json:"params,omitempty"`
+		Result json.RawMessage  `json:"result,omitempty"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
+	}
+	if env.Method == nil && len(env.Result) > 0 && env.ID != nil && t.c.stash(*env.ID, env.Result) {
+		// An answer to a call that waits: jsonrpc2 gets it with a null
+		// result, the call takes the real one from the stash.
+		short, err := json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  json.RawMessage `json:"result"`
+		}{"2.0", *env.ID, json.RawMessage("null")})
+		if err == nil {
+			err = json.Unmarshal(short, v)
+		}
+		if err != nil {
+			return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
+		}
+		return nil
 	}
 	if env.Method == nil || len(env.Params) == 0 {
 		if err := json.Unmarshal(body, v); err != nil {
@@ -333,6 +359,22 @@ func (t trackingCodec) ReadObject(r *bufio.Reader, v any) error {
 		return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
 	}
 	return nil
+}
+
+// stash keeps the raw result of the answer with the given id, when a call
+// waits for it.
+func (c *conn) stash(id json.RawMessage, result json.RawMessage) bool {
+	n, err := strconv.ParseUint(string(id), 10, 64)
+	if err != nil {
+		return false
+	}
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	if !c.waiting[n] {
+		return false
+	}
+	c.results[n] = result
+	return true
 }
 
 // received returns how many messages the server has sent so far.
@@ -387,13 +429,28 @@ func (c *conn) start(ctx context.Context, method string, params any) (func(ctx c
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
+	c.resMu.Lock()
+	c.waiting[id.Num] = true
+	c.resMu.Unlock()
+	forget := func() json.RawMessage {
+		c.resMu.Lock()
+		defer c.resMu.Unlock()
+		r := c.results[id.Num]
+		delete(c.waiting, id.Num)
+		delete(c.results, id.Num)
+		return r
+	}
 	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
+		forget()
 		return nil, c.sendErr(method, err)
 	}
 	return func(ctx context.Context, result any) error {
 		var raw json.RawMessage
 		err := w.Wait(ctx, &raw)
+		if stashed := forget(); stashed != nil && err == nil {
+			raw = stashed
+		}
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -415,6 +472,10 @@ func (c *conn) start(ctx context.Context, method string, params any) (func(ctx c
 				return fmt.Errorf("%s: %w", method, re)
 			}
 			return fmt.Errorf("%s: %w", method, err)
+		}
+		if rm, ok := result.(*json.RawMessage); ok {
+			*rm = raw // already checked: by the codec, or by jsonrpc2
+			return nil
 		}
 		if result != nil && len(raw) > 0 {
 			if err := json.Unmarshal(raw, result); err != nil {

@@ -19,5 +19,16 @@
 //		prompt += att.Render(&diag.RenderOptions{ProjectDir: dir})
 //	}
 //
+// The same servers navigate (nav.go): Definition, Declaration,
+// TypeDefinition, Implementation, References, Hover, DocumentSymbols,
+// WorkspaceSymbols, the call hierarchy and Rename, each at a Pos (a line
+// and a column in characters, or the symbol's text on the line), each
+// result typed and rendered for a model, and marked incomplete when the
+// server had not finished loading the workspace. Rename only proposes;
+// ApplyRename writes, through a caller's review when it has one:
+//
+//	refs, err := m.References(ctx, lsp.Pos{Path: "use.go", Line: 7, Symbol: "total", Occurrence: 2}, true)
+//	prompt += refs.Render(&lsp.NavRenderOptions{ProjectDir: dir})
+//
 // A Manager is safe for concurrent use.
 package lsp

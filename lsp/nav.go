@@ -142,9 +142,11 @@ type Location struct {
 	Column    int    `json:"column"`
 	EndLine   int    `json:"endLine"`
 	EndColumn int    `json:"endColumn"`
-	// Text is the source line at Line, without its line break: from the
-	// text the server has when the file is open in it, else from the disk;
-	// "" when it cannot be read.
+	// Text is the source line at Line, without its line break (cut at
+	// 1,000 characters): from the text the server has when the file is
+	// open in it, else from the disk; "" when it cannot be read (or the
+	// answer names more than 1,000 files, whose columns then stay in the
+	// server's units).
 	Text string `json:"text"`
 }
 
@@ -392,3 +394,8 @@ type NavRequest struct {
 	// NewName is the new name for Rename.
 	NewName string `json:"newName,omitempty"`
 }
+
+// ProjectDir returns the manager's project directory
+// (ManagerOptions.ProjectDir, made absolute): the directory the renderings
+// of navigation results are relative to.
+func (m *Manager) ProjectDir() string { return m.opts.ProjectDir }

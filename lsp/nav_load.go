@@ -25,6 +25,9 @@ const firstLoadGrace = 2 * time.Second
 // navLoad is what navigation knows about an instance's loading, from its
 // work-done progress. Guarded by the instance's fmu.
 type navLoad struct {
+	// caps are the navigation providers the server announced in its
+	// initialize answer; nil when not known.
+	caps   map[string]bool
 	start  time.Time
 	titles map[string]string // active progress token -> its title
 	begun  int               // progresses begun
@@ -147,6 +150,12 @@ func (inst *instance) loadStateLocked(prof loadProfile, grace time.Duration, now
 		if grace > 0 {
 			st.until = l.start.Add(grace)
 			st.loading = now.Before(st.until)
+			if !st.loading && l.begun == 0 {
+				// clangd indexes in the background only with a
+				// compilation database.
+				st.reason = fmt.Sprintf("%s has not indexed the workspace (it reported no indexing; without a compile_commands.json "+
+					"it knows only the files it has open and what they include)", name)
+			}
 		} else {
 			st.loading = true
 		}
@@ -195,4 +204,52 @@ func (inst *instance) awaitLoad(ctx context.Context, prof loadProfile, grace, wa
 			return st
 		}
 	}
+}
+
+// navProviders reads which navigation providers an initialize result
+// announces: a provider is offered unless absent, null or false.
+func navProviders(result json.RawMessage) map[string]bool {
+	var r struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.Capabilities == nil {
+		return nil
+	}
+	caps := map[string]bool{}
+	for k, v := range r.Capabilities {
+		s := string(v)
+		caps[k] = s != "" && s != "null" && s != "false"
+	}
+	return caps
+}
+
+// navProvider names the server capability that offers each method.
+var navProvider = map[string]string{
+	"textDocument/definition":           "definitionProvider",
+	"textDocument/declaration":          "declarationProvider",
+	"textDocument/typeDefinition":       "typeDefinitionProvider",
+	"textDocument/implementation":       "implementationProvider",
+	"textDocument/references":           "referencesProvider",
+	"textDocument/hover":                "hoverProvider",
+	"textDocument/documentSymbol":       "documentSymbolProvider",
+	"workspace/symbol":                  "workspaceSymbolProvider",
+	"textDocument/prepareCallHierarchy": "callHierarchyProvider",
+	"callHierarchy/incomingCalls":       "callHierarchyProvider",
+	"callHierarchy/outgoingCalls":       "callHierarchyProvider",
+	"textDocument/rename":               "renameProvider",
+}
+
+// offers reports whether the instance's server offers method, and the
+// capability that says so; true when not known.
+func (inst *instance) offers(method string) (bool, string) {
+	name, ok := navProvider[method]
+	if !ok {
+		return true, ""
+	}
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	if inst.nav.caps == nil {
+		return true, name
+	}
+	return inst.nav.caps[name], name
 }

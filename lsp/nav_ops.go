@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -24,13 +25,22 @@ type navTarget struct {
 	// The document, when the request is about one.
 	abs, uri string
 	idx      *lineIndex
-	// indexes caches the texts of the documents an answer names.
-	indexes map[string]*lineIndex
+	// indexes caches the texts of the documents an answer names, by
+	// canonical URI; uris the canonical URI and path of each URI as the
+	// server wrote it.
+	indexes   map[string]*lineIndex
+	uris      map[string]uriInfo
+	diskReads int
+}
+
+type uriInfo struct {
+	canon, path string
 }
 
 func newTarget(srv *server, inst *instance) *navTarget {
 	prof, grace := profileOf(&srv.cfg)
-	return &navTarget{srv: srv, inst: inst, enc: inst.encoding(), prof: prof, grace: grace, indexes: map[string]*lineIndex{}}
+	return &navTarget{srv: srv, inst: inst, enc: inst.encoding(), prof: prof, grace: grace,
+		indexes: map[string]*lineIndex{}, uris: map[string]uriInfo{}}
 }
 
 // navOpen opens the file at path in its server, or brings it up to date
@@ -40,6 +50,9 @@ func (m *Manager) navOpen(ctx context.Context, path string) (*navTarget, error) 
 		return nil, errors.New("no file given")
 	}
 	for attempt := 0; ; attempt++ {
+		if t := m.navOpenUnchanged(path); t != nil {
+			return t, nil
+		}
 		if err := m.Open(ctx, path); err != nil {
 			return nil, err
 		}
@@ -52,10 +65,11 @@ func (m *Manager) navOpen(ctx context.Context, path string) (*navTarget, error) 
 		m.mu.Unlock()
 		var inst *instance
 		var text string
+		var version int
 		if ok {
 			r.srv.syncMu.Lock()
 			if !doc.closed {
-				inst, text = doc.openOn, doc.text
+				inst, text, version = doc.openOn, doc.text, doc.version
 			}
 			r.srv.syncMu.Unlock()
 		}
@@ -68,11 +82,61 @@ func (m *Manager) navOpen(ctx context.Context, path string) (*navTarget, error) 
 			}
 			return nil, fmt.Errorf("opening %s: %w", abs, ErrNotOpen)
 		}
-		t := newTarget(r.srv, inst)
-		t.abs, t.uri, t.idx = abs, doc.uri, newLineIndex(text)
-		t.indexes[doc.uri] = t.idx
-		return t, nil
+		return newDocTarget(r.srv, inst, doc, text, version), nil
 	}
+}
+
+// navOpenUnchanged returns the target for path when the file is open in a
+// running server and unchanged on disk since it was last synced (its size,
+// time and inode agree): one stat instead of Open's read.
+func (m *Manager) navOpenUnchanged(path string) *navTarget {
+	r, abs, err := m.route(path)
+	if err != nil {
+		return nil
+	}
+	m.mu.Lock()
+	doc, ok := m.docs.Get(abs)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil
+	}
+	srv := r.srv
+	srv.syncMu.Lock()
+	inst, text, version, stamp, closed := doc.openOn, doc.text, doc.version, doc.stamp, doc.closed
+	srv.syncMu.Unlock()
+	if closed || inst == nil || srv.current() != inst || !stamp.ok || stampOf(fi) != stamp {
+		return nil
+	}
+	return newDocTarget(srv, inst, doc, text, version)
+}
+
+// newDocTarget is the target for doc, open in inst with text at version;
+// its line index is the instance's, built once per version.
+func newDocTarget(srv *server, inst *instance, doc *document, text string, version int) *navTarget {
+	t := newTarget(srv, inst)
+	t.abs, t.uri = doc.path, doc.uri
+	t.idx = inst.docIndex(doc.uri, version)
+	if t.idx == nil || t.idx.text != text {
+		t.idx = newLineIndex(text)
+	}
+	t.indexes[doc.uri] = t.idx
+	t.uris[doc.uri] = uriInfo{doc.uri, doc.path}
+	return t
+}
+
+// docIndex returns the line index of the open document uri when the
+// instance has it at version, else nil.
+func (inst *instance) docIndex(uri string, version int) *lineIndex {
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	if tr := inst.docs[uri]; tr != nil && tr.version == version {
+		return tr.index()
+	}
+	return nil
 }
 
 // navResolve opens the file of p and finds p in it.
@@ -133,9 +197,15 @@ func (t *navTarget) at(r resolved) *Location {
 // the Answer with what is known of its completeness.
 func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method string, params map[string]any, result any) (Answer, error) {
 	a := Answer{Op: op, Server: t.srv.cfg.Name}
+	if ok, capability := t.inst.offers(method); !ok {
+		return a, fmt.Errorf("%s does not offer %s (%s: its initialize answer has no %s): %w", a.Server, op, method, capability, ErrUnsupported)
+	}
 	before := t.inst.awaitLoad(ctx, t.prof, t.grace, m.opts.LoadWait)
 	if err := ctx.Err(); err != nil {
-		return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
+		if before.loading {
+			return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
+		}
+		return a, fmt.Errorf("%s: %w", op, err)
 	}
 	params["workDoneToken"] = nextNavToken()
 	if err := t.inst.conn.call(ctx, method, params, result); err != nil {
@@ -174,17 +244,27 @@ func (m *Manager) index(t *navTarget, uri string) *lineIndex {
 		if open && doc.srv == t.srv {
 			t.srv.syncMu.Lock()
 			if doc.openOn == t.inst && !doc.closed {
-				idx = newLineIndex(doc.text)
+				idx = t.inst.docIndex(doc.uri, doc.version)
+				if idx == nil || idx.text != doc.text {
+					idx = newLineIndex(doc.text)
+				}
 			}
 			t.srv.syncMu.Unlock()
 		}
-		if idx == nil {
+		if idx == nil && t.diskReads < maxNavDiskReads {
+			t.diskReads++
 			idx = diskIndex(uri)
 		}
 	}
 	t.indexes[uri] = idx
 	return idx
 }
+
+// maxNavDiskReads bounds the files one answer makes navigation read for
+// their source lines and columns: a server that answers with locations in
+// a hundred thousand files gets the rest as it sent them (columns in its
+// units, no source line).
+const maxNavDiskReads = 1000
 
 // maxLocationText bounds Location.Text, in characters (a minified file's
 // line can be megabytes).
@@ -194,11 +274,14 @@ func clipLine(s string) string { return shorten(s, maxLocationText) }
 
 // location converts an LSP location of t's server.
 func (m *Manager) location(t *navTarget, uri string, r lspRange) Location {
-	uri = fileuri.Canonical(uri)
-	loc := Location{URI: uri}
-	if p, ok := fileuri.ToPath(uri); ok {
-		loc.Path = p
+	u, ok := t.uris[uri]
+	if !ok {
+		u.canon = fileuri.Canonical(uri)
+		u.path, _ = fileuri.ToPath(u.canon)
+		t.uris[uri] = u
 	}
+	uri = u.canon
+	loc := Location{URI: uri, Path: u.path}
 	sc, ec := r.Start.Character, r.End.Character
 	if idx := m.index(t, uri); idx != nil {
 		sc = idx.toRunes(r.Start.Line, sc, t.enc)
@@ -351,19 +434,14 @@ func (m *Manager) Hover(ctx context.Context, at Pos) (*Hover, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A null answer leaves raw empty.
 	var raw struct {
 		Contents json.RawMessage `json:"contents"`
 		Range    *lspRange       `json:"range"`
 	}
-	var body json.RawMessage
-	a, err := m.request(ctx, t, OpHover, "textDocument/hover", t.positionParams(r), &body)
+	a, err := m.request(ctx, t, OpHover, "textDocument/hover", t.positionParams(r), &raw)
 	if err != nil {
 		return nil, err
-	}
-	if b := bytes.TrimSpace(body); len(b) > 0 && !bytes.Equal(b, []byte("null")) {
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return nil, fmt.Errorf("hover from %s: decoding: %w", a.Server, err)
-		}
 	}
 	a.At = t.at(r)
 	h := &Hover{Answer: a, Markdown: hoverMarkdown(raw.Contents)}

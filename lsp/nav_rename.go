@@ -222,6 +222,9 @@ func (m *Manager) syncOpen(ctx context.Context, s *server) error {
 	}
 	m.mu.Unlock()
 	for _, p := range paths {
+		if m.navOpenUnchanged(p) != nil {
+			continue // the server has what the disk has
+		}
 		if err := m.Open(ctx, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

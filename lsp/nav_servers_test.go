@@ -555,3 +555,40 @@ func readFixtureFile(t *testing.T, fixture, name string) string {
 	}
 	return string(data)
 }
+
+// TestNavigationClangdWithoutIndex asks clangd without a compilation
+// database (compile_flags.txt only): it never indexes the project in the
+// background, so it knows only the open file and its includes, and its
+// answers say so.
+func TestNavigationClangdWithoutIndex(t *testing.T) {
+	spec := navSpecs()[3]
+	if spec.name != "clangd" {
+		t.Fatalf("spec 3 is %s", spec.name)
+	}
+	dir := navFixture(t, spec.fixture)
+	cfg := spec.config(t, dir)
+	if err := os.Remove(filepath.Join(dir, "compile_commands.json")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "compile_flags.txt"), "-std=c++17\n")
+	m := navManager(t, cfg, dir, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := m.References(ctx, pos(t, dir, "use.cpp:7:area"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Incomplete || !strings.Contains(res.Reason, "clangd has not indexed the workspace") {
+		t.Fatalf("references without an index: incomplete %v, reason %q, %q", res.Incomplete, res.Reason, places(dir, res.Locations))
+	}
+	// What it knows (the open file and the header it includes) is there.
+	got := places(dir, res.Locations)
+	for _, want := range []string{"use.cpp:7:34", "shapes.hpp:12:10", "shapes.hpp:19:10"} {
+		if !strings.Contains(strings.Join(got, " "), want) {
+			t.Errorf("references without an index lack %s: %q", want, got)
+		}
+	}
+	if text := res.Render(&NavRenderOptions{ProjectDir: dir}); !strings.Contains(text, "Note: the answer may be incomplete: clangd has not indexed") {
+		t.Errorf("rendering:\n%s", text)
+	}
+}

@@ -290,11 +290,16 @@ func (s *server) spawn() (*instance, error) {
 	var res initializeResult
 	params := s.initializeParams(folder)
 	params["processId"] = p.clientProcessID() // null inside a PID namespace
-	if err := inst.conn.call(ctx, "initialize", params, &res); err != nil {
+	var raw json.RawMessage
+	if err := inst.conn.call(ctx, "initialize", params, &raw); err != nil {
 		return abort(err)
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return abort(fmt.Errorf("decoding the initialize result: %w", err))
 	}
 	inst.fmu.Lock()
 	inst.enc = res.encoding()
+	inst.nav.caps = navProviders(raw)
 	if p, ok := parsePullOptions(res.Capabilities.DiagnosticProvider); ok {
 		inst.pullStatic = &p
 	}

@@ -44,6 +44,68 @@ export declare class ToolError extends IdebridgeError {}
 /** IDB_ERR_PANIC: Internal error: a Go panic was recovered inside the call. The library stays usable; please report it. */
 export declare class InternalError extends IdebridgeError {}
 
+/** A place a server answered with (Go: lsp.Location): 1-based lines and columns, columns in characters, the end exclusive. */
+export interface NavLocation {
+  /** The file's absolute path; "" for a URI that is not a file. */
+  path: string;
+  uri: string;
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+  /** The source line at line, without its line break. */
+  text: string;
+}
+
+/** What every navigation result says about how it was answered (Go: lsp.Answer), and its rendering for a model. */
+export interface NavAnswer {
+  op: string;
+  server: string;
+  /** The place asked about, resolved to a column. */
+  at?: NavLocation;
+  /** The server had not finished loading the workspace: the result may be missing entries. */
+  incomplete?: boolean;
+  reason?: string;
+  /** The result as a model reads it. */
+  text: string;
+}
+
+/** The result of definition, declaration, type_definition, implementation and references (Go: lsp.Locations). */
+export type NavLocations = NavAnswer & { locations: NavLocation[] };
+
+/** The result of hover (Go: lsp.Hover). */
+export type NavHover = NavAnswer & { markdown: string; range?: NavLocation };
+
+/** A symbol (Go: lsp.Symbol); kind is LSP's SymbolKind number. */
+export interface NavSymbol {
+  name: string;
+  kind: number;
+  detail?: string;
+  container?: string;
+  location: NavLocation;
+  endLine?: number;
+  children?: NavSymbol[];
+}
+
+/** The result of document_symbols and workspace_symbols (Go: lsp.Symbols). */
+export type NavSymbols = NavAnswer & { path?: string; query?: string; symbols: NavSymbol[] };
+
+/** A function or method of a call hierarchy (Go: lsp.CallItem). */
+export interface NavCallItem { name: string; kind: number; detail?: string; location: NavLocation }
+
+/** The result of prepare_call_hierarchy, incoming_calls and outgoing_calls (Go: lsp.CallHierarchy). */
+export type NavCallHierarchy = NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[] };
+
+/** The result of rename (Go: lsp.RenameProposal): nothing is written yet. */
+export type NavRenameProposal = NavAnswer & {
+  newName: string;
+  files: { path: string; edits: number; oldText: string; newText: string; diff: string; base: Record<string, unknown> }[];
+  diff: string;
+};
+
+/** The outcome of apply_rename (Go: lsp.RenameApplied). */
+export interface NavRenameApplied { files: { path: string; status: string; error?: string }[]; written: number; text: string }
+
 /** A parsed IDE lockfile (Go: lockfile.Lockfile). */
 export interface Lockfile {
   port: number;
@@ -320,6 +382,212 @@ export interface LoadClaudeCodeOptions {
   timeoutMs?: number;
 }
 
+/** Options of LSPManager.definition. */
+export interface DefinitionOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.declaration. */
+export interface DeclarationOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.typeDefinition. */
+export interface TypeDefinitionOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.implementation. */
+export interface ImplementationOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.references. */
+export interface ReferencesOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** include the declaration (default: no). */
+  includeDeclaration?: boolean;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.hover. */
+export interface HoverOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.documentSymbols. */
+export interface DocumentSymbolsOptions {
+  /** the file (required). */
+  path?: string;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.workspaceSymbols. */
+export interface WorkspaceSymbolsOptions {
+  /** the query (a name or part of one). */
+  query?: string;
+  /** a file whose server to ask (default: every running server). */
+  path?: string;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.prepareCallHierarchy. */
+export interface PrepareCallHierarchyOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.incomingCalls. */
+export interface IncomingCallsOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.outgoingCalls. */
+export interface OutgoingCallsOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.rename. */
+export interface RenameOptions {
+  /** the file (required). */
+  path?: string;
+  /** the 1-based line. */
+  line?: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** the new name. */
+  newName?: string;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
 /** Options of renderAttachment. */
 export interface RenderAttachmentOptions {
   /** paths of files inside this directory are shown relative to it. */
@@ -586,6 +854,263 @@ export declare class LSPManager {
    * @throws {IdebridgeError} HandleError, TimeoutError, InternalError.
    */
   shutdown(timeoutMs?: number): void;
+  /**
+   * Where the symbol at a place is defined (textDocument/definition). The file
+   * is opened in its server (started when needed) or brought up to date with
+   * the disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  definition(options?: DefinitionOptions): NavLocations;
+  /**
+   * Where the symbol at a place is declared (textDocument/declaration): in C
+   * and C++ the header's declaration rather than the definition. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  declaration(options?: DeclarationOptions): NavLocations;
+  /**
+   * Where the type of the symbol at a place is defined
+   * (textDocument/typeDefinition). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  typeDefinition(options?: TypeDefinitionOptions): NavLocations;
+  /**
+   * The implementations of the interface, abstract method or virtual function
+   * at a place (textDocument/implementation). The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  implementation(options?: ImplementationOptions): NavLocations;
+  /**
+   * The references to the symbol at a place (textDocument/references), sorted
+   * by file and position. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  references(options?: ReferencesOptions): NavLocations;
+  /**
+   * What the server shows when hovering over a place (textDocument/hover), as
+   * Markdown. The file is opened in its server (started when needed) or
+   * brought up to date with the disk. A server still loading the workspace is
+   * waited for (at most 30 seconds), and an answer it gave while loading says
+   * so ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  hover(options?: HoverOptions): NavHover;
+  /**
+   * The symbols declared in a file, as a tree (textDocument/documentSymbol).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  documentSymbols(options?: DocumentSymbolsOptions): NavSymbols;
+  /**
+   * The symbols of the workspace matching a query (workspace/symbol): from the
+   * server of path when given (started and given the file when needed), else
+   * from every running server. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  workspaceSymbols(options?: WorkspaceSymbolsOptions): NavSymbols;
+  /**
+   * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
+   * the function or method named there. The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  prepareCallHierarchy(options?: PrepareCallHierarchyOptions): NavCallHierarchy;
+  /**
+   * The callers of the function or method at a place, with the call sites
+   * (callHierarchy/incomingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  incomingCalls(options?: IncomingCallsOptions): NavCallHierarchy;
+  /**
+   * What the function or method at a place calls, with the call sites
+   * (callHierarchy/outgoingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  outgoingCalls(options?: OutgoingCallsOptions): NavCallHierarchy;
+  /**
+   * Asks the server how to rename the symbol at a place (textDocument/rename)
+   * and returns its edit as proposed file texts with a unified diff. Nothing
+   * is written: pass the result to apply_rename (idb_lsp_apply_rename). The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param [options] options.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  rename(options?: RenameOptions): NavRenameProposal;
+  /**
+   * Writes the files of a rename proposal (as idb_lsp_rename returned it), one
+   * by one, each atomically, and not a file that changed on disk since the
+   * proposal (its outcome is "conflict"). The files written that are open in
+   * their servers are synced with them.
+   *
+   * Blocks until every file is written or refused.
+   *
+   * @param proposal the proposal idb_lsp_rename returned (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [timeoutMs] milliseconds to wait; omitted for no limit,
+   *   negative or Infinity to wait without limit.
+   * @returns {"files": [{"path", "status" ("written", "conflict",
+   *   "failed"), "error"?}], "written", "text"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  applyRename(proposal: NavRenameProposal | string, timeoutMs?: number): NavRenameApplied;
   /** Same as shutdown() with its defaults; does nothing once closed. */
   close(): void;
   [Symbol.dispose](): void;

@@ -221,6 +221,19 @@ function declare(lib) {
     idb_lsp_servers: lib.func("int idb_lsp_servers(uint64_t manager, _Out_ void **out)"),
     idb_lsp_load_claude_code: lib.func("int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_shutdown: lib.func("int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms)"),
+    idb_lsp_definition: lib.func("int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_declaration: lib.func("int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_type_definition: lib.func("int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_implementation: lib.func("int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_references: lib.func("int idb_lsp_references(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_hover: lib.func("int idb_lsp_hover(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_document_symbols: lib.func("int idb_lsp_document_symbols(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_workspace_symbols: lib.func("int idb_lsp_workspace_symbols(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_prepare_call_hierarchy: lib.func("int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_incoming_calls: lib.func("int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_outgoing_calls: lib.func("int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_rename: lib.func("int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_apply_rename: lib.func("int idb_lsp_apply_rename(uint64_t manager, const char *proposal_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
   };
 }
@@ -448,6 +461,110 @@ function _idb_lsp_shutdown(manager, timeout_ms) {
   const status = fns.idb_lsp_shutdown(manager, timeout_ms);
   if (status !== IDB_OK) raise(fns, status, "idb_lsp_shutdown");
   return undefined;
+}
+
+function _idb_lsp_definition(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_definition(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_definition");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_declaration(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_declaration(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_declaration");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_type_definition(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_type_definition(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_type_definition");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_implementation(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_implementation(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_implementation");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_references(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_references(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_references");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_hover(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_hover(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_hover");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_document_symbols(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_document_symbols(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_document_symbols");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_workspace_symbols(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_workspace_symbols(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_workspace_symbols");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_prepare_call_hierarchy(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_prepare_call_hierarchy");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_incoming_calls(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_incoming_calls(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_incoming_calls");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_outgoing_calls(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_outgoing_calls(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_outgoing_calls");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_rename(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_rename(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_rename");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_lsp_apply_rename(manager, proposal_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_apply_rename(manager, jsonIn(proposal_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_apply_rename");
+  return takeJSON(fns, out[0]);
 }
 
 function _idb_render_attachment(attachment_json, options_json) {
@@ -756,6 +873,303 @@ class LSPManager {
    */
   loadClaudeCode(options = {}) {
     return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Where the symbol at a place is defined (textDocument/definition). The file
+   * is opened in its server (started when needed) or brought up to date with
+   * the disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {DefinitionOptions} [options] options.
+   * @returns {NavLocations} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  definition(options = {}) {
+    return _idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Where the symbol at a place is declared (textDocument/declaration): in C
+   * and C++ the header's declaration rather than the definition. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {DeclarationOptions} [options] options.
+   * @returns {NavLocations} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  declaration(options = {}) {
+    return _idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Where the type of the symbol at a place is defined
+   * (textDocument/typeDefinition). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {TypeDefinitionOptions} [options] options.
+   * @returns {NavLocations} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  typeDefinition(options = {}) {
+    return _idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The implementations of the interface, abstract method or virtual function
+   * at a place (textDocument/implementation). The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {ImplementationOptions} [options] options.
+   * @returns {NavLocations} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  implementation(options = {}) {
+    return _idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The references to the symbol at a place (textDocument/references), sorted
+   * by file and position. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {ReferencesOptions} [options] options.
+   * @returns {NavLocations} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  references(options = {}) {
+    return _idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * What the server shows when hovering over a place (textDocument/hover), as
+   * Markdown. The file is opened in its server (started when needed) or
+   * brought up to date with the disk. A server still loading the workspace is
+   * waited for (at most 30 seconds), and an answer it gave while loading says
+   * so ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {HoverOptions} [options] options.
+   * @returns {NavHover} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  hover(options = {}) {
+    return _idb_lsp_hover(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The symbols declared in a file, as a tree (textDocument/documentSymbol).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {DocumentSymbolsOptions} [options] options.
+   * @returns {NavSymbols} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  documentSymbols(options = {}) {
+    return _idb_lsp_document_symbols(this._handle(), pick({path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The symbols of the workspace matching a query (workspace/symbol): from the
+   * server of path when given (started and given the file when needed), else
+   * from every running server. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {WorkspaceSymbolsOptions} [options] options.
+   * @returns {NavSymbols} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  workspaceSymbols(options = {}) {
+    return _idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
+   * the function or method named there. The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {PrepareCallHierarchyOptions} [options] options.
+   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  prepareCallHierarchy(options = {}) {
+    return _idb_lsp_prepare_call_hierarchy(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The callers of the function or method at a place, with the call sites
+   * (callHierarchy/incomingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {IncomingCallsOptions} [options] options.
+   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  incomingCalls(options = {}) {
+    return _idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * What the function or method at a place calls, with the call sites
+   * (callHierarchy/outgoingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {OutgoingCallsOptions} [options] options.
+   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  outgoingCalls(options = {}) {
+    return _idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Asks the server how to rename the symbol at a place (textDocument/rename)
+   * and returns its edit as proposed file texts with a unified diff. Nothing
+   * is written: pass the result to apply_rename (idb_lsp_apply_rename). The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses.
+   *
+   * @param {RenameOptions} [options] options.
+   * @returns {NavRenameProposal} the lsp package's result (the same JSON
+   *   as idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  rename(options = {}) {
+    return _idb_lsp_rename(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, newName: options.newName}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Writes the files of a rename proposal (as idb_lsp_rename returned it), one
+   * by one, each atomically, and not a file that changed on disk since the
+   * proposal (its outcome is "conflict"). The files written that are open in
+   * their servers are synced with them.
+   *
+   * Blocks until every file is written or refused.
+   *
+   * @param {NavRenameProposal | string} proposal the proposal
+   *   idb_lsp_rename returned (a JSON-serialisable value, or a string
+   *   holding JSON).
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for no
+   *   limit, negative or Infinity to wait without limit.
+   * @returns {NavRenameApplied} {"files": [{"path", "status" ("written",
+   *   "conflict", "failed"), "error"?}], "written", "text"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  applyRename(proposal, timeoutMs) {
+    return _idb_lsp_apply_rename(this._handle(), proposal, toTimeoutMs(timeoutMs));
   }
 
   /**

@@ -437,6 +437,45 @@ var Funcs = []Func{
 		DefaultTimeout: "the servers' own shutdown timeouts (5 seconds each unless configured)",
 		Binding:        Destructor, Class: "LSPManager", Method: "shutdown",
 	},
+	// Navigation on the manager's servers (cabi/export_nav.go).
+	navFunc("definition", "Where the symbol at a place is defined (textDocument/definition).", navPosFields, "NavLocations"),
+	navFunc("declaration", "Where the symbol at a place is declared (textDocument/declaration): in C and C++ the header's declaration rather than the definition.", navPosFields, "NavLocations"),
+	navFunc("type_definition", "Where the type of the symbol at a place is defined (textDocument/typeDefinition).", navPosFields, "NavLocations"),
+	navFunc("implementation", "The implementations of the interface, abstract method or virtual function at a place (textDocument/implementation).", navPosFields, "NavLocations"),
+	navFunc("references", "The references to the symbol at a place (textDocument/references), sorted by file and position.",
+		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "includeDeclaration", Py: "include_declaration", PyType: "Optional[bool]", TS: "boolean", Doc: "include the declaration (default: no)"}), "NavLocations"),
+	navFunc("hover", "What the server shows when hovering over a place (textDocument/hover), as Markdown.", navPosFields, "NavHover"),
+	navFunc("document_symbols", "The symbols declared in a file, as a tree (textDocument/documentSymbol).", []Field{navPathField, navMaxField}, "NavSymbols"),
+	navFunc("workspace_symbols", "The symbols of the workspace matching a query (workspace/symbol): from the server of path when given "+
+		"(started and given the file when needed), else from every running server.", []Field{
+		{JSON: "query", Py: "query", PyType: "Optional[str]", TS: "string", Doc: "the query (a name or part of one)"},
+		{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "a file whose server to ask (default: every running server)"},
+		navMaxField,
+	}, "NavSymbols"),
+	navFunc("prepare_call_hierarchy", "The call hierarchy items at a place (textDocument/prepareCallHierarchy): the function or method named there.", navPosFields, "NavCallHierarchy"),
+	navFunc("incoming_calls", "The callers of the function or method at a place, with the call sites (callHierarchy/incomingCalls).", navPosFields, "NavCallHierarchy"),
+	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls).", navPosFields, "NavCallHierarchy"),
+	navFunc("rename", "Asks the server how to rename the symbol at a place (textDocument/rename) and returns its edit as proposed file texts "+
+		"with a unified diff. Nothing is written: pass the result to apply_rename (idb_lsp_apply_rename).",
+		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "Optional[str]", TS: "string", Doc: "the new name"}), "NavRenameProposal"),
+	{
+		Name: "idb_lsp_apply_rename",
+		Doc: "Writes the files of a rename proposal (as idb_lsp_rename returned it), one by one, each atomically, " +
+			"and not a file that changed on disk since the proposal (its outcome is \"conflict\"). " +
+			"The files written that are open in their servers are synced with them.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "proposal_json", Kind: JSON, Required: true, Doc: "the proposal idb_lsp_rename returned", PyType: "Dict[str, Any]", TS: "NavRenameProposal | string"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "each file's outcome, as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "every file is written or refused",
+		DefaultTimeout: "no limit",
+		Result:         ResultJSON,
+		ResultDoc:      `{"files": [{"path", "status" ("written", "conflict", "failed"), "error"?}], "written", "text"}`,
+		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "Dict[str, Any]", TSReturn: "NavRenameApplied",
+	},
 	{
 		Name: "idb_render_attachment",
 		Doc: "Renders a drained attachment as the model-facing text block " +
@@ -483,6 +522,45 @@ var connectFields = []Field{
 	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
 }
 
+// navFunc describes the navigation export idb_lsp_<op>: request_json holds
+// the place and the operation's arguments.
+func navFunc(op, doc string, fields []Field, tsReturn string) Func {
+	return Func{
+		Name: "idb_lsp_" + op,
+		Doc: doc + " The file is opened in its server (started when needed) or brought up to date with the disk. " +
+			"A server still loading the workspace is waited for (at most 30 seconds), and an answer it gave while loading " +
+			"says so (\"incomplete\": true and a \"reason\"), never that there is nothing.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "request_json", Kind: JSON, Doc: "the place and the operation's arguments", Fields: fields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the result as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the server answered (after starting, initializing and loading when needed) or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Result:         ResultJSON,
+		ResultDoc: `the lsp package's result (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
+			`paths relative to the project, path:line:col with each location's source line, at most maxLocations (100) of them`,
+		Binding: Method, Class: "LSPManager", Method: op, PyReturn: "Dict[str, Any]", TSReturn: tsReturn,
+	}
+}
+
+// navPathField, navMaxField and navPosFields are the members of a
+// navigation request.
+var (
+	navPathField = Field{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "the file (required)"}
+	navMaxField  = Field{JSON: "maxLocations", Py: "max_locations", PyType: "Optional[int]", TS: "number", Doc: "how many locations, symbols or calls the text shows (default 100; negative for all)"}
+	navPosFields = []Field{
+		navPathField,
+		{JSON: "line", Py: "line", PyType: "Optional[int]", TS: "number", Doc: "the 1-based line"},
+		{JSON: "column", Py: "column", PyType: "Optional[int]", TS: "number", Doc: "the 1-based column, counted in characters (Unicode code points); or give symbol"},
+		{JSON: "symbol", Py: "symbol", PyType: "Optional[str]", TS: "string", Doc: "the symbol's text on the line, when no column is given (a qualified name names its last part)"},
+		{JSON: "occurrence", Py: "occurrence", PyType: "Optional[int]", TS: "number", Doc: "which occurrence of symbol on the line, 1-based, when it occurs more than once"},
+		navMaxField,
+	}
+)
+
 // lspStatuses are the statuses of the LSP document operations.
 var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, StClosed, StPanic}
 
@@ -527,6 +605,93 @@ var registryFields = []Field{
 // TSTypes are the TypeScript declarations of the JSON shapes that cross
 // the ABI; their members are the JSON tags of the Go types named in Doc.
 var TSTypes = []TSType{
+	{
+		Name: "NavLocation",
+		Doc:  "A place a server answered with (Go: lsp.Location): 1-based lines and columns, columns in characters, the end exclusive.",
+		Body: `{
+  /** The file's absolute path; "" for a URI that is not a file. */
+  path: string;
+  uri: string;
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+  /** The source line at line, without its line break. */
+  text: string;
+}`,
+	},
+	{
+		Name: "NavAnswer",
+		Doc:  "What every navigation result says about how it was answered (Go: lsp.Answer), and its rendering for a model.",
+		Body: `{
+  op: string;
+  server: string;
+  /** The place asked about, resolved to a column. */
+  at?: NavLocation;
+  /** The server had not finished loading the workspace: the result may be missing entries. */
+  incomplete?: boolean;
+  reason?: string;
+  /** The result as a model reads it. */
+  text: string;
+}`,
+	},
+	{
+		Name:  "NavLocations",
+		Doc:   "The result of definition, declaration, type_definition, implementation and references (Go: lsp.Locations).",
+		Body:  `NavAnswer & { locations: NavLocation[] }`,
+		Alias: true,
+	},
+	{
+		Name:  "NavHover",
+		Doc:   "The result of hover (Go: lsp.Hover).",
+		Body:  `NavAnswer & { markdown: string; range?: NavLocation }`,
+		Alias: true,
+	},
+	{
+		Name: "NavSymbol",
+		Doc:  "A symbol (Go: lsp.Symbol); kind is LSP's SymbolKind number.",
+		Body: `{
+  name: string;
+  kind: number;
+  detail?: string;
+  container?: string;
+  location: NavLocation;
+  endLine?: number;
+  children?: NavSymbol[];
+}`,
+	},
+	{
+		Name:  "NavSymbols",
+		Doc:   "The result of document_symbols and workspace_symbols (Go: lsp.Symbols).",
+		Body:  `NavAnswer & { path?: string; query?: string; symbols: NavSymbol[] }`,
+		Alias: true,
+	},
+	{
+		Name: "NavCallItem",
+		Doc:  "A function or method of a call hierarchy (Go: lsp.CallItem).",
+		Body: `{ name: string; kind: number; detail?: string; location: NavLocation }`,
+	},
+	{
+		Name:  "NavCallHierarchy",
+		Doc:   "The result of prepare_call_hierarchy, incoming_calls and outgoing_calls (Go: lsp.CallHierarchy).",
+		Body:  `NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[] }`,
+		Alias: true,
+	},
+	{
+		Name: "NavRenameProposal",
+		Doc:  "The result of rename (Go: lsp.RenameProposal): nothing is written yet.",
+		Body: `NavAnswer & {
+  newName: string;
+  files: { path: string; edits: number; oldText: string; newText: string; diff: string; base: Record<string, unknown> }[];
+  diff: string;
+}`,
+		Alias: true,
+	},
+	{
+		Name: "NavRenameApplied",
+		Doc:  "The outcome of apply_rename (Go: lsp.RenameApplied).",
+		Body: `{ files: { path: string; status: string; error?: string }[]; written: number; text: string }`,
+	},
 	{
 		Name: "Lockfile",
 		Doc:  "A parsed IDE lockfile (Go: lockfile.Lockfile).",

@@ -832,6 +832,551 @@ int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t
 int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms);
 
 /*
+ * idb_lsp_definition
+ *
+ * Where the symbol at a place is defined (textDocument/definition). The
+ * file is opened in its server (started when needed) or brought up to date
+ * with the disk. A server still loading the workspace is waited for (at
+ * most 30 seconds), and an answer it gave while loading says so
+ * ("incomplete": true and a "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_declaration
+ *
+ * Where the symbol at a place is declared (textDocument/declaration): in C
+ * and C++ the header's declaration rather than the definition. The file is
+ * opened in its server (started when needed) or brought up to date with
+ * the disk. A server still loading the workspace is waited for (at most 30
+ * seconds), and an answer it gave while loading says so ("incomplete":
+ * true and a "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_type_definition
+ *
+ * Where the type of the symbol at a place is defined
+ * (textDocument/typeDefinition). The file is opened in its server (started
+ * when needed) or brought up to date with the disk. A server still loading
+ * the workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_implementation
+ *
+ * The implementations of the interface, abstract method or virtual
+ * function at a place (textDocument/implementation). The file is opened in
+ * its server (started when needed) or brought up to date with the disk. A
+ * server still loading the workspace is waited for (at most 30 seconds),
+ * and an answer it gave while loading says so ("incomplete": true and a
+ * "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_references
+ *
+ * The references to the symbol at a place (textDocument/references),
+ * sorted by file and position. The file is opened in its server (started
+ * when needed) or brought up to date with the disk. A server still loading
+ * the workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"                the file (required).
+ *   "line"                the 1-based line.
+ *   "column"              the 1-based column, counted in characters
+ *                         (Unicode code points); or give symbol.
+ *   "symbol"              the symbol's text on the line, when no column is
+ *                         given (a qualified name names its last part).
+ *   "occurrence"          which occurrence of symbol on the line, 1-based,
+ *                         when it occurs more than once.
+ *   "maxLocations"        how many locations, symbols or calls the text
+ *                         shows (default 100; negative for all).
+ *   "includeDeclaration"  include the declaration (default: no).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_references(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_hover
+ *
+ * What the server shows when hovering over a place (textDocument/hover),
+ * as Markdown. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_hover(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_document_symbols
+ *
+ * The symbols declared in a file, as a tree (textDocument/documentSymbol).
+ * The file is opened in its server (started when needed) or brought up to
+ * date with the disk. A server still loading the workspace is waited for
+ * (at most 30 seconds), and an answer it gave while loading says so
+ * ("incomplete": true and a "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_document_symbols(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_workspace_symbols
+ *
+ * The symbols of the workspace matching a query (workspace/symbol): from
+ * the server of path when given (started and given the file when needed),
+ * else from every running server. The file is opened in its server
+ * (started when needed) or brought up to date with the disk. A server
+ * still loading the workspace is waited for (at most 30 seconds), and an
+ * answer it gave while loading says so ("incomplete": true and a
+ * "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "query"         the query (a name or part of one).
+ *   "path"          a file whose server to ask (default: every running
+ *                   server).
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_workspace_symbols(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_prepare_call_hierarchy
+ *
+ * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
+ * the function or method named there. The file is opened in its server
+ * (started when needed) or brought up to date with the disk. A server
+ * still loading the workspace is waited for (at most 30 seconds), and an
+ * answer it gave while loading says so ("incomplete": true and a
+ * "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_incoming_calls
+ *
+ * The callers of the function or method at a place, with the call sites
+ * (callHierarchy/incomingCalls). The file is opened in its server (started
+ * when needed) or brought up to date with the disk. A server still loading
+ * the workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_outgoing_calls
+ *
+ * What the function or method at a place calls, with the call sites
+ * (callHierarchy/outgoingCalls). The file is opened in its server (started
+ * when needed) or brought up to date with the disk. A server still loading
+ * the workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_rename
+ *
+ * Asks the server how to rename the symbol at a place
+ * (textDocument/rename) and returns its edit as proposed file texts with a
+ * unified diff. Nothing is written: pass the result to apply_rename
+ * (idb_lsp_apply_rename). The file is opened in its server (started when
+ * needed) or brought up to date with the disk. A server still loading the
+ * workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the lsp
+ *                 package's result (the same JSON as idebridge lsp ...
+ *                 --json) with "text", its rendering for a model: paths
+ *                 relative to the project, path:line:col with each
+ *                 location's source line, at most maxLocations (100) of
+ *                 them. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "newName"       the new name.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_apply_rename
+ *
+ * Writes the files of a rename proposal (as idb_lsp_rename returned it),
+ * one by one, each atomically, and not a file that changed on disk since
+ * the proposal (its outcome is "conflict"). The files written that are
+ * open in their servers are synced with them.
+ *
+ * Parameters:
+ *   manager        the LSP manager handle (from idb_lsp_new).
+ *   proposal_json  the proposal idb_lsp_rename returned. UTF-8 JSON text,
+ *                  required; borrowed for the call.
+ *   timeout_ms     timeout in milliseconds; 0 means no limit, a negative
+ *                  value waits without limit.
+ *   out            on IDB_OK receives each file's outcome, as a JSON
+ *                  object, a new string the caller frees with idb_free():
+ *                  {"files": [{"path", "status" ("written", "conflict",
+ *                  "failed"), "error"?}], "written", "text"}. Left
+ *                  unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until every file is written or refused.
+ */
+int idb_lsp_apply_rename(uint64_t manager, const char *proposal_json, int64_t timeout_ms, char **out);
+
+/*
  * idb_render_attachment
  *
  * Renders a drained attachment as the model-facing text block

@@ -575,6 +575,17 @@ static void test_lsp(void) {
 	CHECK(!out || !strstr(out, "undefinedThing"), "fixed file still reported: %s", out);
 	idb_free(out);
 	CHECK_OK(idb_lsp_save(m, main_go, 0));
+
+	/* Navigation: a symbol on a line; one that is not there. */
+	char req[512];
+	snprintf(req, sizeof req, "{\"path\":\"%s\",\"line\":3,\"symbol\":\"main\"}", main_go);
+	out = NULL;
+	CHECK_OK(idb_lsp_definition(m, req, 30000, &out));
+	CHECK(out && strstr(out, "\"line\":3,\"column\":6") && strstr(out, "\"text\":\"Definition of main (main.go:3:6)"),
+	      "definition %s", out ? out : "(null)");
+	idb_free(out);
+	snprintf(req, sizeof req, "{\"path\":\"%s\",\"line\":3,\"symbol\":\"nowhere\"}", main_go);
+	CHECK_STATUS(idb_lsp_references(m, req, 0, &out), IDB_ERR_ARGUMENT, "is not on line 3");
 	CHECK_OK(idb_lsp_close_file(m, main_go, 0));
 	CHECK_STATUS(idb_lsp_settle(m, main_go, 1000, &out), IDB_ERR_NOT_FOUND, "not open");
 	CHECK_STATUS(idb_lsp_open(m, notes, 0), IDB_ERR_NOT_FOUND, "no language server");

@@ -50,7 +50,9 @@ func init() {
 			"--diff decides openDiff: accept saves every proposal, reject rejects it, and\n" +
 			"prompt (the default) shows the unified diff on standard error and asks y/n/e on\n" +
 			"standard input; e opens $VISUAL or $EDITOR on the proposal. When standard input\n" +
-			"is not a terminal, or reaches its end, prompt rejects every diff.\n" +
+			"is not a terminal, the default prompt rejects every diff, and an explicit\n" +
+			"--diff prompt reads the answers from it, a line each (a script can pipe y/n);\n" +
+			"at its end, prompt rejects every diff.\n" +
 			"\n" +
 			"--selection FILE:LINE sends every client, once it has initialized, a\n" +
 			"selection_changed notification selecting that line (1-based) of FILE, as an\n" +
@@ -80,6 +82,7 @@ func init() {
 					fmt.Fprintf(inv.Stderr, "idebridge ide serve: unexpected argument %q\n", args[0])
 					return exitUsage
 				}
+				fs.Visit(func(f *flag.Flag) { o.diffGiven = o.diffGiven || f.Name == "diff" })
 				return ideServe(ctx, inv, &o)
 			}
 		},
@@ -90,6 +93,7 @@ type serveFlags struct {
 	workspaces  stringList
 	transport   string
 	diff        string
+	diffGiven   bool // --diff was on the command line
 	port        int
 	lockfileDir string
 	ideName     string
@@ -151,7 +155,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 			folders = append(folders, filepath.Clean(w))
 		}
 	}
-	policy, note, ok := diffPolicy(inv, o.diff)
+	policy, note, ok := diffPolicy(inv, o.diff, o.diffGiven)
 	if !ok {
 		fmt.Fprintf(inv.Stderr, "%s: --diff must be accept, reject or prompt, not %q\n", name, o.diff)
 		return exitUsage
@@ -303,15 +307,16 @@ var stdinIsTerminal = func(r io.Reader) bool {
 }
 
 // diffPolicy maps --diff to a policy, with a note for the user when prompt
-// cannot ask.
-func diffPolicy(inv *invocation, mode string) (ideserver.DiffPolicy, string, bool) {
+// cannot ask. A prompt asked for on the command line (given) reads its
+// answers from standard input even when that is not a terminal.
+func diffPolicy(inv *invocation, mode string, given bool) (ideserver.DiffPolicy, string, bool) {
 	switch mode {
 	case "accept":
 		return ideserver.AcceptDiffs, "", true
 	case "reject":
 		return ideserver.RejectDiffs, "", true
 	case "prompt":
-		if !stdinIsTerminal(inv.Stdin) {
+		if !given && !stdinIsTerminal(inv.Stdin) {
 			return ideserver.RejectDiffs, "standard input is not a terminal: every diff will be rejected (use --diff accept or reject to choose)", true
 		}
 		var opts ideserver.PromptOptions

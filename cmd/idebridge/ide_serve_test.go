@@ -384,7 +384,8 @@ func TestServeUsageErrors(t *testing.T) {
 	}
 }
 
-// buildCommand builds the idebridge binary once per test run.
+// buildCommand builds the idebridge binary once per test run, in
+// builtDir, which TestMain removes at the end.
 var buildCommand = sync.OnceValues(func() (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -394,6 +395,7 @@ var buildCommand = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "idebridge")
 	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
@@ -402,12 +404,14 @@ var buildCommand = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// builtDir holds the binary buildCommand built, if it did.
+var builtDir string
+
 func TestServeBinarySignals(t *testing.T) {
 	bin, err := buildCommand()
 	if err != nil {
 		t.Fatalf("building idebridge: %v", err)
 	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cfg := t.TempDir()

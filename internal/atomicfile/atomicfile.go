@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/idebridge/idebridge/internal/safefile"
 )
 
 // ErrConflict is matched (errors.Is) by every *ConflictError.
@@ -69,7 +71,9 @@ func read(path string, w io.Writer) (int64, *State, error) {
 		return 0, nil, fmt.Errorf("reading the state of %s: %w", path, err)
 	}
 	st := &State{Path: abs}
-	f, err := os.Open(abs)
+	// One open, judged by its descriptor: a FIFO put under the name is
+	// refused, never waited on.
+	f, info, err := safefile.Open(abs, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, st, nil
 	}
@@ -77,13 +81,6 @@ func read(path string, w io.Writer) (int64, *State, error) {
 		return 0, nil, fmt.Errorf("reading the state of %s: %w", abs, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return 0, nil, fmt.Errorf("reading the state of %s: %w", abs, err)
-	}
-	if !info.Mode().IsRegular() {
-		return 0, nil, fmt.Errorf("reading the state of %s: not a regular file (%v)", abs, info.Mode().Type())
-	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(h, w), f)
 	if err != nil {

@@ -302,6 +302,32 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_load_claude_code.restype = ctypes.c_int
     lib.idb_lsp_shutdown.argtypes = [ctypes.c_uint64, ctypes.c_int64]
     lib.idb_lsp_shutdown.restype = ctypes.c_int
+    lib.idb_lsp_definition.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_definition.restype = ctypes.c_int
+    lib.idb_lsp_declaration.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_declaration.restype = ctypes.c_int
+    lib.idb_lsp_type_definition.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_type_definition.restype = ctypes.c_int
+    lib.idb_lsp_implementation.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_implementation.restype = ctypes.c_int
+    lib.idb_lsp_references.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_references.restype = ctypes.c_int
+    lib.idb_lsp_hover.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_hover.restype = ctypes.c_int
+    lib.idb_lsp_document_symbols.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_document_symbols.restype = ctypes.c_int
+    lib.idb_lsp_workspace_symbols.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_workspace_symbols.restype = ctypes.c_int
+    lib.idb_lsp_prepare_call_hierarchy.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_prepare_call_hierarchy.restype = ctypes.c_int
+    lib.idb_lsp_incoming_calls.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_incoming_calls.restype = ctypes.c_int
+    lib.idb_lsp_outgoing_calls.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_outgoing_calls.restype = ctypes.c_int
+    lib.idb_lsp_rename.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_rename.restype = ctypes.c_int
+    lib.idb_lsp_apply_rename.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_apply_rename.restype = ctypes.c_int
     lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_render_attachment.restype = ctypes.c_int
 
@@ -559,6 +585,123 @@ def _idb_lsp_shutdown(manager, timeout_ms):
     if status != IDB_OK:
         _raise(lib, status, "idb_lsp_shutdown")
     return None
+
+
+def _idb_lsp_definition(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_definition(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_definition")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_declaration(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_declaration(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_declaration")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_type_definition(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_type_definition(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_type_definition")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_implementation(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_implementation(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_implementation")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_references(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_references(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_references")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_hover(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_hover(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_hover")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_document_symbols(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_document_symbols(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_document_symbols")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_workspace_symbols(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_workspace_symbols(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_workspace_symbols")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_prepare_call_hierarchy(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_prepare_call_hierarchy")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_incoming_calls(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_incoming_calls(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_incoming_calls")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_outgoing_calls(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_outgoing_calls(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_outgoing_calls")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_rename(manager, request_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_rename(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_rename")
+    return _take_json(lib, out)
+
+
+def _idb_lsp_apply_rename(manager, proposal_json, timeout_ms):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_lsp_apply_rename(manager, _json_in(proposal_json), timeout_ms, ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_apply_rename")
+    return _take_json(lib, out)
 
 
 def _idb_render_attachment(attachment_json, options_json):
@@ -970,6 +1113,483 @@ class LSPManager:
         Blocks until the servers that are no longer configured have stopped.
         """
         return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
+
+    def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Where the symbol at a place is defined (textDocument/definition).
+        The file is opened in its server (started when needed) or brought up
+        to date with the disk. A server still loading the workspace is
+        waited for (at most 30 seconds), and an answer it gave while loading
+        says so ("incomplete": true and a "reason"), never that there is
+        nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Where the symbol at a place is declared (textDocument/declaration):
+        in C and C++ the header's declaration rather than the definition.
+        The file is opened in its server (started when needed) or brought up
+        to date with the disk. A server still loading the workspace is
+        waited for (at most 30 seconds), and an answer it gave while loading
+        says so ("incomplete": true and a "reason"), never that there is
+        nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Where the type of the symbol at a place is defined
+        (textDocument/typeDefinition). The file is opened in its server
+        (started when needed) or brought up to date with the disk. A server
+        still loading the workspace is waited for (at most 30 seconds), and
+        an answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The implementations of the interface, abstract method or virtual
+        function at a place (textDocument/implementation). The file is
+        opened in its server (started when needed) or brought up to date
+        with the disk. A server still loading the workspace is waited for
+        (at most 30 seconds), and an answer it gave while loading says so
+        ("incomplete": true and a "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The references to the symbol at a place (textDocument/references),
+        sorted by file and position. The file is opened in its server
+        (started when needed) or brought up to date with the disk. A server
+        still loading the workspace is waited for (at most 30 seconds), and
+        an answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            include_declaration: include the declaration (default: no); None
+                for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))
+
+    def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """What the server shows when hovering over a place
+        (textDocument/hover), as Markdown. The file is opened in its server
+        (started when needed) or brought up to date with the disk. A server
+        still loading the workspace is waited for (at most 30 seconds), and
+        an answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The symbols declared in a file, as a tree
+        (textDocument/documentSymbol). The file is opened in its server
+        (started when needed) or brought up to date with the disk. A server
+        still loading the workspace is waited for (at most 30 seconds), and
+        an answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The symbols of the workspace matching a query (workspace/symbol):
+        from the server of path when given (started and given the file when
+        needed), else from every running server. The file is opened in its
+        server (started when needed) or brought up to date with the disk. A
+        server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
+
+        Args:
+            query: the query (a name or part of one); None for the default.
+            path: a file whose server to ask (default: every running
+                server); None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The call hierarchy items at a place
+        (textDocument/prepareCallHierarchy): the function or method named
+        there. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The callers of the function or method at a place, with the call
+        sites (callHierarchy/incomingCalls). The file is opened in its
+        server (started when needed) or brought up to date with the disk. A
+        server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """What the function or method at a place calls, with the call sites
+        (callHierarchy/outgoingCalls). The file is opened in its server
+        (started when needed) or brought up to date with the disk. A server
+        still loading the workspace is waited for (at most 30 seconds), and
+        an answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+
+    def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Asks the server how to rename the symbol at a place
+        (textDocument/rename) and returns its edit as proposed file texts
+        with a unified diff. Nothing is written: pass the result to
+        apply_rename (idb_lsp_apply_rename). The file is opened in its
+        server (started when needed) or brought up to date with the disk. A
+        server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
+
+        Args:
+            path: the file (required); None for the default.
+            line: the 1-based line; None for the default.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol; None for the default.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part); None for the default.
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once; None for the default.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all); None for the default.
+            new_name: the new name; None for the default.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            the lsp package's result (the same JSON as idebridge lsp ...
+            --json) with "text", its rendering for a model: paths relative
+            to the project, path:line:col with each location's source line,
+            at most maxLocations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses.
+        """
+        return _idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout))
+
+    def apply_rename(self, proposal: Dict[str, Any], timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Writes the files of a rename proposal (as idb_lsp_rename returned
+        it), one by one, each atomically, and not a file that changed on
+        disk since the proposal (its outcome is "conflict"). The files
+        written that are open in their servers are synced with them.
+
+        Args:
+            proposal: the proposal idb_lsp_rename returned (a
+                JSON-serialisable value, or a str holding JSON).
+            timeout: seconds to wait; None for no limit, a negative number
+                to wait without limit.
+
+        Returns:
+            {"files": [{"path", "status" ("written", "conflict", "failed"),
+            "error"?}], "written", "text"}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until every file is written or refused.
+        """
+        return _idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout))
 
     def shutdown(self, timeout: Optional[float] = None) -> None:
         """Stops every server (a graceful shutdown within the timeout, then

@@ -245,9 +245,10 @@ func handle(m *message) {
 			enc = p.Capabilities.General.PositionEncodings[0]
 		}
 		caps := map[string]any{
-			"positionEncoding": enc,
-			"textDocumentSync": map[string]any{"openClose": true, "change": 1, "save": map[string]any{}},
-			"hoverProvider":    true,
+			"positionEncoding":   enc,
+			"textDocumentSync":   map[string]any{"openClose": true, "change": 1, "save": map[string]any{}},
+			"hoverProvider":      true,
+			"definitionProvider": true,
 		}
 		if *pull {
 			caps["diagnosticProvider"] = map[string]any{"identifier": "scriptls", "interFileDependencies": false, "workspaceDiagnostics": false}

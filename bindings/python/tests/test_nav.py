@@ -1,0 +1,68 @@
+"""Navigation on a real gopls through the Python binding."""
+
+import os
+import shutil
+import tempfile
+
+from tests.support import REPO, LeakCheckedTestCase, find_gopls, idebridge
+
+
+class NavTest(LeakCheckedTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self._tmp = tempfile.TemporaryDirectory(prefix="idebridge-nav-")
+        self.dir = os.path.realpath(self._tmp.name)
+        src = os.path.join(REPO, "lsp", "testdata", "nav", "go")
+        for name in os.listdir(src):
+            shutil.copy(os.path.join(src, name), self.dir)
+        self.use = os.path.join(self.dir, "use.go")
+        self.shapes = os.path.join(self.dir, "shapes.go")
+        self.config = {"gopls": {"command": find_gopls(), "extensionToLanguage": {".go": "go"}}}
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+        super().tearDown()
+
+    def test_navigation(self) -> None:
+        with idebridge.LSPManager(self.config, self.dir) as mgr:
+            refs = mgr.references(path=self.use, line=7, symbol="total", occurrence=2, include_declaration=True, timeout=60)
+            self.assertEqual(refs["op"], "references")
+            self.assertFalse(refs.get("incomplete", False))
+            got = ["%s:%d:%d" % (os.path.basename(l["path"]), l["line"], l["column"]) for l in refs["locations"]]
+            self.assertEqual(got, ["use.go:5:2", "use.go:7:3", "use.go:7:11", "use.go:9:9"])
+            self.assertIn("use.go:9:9: return total\n", refs["text"])
+
+            # Column 22 in characters, after two emoji (column 24 in UTF-16).
+            d = mgr.definition(path=self.use, line=15, column=22)
+            self.assertEqual([(l["path"], l["line"], l["column"]) for l in d["locations"]], [(self.use, 4, 6)])
+
+            h = mgr.hover(path=self.use, line=4, symbol="Total")
+            self.assertIn("func Total(shapes []Shape) float64", h["markdown"])
+            syms = mgr.document_symbols(path=self.shapes)
+            self.assertEqual([s["name"] for s in syms["symbols"]], ["Shape", "Square", "(Square).Area", "Circle", "(Circle).Area"])
+            calls = mgr.incoming_calls(path=self.use, line=4, symbol="Total")
+            self.assertEqual([c["item"]["name"] for c in calls["calls"]], ["Report"])
+            impl = mgr.implementation(path=self.shapes, line=5, symbol="Area")
+            self.assertEqual(len(impl["locations"]), 2)
+
+            with self.assertRaises(idebridge.ArgumentError) as cm:
+                mgr.references(path=self.use, line=7, symbol="total")
+            self.assertIn('"total" occurs 2 times on line 7', str(cm.exception))
+            with self.assertRaises(idebridge.IdebridgeError) as cm:
+                mgr.declaration(path=self.use, line=7, symbol="Area")
+            self.assertIn("gopls does not offer declaration", str(cm.exception))
+
+            with open(self.use) as f:
+                before = f.read()
+            proposal = mgr.rename(path=self.use, line=18, symbol="label", new_name="tag")
+            self.assertEqual([f["path"] for f in proposal["files"]], [self.use])
+            self.assertIn("+func tag(prefix string, v float64) string {", proposal["diff"])
+            with open(self.use) as f:
+                self.assertEqual(f.read(), before, "rename wrote the file")
+            applied = mgr.apply_rename(proposal)
+            self.assertEqual(applied["written"], 1)
+            self.assertEqual(applied["files"][0]["status"], "written")
+            with open(self.use) as f:
+                self.assertEqual(f.read(), proposal["files"][0]["newText"])
+            again = mgr.apply_rename(proposal)
+            self.assertEqual(again["files"][0]["status"], "conflict")
