@@ -59,6 +59,7 @@ func fail(name string, err error) C_int {
 		return 0
 	}
 	setThreadError(name + ": " + err.Error())
+	noteCallError(err)
 	return C_int(statusOf(err))
 }
 
