@@ -2,6 +2,15 @@
 
 // Types of the idebridge Node.js bindings (index.js).
 
+// Symbol.dispose and Symbol.asyncDispose, as @types/node declares them,
+// for projects whose lib predates them (the runtime has them from Node 20).
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /** Success. */
 export declare const IDB_OK: 0;
 /** The operation failed; idb_last_error() says why. */

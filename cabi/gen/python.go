@@ -1052,6 +1052,7 @@ is done. What does not block (Registry, parse_lockfile, render_attachment,
 
 import asyncio
 import ctypes
+import os
 import threading
 from typing import Any, Dict, List, Optional, Union
 

@@ -27,15 +27,15 @@ test('gopls round trip', async () => {
   const mgr = new idebridge.LSPManager({ gopls: { command: findGopls(), extensionToLanguage: { '.go': 'go' } } }, dir);
   let pid;
   try {
-    mgr.open(mainGo);
-    const result = mgr.settle(mainGo, 30000);
+    await mgr.open(mainGo);
+    const result = await mgr.settle(mainGo, { timeoutMs: 30000 });
     assert.equal(result.server, 'gopls');
     assert.equal(result.path, mainGo);
     // gopls may publish a file's first type errors after the progress
     // settle saw ended: settle and drain until they show (30 s at most).
     let att = null;
     for (const deadline = Date.now() + 30000; Date.now() < deadline;) {
-      mgr.settle(mainGo, 2000);
+      mgr.settleSync(mainGo, 2000);
       const a = mgr.drain();
       if (a && JSON.stringify(a).includes('undefined: undefinedThing')) {
         att = a;
@@ -51,32 +51,33 @@ test('gopls round trip', async () => {
     pid = servers[0].pid;
     assert.ok(pid > 0);
 
-    mgr.change(mainGo, FIXED);
-    mgr.settle(mainGo, 30000);
+    mgr.changeSync(mainGo, FIXED);
+    await mgr.settle(mainGo, { timeoutMs: 30000 });
     assert.ok(!JSON.stringify(mgr.drain()).includes('undefinedThing'));
-    mgr.save(mainGo);
-    mgr.closeFile(mainGo);
-    assert.throws(() => mgr.settle(mainGo, 1000), idebridge.NotFoundError);
+    await mgr.save(mainGo);
+    mgr.closeFileSync(mainGo);
+    await assert.rejects(mgr.settle(mainGo, { timeoutMs: 1000 }), idebridge.NotFoundError);
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'x');
-    assert.throws(() => mgr.open(path.join(dir, 'notes.txt')), (e) => e instanceof idebridge.NotFoundError && /no language server/.test(e.message));
+    assert.throws(() => mgr.openSync(path.join(dir, 'notes.txt')), (e) => e instanceof idebridge.NotFoundError && /no language server/.test(e.message));
   } finally {
-    mgr.shutdown(10000);
+    await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(dir, { recursive: true, force: true });
   }
   assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' });
   assert.throws(() => mgr.drain(), idebridge.ClosedError);
 });
 
-test('config errors and idempotent shutdown', () => {
+test('config errors and idempotent shutdown', async () => {
   const dir = goModule();
   try {
     assert.throws(() => new idebridge.LSPManager({ x: { extensionToLanguage: { '.go': 'go' } } }, dir),
       (e) => e instanceof idebridge.ArgumentError && /command/.test(e.message));
     assert.throws(() => new idebridge.LSPManager('{not json', dir), idebridge.ArgumentError);
     const mgr = new idebridge.LSPManager({}, dir, { maxOpenDocuments: 3 });
-    mgr.shutdown(5000);
-    mgr.shutdown();
+    mgr.shutdownSync(5000);
+    mgr.shutdownSync();
     mgr.close();
+    await mgr.shutdown();
     assert.equal(mgr.handle, 0n);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

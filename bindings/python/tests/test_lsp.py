@@ -36,7 +36,7 @@ class LSPTest(LeakCheckedTestCase):
         while time.monotonic() < deadline:
             mgr.settle(self.main_go, timeout=2)
             att = mgr.drain()
-            if att is not None and want in json.dumps(att):
+            if att is not None and want in json.dumps(att.raw):
                 return att
             time.sleep(0.1)
         self.fail("no attachment contained %r" % want)
@@ -45,24 +45,28 @@ class LSPTest(LeakCheckedTestCase):
         with idebridge.LSPManager(self.config, self.dir) as mgr:
             mgr.open(self.main_go)
             result = mgr.settle(self.main_go, timeout=30)
-            self.assertEqual(result["server"], "gopls")
-            self.assertEqual(result["path"], self.main_go)
-            self.assertGreaterEqual(result["version"], 1)
+            self.assertEqual(result.server, "gopls")
+            self.assertEqual(result.path, self.main_go)
+            self.assertGreaterEqual(result.version, 1)
+            self.assertIsInstance(result.freshness, idebridge.Freshness)
+            self.assertGreater(result.elapsed, 0)
+            self.assertLess(result.elapsed, 30)
             att = self.settle_and_drain(mgr, "undefined: undefinedThing")
-            self.assertEqual(att["servers"], ["gopls"])
-            self.assertEqual(att["files"][0]["path"], self.main_go)
+            self.assertEqual(att.servers, ["gopls"])
+            self.assertEqual(att.files[0].path, self.main_go)
+            self.assertEqual(att.files[0].diagnostics[0].severity, idebridge.Severity.ERROR)
             text = idebridge.render_attachment(att, project_dir=self.dir)
             self.assertIn("main.go:", text)
             self.assertIn("undefined: undefinedThing", text)
             servers = mgr.servers()
-            self.assertEqual([s["name"] for s in servers], ["gopls"])
-            pid = servers[0]["pid"]
+            self.assertEqual([s.name for s in servers], ["gopls"])
+            pid = servers[0].pid
             self.assertGreater(pid, 0)
 
             mgr.change(self.main_go, FIXED)
             mgr.settle(self.main_go, timeout=30)
             later = mgr.drain()
-            self.assertNotIn("undefinedThing", json.dumps(later))
+            self.assertNotIn("undefinedThing", json.dumps(later.raw if later else None))
             mgr.save(self.main_go)
             mgr.close_file(self.main_go)
             with self.assertRaises(idebridge.NotFoundError):

@@ -39,8 +39,13 @@ class RegistryTest(LeakCheckedTestCase):
                 # Publish dicts this time: the binding encodes them.
                 reg.publish(server, json.loads(params))
             att = reg.drain()
-        self.assertEqual(att, json.loads(read_golden("drain.golden.json")))
+        self.assertIsInstance(att, idebridge.Attachment)
+        self.assertEqual(att.raw, json.loads(read_golden("drain.golden.json")))
+        self.assertEqual(att.count(), sum(len(f.diagnostics) for f in att.files))
         text = idebridge.render_attachment(att, project_dir="/p")
+        self.assertEqual(att.render(project_dir="/p"), text)
+        # The JSON as a dict renders the same.
+        self.assertEqual(idebridge.render_attachment(att.raw, project_dir="/p"), text)
         self.assertEqual(text.encode("utf-8"), read_golden("render.golden.txt"))
         short = idebridge.render_attachment(att, project_dir="/p", max_chars=200, tag="diags")
         self.assertTrue(short.startswith("<diags>"), short)
@@ -51,7 +56,8 @@ class RegistryTest(LeakCheckedTestCase):
         with idebridge.Registry(max_per_file=5, min_severity="Warning") as reg:
             reg.publish(server="srv", params=params)
             att = reg.drain()
-            self.assertEqual([d["message"] for d in att["files"][0]["diagnostics"]], ["e1", "e2"])
+            self.assertEqual([d.message for d in att.files[0].diagnostics], ["e1", "e2"])
+            self.assertEqual([d.severity for d in att.files[0].diagnostics], [idebridge.Severity.ERROR] * 2)
             reg.publish("srv", params)
             self.assertIsNone(reg.drain(), "an identical set is deduplicated")
             reg.reset("file:///a.go")
@@ -116,7 +122,7 @@ class RegistryTest(LeakCheckedTestCase):
                             shared.publish("srv%d" % g, p)
                             own.publish("srv%d" % g, p)
                             att = own.drain()
-                            if att is None or att["files"][0]["uri"] != p["uri"]:
+                            if att is None or att.files[0].uri != p["uri"]:
                                 problems.append("thread %d drained %r" % (g, att))
                             if i % 10 == 0:
                                 shared.drain()
