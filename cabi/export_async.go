@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,12 +25,13 @@ import (
 )
 
 // An asynchronous call runs one blocking export on a goroutine of its own,
-// locked to its OS thread for the duration so that the export's per-thread
-// state is the call's: callContext gives the export a context that
-// idb_call_cancel ends, fail records the error value on the call (for the
-// JSON error: message, status, tool error code), and the thread's last
-// error becomes the call's message. The idb_X_start functions that start
-// them are generated from the export table (start_gen.go).
+// registered as that goroutine's call: callContext gives the export a
+// context that idb_call_cancel ends, and fail records the export's error
+// (its message, and its value for the tool error's code) on the call
+// rather than only on the thread. The goroutine is not locked to a thread:
+// a call waiting on the network holds no OS thread. The idb_X_start
+// functions that start calls are generated from the export table
+// (start_gen.go).
 
 // asyncCall is what a call handle names.
 type asyncCall struct {
@@ -52,9 +54,10 @@ type asyncCall struct {
 	result    *string // the result on IDB_OK; nil is NULL
 	errJSON   string  // the error on another status
 	err       error   // the error value the export failed with
+	msg       string  // its message, as idb_last_error would give it
 	taken     bool    // idb_call_result handed the result out
 	release   func()  // releases a created object nobody took
-	rfd, wfd  int     // the completion pipe, -1 when none
+	rfd, wfd  int     // the completion descriptor's ends (equal for an eventfd), -1 when none
 }
 
 // callOutcome is what the body of a call returns.
@@ -73,26 +76,64 @@ func callContext() context.Context {
 	return context.Background()
 }
 
-// currentCall returns the call the calling thread runs, or nil.
-func currentCall() *asyncCall {
-	h := currentCallHandle()
-	if h == 0 {
-		return nil
-	}
-	obj, err := handles.get(kindCall, h)
-	if err != nil {
-		// Freed while running: the call still runs to its end.
-		return nil
-	}
-	return obj.(*asyncCall)
+// running maps the goroutines running calls to their calls.
+var running struct {
+	sync.RWMutex
+	n     int // len(calls)
+	calls map[uint64]*asyncCall
 }
 
-// noteCallError records err on the call the calling thread runs, if any
-// (called by fail).
-func noteCallError(err error) {
+// currentCall returns the call the calling goroutine runs, or nil.
+func currentCall() *asyncCall {
+	running.RLock()
+	defer running.RUnlock()
+	if running.n == 0 {
+		return nil // the common case of a direct call: no goroutine id needed
+	}
+	return running.calls[goid()]
+}
+
+// setRunning records (c non-nil) or forgets the call of goroutine id.
+func setRunning(id uint64, c *asyncCall) {
+	running.Lock()
+	defer running.Unlock()
+	if running.calls == nil {
+		running.calls = map[uint64]*asyncCall{}
+	}
+	if c != nil {
+		running.calls[id] = c
+	} else {
+		delete(running.calls, id)
+	}
+	running.n = len(running.calls)
+}
+
+// goid returns the calling goroutine's id, from the first line of its
+// stack trace ("goroutine 123 [running]:"). Go offers no cheaper way; it
+// is read once per blocking export of a call, and on failure.
+func goid() uint64 {
+	var buf [40]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b, ok := bytes.CutPrefix(b, []byte("goroutine "))
+	if !ok {
+		return 0
+	}
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
+// noteCallError records an export's failure on the call the calling
+// goroutine runs, if any (called by fail and recoverPanic).
+func noteCallError(msg string, err error) {
 	if c := currentCall(); c != nil {
 		c.mu.Lock()
-		c.err = err
+		c.msg, c.err = msg, err
 		c.mu.Unlock()
 	}
 }
@@ -164,8 +205,8 @@ func startCall(fn string, in *callInputs, hook func(), body func() callOutcome, 
 
 // run runs body, records its outcome and signals completion.
 func (c *asyncCall) run(body func() callOutcome) {
-	runtime.LockOSThread()
-	setCurrentCall(c.h)
+	id := goid()
+	setRunning(id, c)
 	o, msg := c.runBody(body)
 	if o.status != 0 {
 		c.mu.Lock()
@@ -176,15 +217,14 @@ func (c *asyncCall) run(body func() callOutcome) {
 			c.runHook()
 		}
 	}
-	setCurrentCall(0)
-	runtime.UnlockOSThread()
+	setRunning(id, nil)
 	c.freeInputs()
 	c.cancel()
 	c.finish(o, msg)
 }
 
 // runBody runs body, turning a panic into IDB_ERR_PANIC, and returns the
-// thread's last error when body failed.
+// message the export failed with when body failed.
 func (c *asyncCall) runBody(body func() callOutcome) (o callOutcome, msg string) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -194,10 +234,9 @@ func (c *asyncCall) runBody(body func() callOutcome) (o callOutcome, msg string)
 	}()
 	o = body()
 	if o.status != 0 {
-		if p := threadError(); p != nil {
-			msg = C.GoString(p)
-			C.free(unsafe.Pointer(p))
-		}
+		c.mu.Lock()
+		msg = c.msg
+		c.mu.Unlock()
 	}
 	return o, msg
 }
@@ -272,7 +311,9 @@ func (c *asyncCall) signalLocked() {
 	if !c.freed {
 		signalPipe(c.wfd)
 	}
-	closeFD(c.wfd)
+	if c.wfd != c.rfd {
+		closeFD(c.wfd)
+	}
 	c.wfd = -1
 }
 
@@ -419,6 +460,9 @@ func (c *asyncCall) markFreed() (release func()) {
 	c.freed = true
 	if c.rfd >= 0 {
 		closeFD(c.rfd)
+		if c.wfd == c.rfd {
+			c.wfd = -1 // one descriptor, now closed
+		}
 		c.rfd = -1
 	}
 	if c.finished {

@@ -1082,8 +1082,6 @@ _CANCEL_GRACE = 6.0
 
 async def _completion(lib: Any, call: int, timeout: Optional[float]) -> None:
     """Returns when the call has completed, or after timeout seconds."""
-    if lib.idb_call_wait(call, 0) == IDB_OK:
-        return
     loop = asyncio.get_running_loop()
     try:
         fd = _call_fd(lib, call)

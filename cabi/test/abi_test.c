@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -329,7 +331,9 @@ struct ide {
 	char workspace[128], config[128], tmp[64];
 };
 
-static int ide_start(struct ide *ide) {
+/* ide_start_diff starts ideserve deciding openDiff with diff (accept,
+   reject or hold). */
+static int ide_start_diff(struct ide *ide, const char *diff) {
 	const char *bin = getenv("IDEBRIDGE_TEST_IDE");
 	if (!bin || !*bin) {
 		fail_at(__FILE__, __LINE__, "IDEBRIDGE_TEST_IDE is not set (make abi-test sets it)");
@@ -354,7 +358,7 @@ static int ide_start(struct ide *ide) {
 		dup2(from_child[1], 1);
 		close(to_child[1]);
 		close(from_child[0]);
-		execl(bin, bin, "-workspace", ide->workspace, "-lockfile-dir", lockdir, (char *)NULL);
+		execl(bin, bin, "-workspace", ide->workspace, "-lockfile-dir", lockdir, "-diff", diff, (char *)NULL);
 		_exit(127);
 	}
 	close(to_child[0]);
@@ -371,6 +375,8 @@ static int ide_start(struct ide *ide) {
 	CHECK(ide->port > 0, "ideserve status line %s", line);
 	return ide->port > 0 ? 0 : -1;
 }
+
+static int ide_start(struct ide *ide) { return ide_start_diff(ide, "accept"); }
 
 /* ide_command sends one command line and returns its answer in buf. */
 static const char *ide_command(struct ide *ide, const char *cmd, char *buf, size_t n) {
@@ -500,6 +506,79 @@ static void test_ide(void) {
 	}
 	CHECK_STATUS(idb_registry_drain(h, &out), IDB_ERR_HANDLE, "bad handle");
 	CHECK_OK(idb_registry_free(reg));
+}
+
+/* ---- asynchronous calls ---- */
+
+/* wait_call waits for call (10 s at most), reads its outcome into *out
+   and frees it; it returns the call's status. */
+static int wait_call(uint64_t call, char **out) {
+	CHECK_OK(idb_call_wait(call, 10000));
+	int st = idb_call_result(call, out);
+	CHECK_OK(idb_call_free(call));
+	return st;
+}
+
+static void test_async(void) {
+	struct ide ide;
+	if (ide_start_diff(&ide, "hold") != 0)
+		return;
+	char opts[2048], buf[4096], args[1024];
+	char *out = NULL;
+	uint64_t call = 0, h = 0;
+
+	/* Connect asynchronously: the result is the handle, in decimal. */
+	ide_options(&ide, opts, sizeof opts, NULL);
+	CHECK_OK(idb_ide_connect_start(opts, 10000, &call));
+	CHECK(wait_call(call, &out) == IDB_OK && out, "connect: %s", out ? out : "(null)");
+	h = out ? strtoull(out, NULL, 10) : 0;
+	idb_free(out);
+
+	/* A tool error is carried by the call, with its JSON-RPC code. */
+	CHECK_OK(idb_ide_call_start(h, "noSuchTool", NULL, 0, &call));
+	out = NULL;
+	CHECK(wait_call(call, &out) == IDB_ERR_TOOL, "noSuchTool status");
+	CHECK(out && strstr(out, "\"code\":-32601") && strstr(out, "noSuchTool"), "tool error %s", out ? out : "(null)");
+	idb_free(out);
+
+	/* A review the user has not decided: the descriptor stays quiet, a
+	   cancel closes the tab and completes the call. */
+	snprintf(args, sizeof args, "%s/c.txt", ide.workspace);
+	CHECK_OK(idb_ide_propose_edit_start(h, args, "new\n", 4, "{\"tabName\":\"c-tab\"}", 0, &call));
+	for (int i = 0; i < 1000 && !strstr(ide_command(&ide, "tabs", buf, sizeof buf), "\"opened\":[\"c-tab\"]"); i++)
+		usleep(10000);
+	CHECK(strstr(buf, "\"opened\":[\"c-tab\"]") != NULL, "tabs %s", buf);
+	uint64_t fd = 0;
+	CHECK_OK(idb_call_fd(call, &fd));
+	struct timeval tv = {0, 50000};
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET((int)fd, &rd);
+	CHECK(select((int)fd + 1, &rd, NULL, NULL, &tv) == 0, "the descriptor is readable while the review is pending");
+	CHECK_STATUS(idb_call_wait(call, 0), IDB_ERR_TIMEOUT, "still running");
+	CHECK_OK(idb_call_cancel(call));
+	tv = (struct timeval){10, 0};
+	FD_ZERO(&rd);
+	FD_SET((int)fd, &rd);
+	CHECK(select((int)fd + 1, &rd, NULL, NULL, &tv) == 1, "the descriptor did not become readable");
+	out = NULL;
+	CHECK(wait_call(call, &out) == IDB_ERR_CANCELLED, "cancelled review status");
+	CHECK(out && strstr(out, "cancelled"), "cancelled review %s", out ? out : "(null)");
+	idb_free(out);
+	CHECK(strstr(ide_command(&ide, "tabs", buf, sizeof buf), "\"closed\":[\"c-tab\"]") != NULL, "tabs after cancel %s", buf);
+	struct stat st;
+	CHECK(stat(args, &st) != 0, "the cancelled review created %s", args);
+
+	/* The client works after the cancel, from the call API and directly. */
+	CHECK_OK(idb_ide_call_start(h, "getWorkspaceFolders", NULL, 5000, &call));
+	out = NULL;
+	CHECK(idb_call_result(call, &out) == IDB_OK && out && strstr(out, "\"content\""), "after cancel %s", out ? out : "(null)");
+	idb_free(out);
+	CHECK_OK(idb_call_free(call));
+	CHECK_STATUS(idb_call_free(call), IDB_ERR_HANDLE, "already freed");
+	CHECK_STATUS(idb_ide_tools_start(0, 0, &call), IDB_ERR_HANDLE, "never valid");
+	CHECK_OK(idb_ide_close(h));
+	ide_stop(&ide);
 }
 
 /* ---- LSP ---- */
@@ -729,6 +808,7 @@ int main(int argc, char **argv) {
 	test_bad_handles();
 	test_registry_threads();
 	test_ide();
+	test_async();
 	test_lsp();
 
 	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());
