@@ -24,6 +24,12 @@
 //     IDB_ERR_PANIC. Nothing in the library exits the process.
 //   - Blocking calls take a timeout in milliseconds: 0 means the
 //     function's documented default, negative means no timeout.
+//   - Every blocking function idb_X has an asynchronous twin idb_X_start,
+//     generated from the table (start_gen.go): it returns a call handle at
+//     once; idb_call_wait, idb_call_fd (a descriptor for event loops),
+//     idb_call_result, idb_call_cancel and idb_call_free finish it. The
+//     call carries its outcome, error included, so any thread may read it
+//     (export_async.go).
 //
 // The exports are described once, in package cabi/abispec; cabi/gen writes
 // the header and the bindings from that description:

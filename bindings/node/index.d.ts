@@ -493,8 +493,8 @@ export interface RemoveStaleOptions {
 export declare function version(): string;
 
 /**
- * Counts the live handles (registries, IDE clients, LSP managers) of the whole
- * process.
+ * Counts the live handles (registries, IDE clients, LSP managers, asynchronous
+ * calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it is
  * 0.

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -785,6 +786,40 @@ static void bench_publish_drain10(void) {
 	idb_registry_reset(bench_reg, NULL);
 }
 
+/* A trivial blocking export (no lockfile directory to read), directly and
+   as an asynchronous call: waited for, and waited for through its
+   descriptor as an event loop does. */
+static const char *bench_discover_opts = "{\"lockfileDirs\":[],\"env\":{}}";
+
+static void bench_discover_direct(void) {
+	char *out = NULL;
+	if (idb_discover(bench_discover_opts, 0, &out) != IDB_OK)
+		abort();
+	idb_free(out);
+}
+
+static void bench_discover_call(void) {
+	uint64_t call;
+	char *out = NULL;
+	if (idb_discover_start(bench_discover_opts, 0, &call) != IDB_OK || idb_call_wait(call, -1) != IDB_OK ||
+	    idb_call_result(call, &out) != IDB_OK)
+		abort();
+	idb_free(out);
+	idb_call_free(call);
+}
+
+static void bench_discover_call_fd(void) {
+	uint64_t call, fd;
+	char *out = NULL;
+	if (idb_discover_start(bench_discover_opts, 0, &call) != IDB_OK || idb_call_fd(call, &fd) != IDB_OK)
+		abort();
+	struct pollfd p = {.fd = (int)fd, .events = POLLIN};
+	if (poll(&p, 1, -1) != 1 || idb_call_result(call, &out) != IDB_OK)
+		abort();
+	idb_free(out);
+	idb_call_free(call);
+}
+
 int main(int argc, char **argv) {
 	if (getenv("IDB_TESTDATA"))
 		testdata = getenv("IDB_TESTDATA");
@@ -798,6 +833,9 @@ int main(int argc, char **argv) {
 		bench("registry publish+drain+free+reset (10)", bench_publish_drain10, 20000);
 		idb_registry_free(bench_reg);
 		free(bench_params);
+		bench("discover, trivial (blocking, direct)", bench_discover_direct, 20000);
+		bench("discover as a call: start+wait+result+free", bench_discover_call, 20000);
+		bench("discover as a call, waited with poll(fd)", bench_discover_call_fd, 20000);
 		return 0;
 	}
 	test_version();
