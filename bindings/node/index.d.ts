@@ -610,7 +610,9 @@ export declare function renderAttachment(attachment: Attachment | string, option
  *   "closeTabError"?, "conflict"?: {"message", "expected", "actual"}}:
  *   "text" is what was written, or would have been when a conflict stopped
  *   the write.
- * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
+ * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError,
+ *   ConflictError (the file changed on disk since the edit's base, so
+ *   nothing was written; error.result is the outcome).
  */
 export declare function applyEdit(path: string, newText: string | Uint8Array, options?: ApplyEditOptions): EditResult;
 
@@ -644,8 +646,8 @@ export declare function shouldAutoConnect(options?: ShouldAutoConnectOptions): A
  * until one is the only usable one, as auto-connect does. When the time runs
  * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
  * message listing every lockfile seen, why each was or was not usable, and the
- * directories searched. Connect to the candidate with idb_ide_connect and its
- * port.
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
  *
  * Resolves when exactly one IDE is usable or the timeout (how long to look)
  * elapses, without blocking the event loop. Aborting the signal cancels the
@@ -664,8 +666,8 @@ export declare function waitForIde(options?: WaitForIdeOptions & AsyncOptions): 
  * until one is the only usable one, as auto-connect does. When the time runs
  * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
  * message listing every lockfile seen, why each was or was not usable, and the
- * directories searched. Connect to the candidate with idb_ide_connect and its
- * port.
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
  *
  * Blocks until exactly one IDE is usable or the timeout (how long to look)
  * elapses: the event loop waits too.
@@ -684,8 +686,8 @@ export declare function waitForIdeSync(options?: WaitForIdeOptions): IDEWaitResu
  * process is gone (outside WSL), and one without a pid whose port refuses
  * connections. Each condition is checked again at removal, and a lockfile
  * rewritten since it was listed, or refused for its permissions, is kept.
- * Listing (idb_discover) never deletes anything; this is the only function
- * that does.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
  *
  * Resolves when every lockfile has been checked and the stale ones removed, or
  * the timeout elapses, without blocking the event loop. Aborting the signal
@@ -704,8 +706,8 @@ export declare function removeStale(options?: RemoveStaleOptions & AsyncOptions)
  * process is gone (outside WSL), and one without a pid whose port refuses
  * connections. Each condition is checked again at removal, and a lockfile
  * rewritten since it was listed, or refused for its permissions, is kept.
- * Listing (idb_discover) never deletes anything; this is the only function
- * that does.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
  *
  * Blocks until every lockfile has been checked and the stale ones removed, or
  * the timeout elapses: the event loop waits too.
@@ -810,7 +812,7 @@ export declare class LSPManager {
   changeSync(path: string, text: string, timeoutMs?: number): void;
   /**
    * Tells the server that a file was saved, first syncing the file's contents
-   * on disk like idb_lsp_open.
+   * on disk like LSPManager.open().
    *
    * Resolves when the notifications are sent or the timeout elapses, without
    * blocking the event loop. Aborting the signal cancels the call (a pending
@@ -828,7 +830,7 @@ export declare class LSPManager {
   save(path: string, options?: CallOptions): Promise<void>;
   /**
    * Tells the server that a file was saved, first syncing the file's contents
-   * on disk like idb_lsp_open.
+   * on disk like LSPManager.open().
    *
    * Blocks until the notifications are sent or the timeout elapses: the event
    * loop waits too.
@@ -918,7 +920,7 @@ export declare class LSPManager {
   settleSync(path: string, timeoutMs?: number): SettleResult;
   /**
    * Takes the diagnostics that are new since the last drain, as
-   * idb_registry_drain does, with notes saying which files' diagnostics may be
+   * Registry.drain() does, with notes saying which files' diagnostics may be
    * stale or incomplete.
    *
    * @returns the attachment, the same JSON as the "attachment" member of
@@ -970,7 +972,7 @@ export declare class LSPManager {
    * configuration vanished or changed are stopped and their documents
    * forgotten, servers whose configuration is unchanged keep running with
    * their documents, and new servers start on first use. The configuration is
-   * read as idb_lsp_new read the first (same project directory and user
+   * read as new LSPManager() read the first (same project directory and user
    * options).
    *
    * Resolves when the servers that changed have stopped or the timeout
@@ -994,7 +996,7 @@ export declare class LSPManager {
    * configuration vanished or changed are stopped and their documents
    * forgotten, servers whose configuration is unchanged keep running with
    * their documents, and new servers start on first use. The configuration is
-   * read as idb_lsp_new read the first (same project directory and user
+   * read as new LSPManager() read the first (same project directory and user
    * options).
    *
    * Blocks until the servers that changed have stopped or the timeout elapses:
@@ -1026,9 +1028,9 @@ export declare class IDEClient {
   private constructor();
   /**
    * Connects to an IDE's MCP server and completes the handshake. With a url,
-   * connects there; otherwise discovers the IDEs (as idb_discover) and
-   * connects to the one on the given port, or, without a port, to the only
-   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
    *
    * Resolves when the handshake is done or the timeout elapses (with wait, it
    * first polls discovery once a second), without blocking the event loop.
@@ -1042,9 +1044,9 @@ export declare class IDEClient {
   static connect(options?: IDEClientConnectOptions & AsyncOptions): Promise<IDEClient>;
   /**
    * Connects to an IDE's MCP server and completes the handshake. With a url,
-   * connects there; otherwise discovers the IDEs (as idb_discover) and
-   * connects to the one on the given port, or, without a port, to the only
-   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
    *
    * Blocks until the handshake is done or the timeout elapses (with wait, it
    * first polls discovery once a second): the event loop waits too.
@@ -1195,7 +1197,7 @@ export declare class IDEClient {
    * atomic and keeps the file's mode. When the file changed on disk since the
    * edit's base (by default, since the proposal), nothing is written and the
    * result says so in "conflict". Edits proposed through one client are
-   * cancelled together by idb_ide_cancel_all_edits; cancelling the
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
    * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
    * file untouched.
    *
@@ -1215,7 +1217,9 @@ export declare class IDEClient {
    *   "actual"}}: "text" is what was written, or would have been when a
    *   conflict stopped the write.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
-   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError,
+   *   ConflictError (the file changed on disk since the edit's base, so
+   *   nothing was written; error.result is the outcome).
    */
   proposeEdit(path: string, newText: string | Uint8Array, options?: ProposeEditOptions & AsyncOptions): Promise<EditResult>;
   /**
@@ -1227,7 +1231,7 @@ export declare class IDEClient {
    * atomic and keeps the file's mode. When the file changed on disk since the
    * edit's base (by default, since the proposal), nothing is written and the
    * result says so in "conflict". Edits proposed through one client are
-   * cancelled together by idb_ide_cancel_all_edits; cancelling the
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
    * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
    * file untouched.
    *
@@ -1245,16 +1249,18 @@ export declare class IDEClient {
    *   "actual"}}: "text" is what was written, or would have been when a
    *   conflict stopped the write.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
-   *   ArgumentError, ClosedError, ToolError, InternalError.
+   *   ArgumentError, ClosedError, ToolError, InternalError, ConflictError
+   *   (the file changed on disk since the edit's base, so nothing was
+   *   written; error.result is the outcome).
    */
   proposeEditSync(path: string, newText: string | Uint8Array, options?: ProposeEditOptions): EditResult;
   /**
    * Cancels every edit under review through this client, as the user's ESC
    * does: calls closeAllDiffTabs once and ends the pending
-   * idb_ide_propose_edit calls, which return "rejected" with "cancelled" true
-   * and their files untouched. closeAllDiffTabs is called even when nothing is
-   * pending, since the IDE may still show tabs (call it at the start of each
-   * user turn).
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
    *
    * Resolves when the IDE answers closeAllDiffTabs or the timeout elapses,
    * without blocking the event loop. Aborting the signal cancels the call (a
@@ -1273,10 +1279,10 @@ export declare class IDEClient {
   /**
    * Cancels every edit under review through this client, as the user's ESC
    * does: calls closeAllDiffTabs once and ends the pending
-   * idb_ide_propose_edit calls, which return "rejected" with "cancelled" true
-   * and their files untouched. closeAllDiffTabs is called even when nothing is
-   * pending, since the IDE may still show tabs (call it at the start of each
-   * user turn).
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
    *
    * Blocks until the IDE answers closeAllDiffTabs or the timeout elapses: the
    * event loop waits too.
@@ -1292,7 +1298,7 @@ export declare class IDEClient {
   /**
    * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
    * its URI) and the file's text. A file the IDE has not open has none yet.
-   * Pass the snapshot to idb_ide_new_diagnostics after the edit.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
    *
    * Resolves when the IDE answers or the timeout elapses, without blocking the
    * event loop. Aborting the signal cancels the call (a pending edit review
@@ -1312,7 +1318,7 @@ export declare class IDEClient {
   /**
    * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
    * its URI) and the file's text. A file the IDE has not open has none yet.
-   * Pass the snapshot to idb_ide_new_diagnostics after the edit.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
    *
    * Blocks until the IDE answers or the timeout elapses: the event loop waits
    * too.
@@ -1339,8 +1345,8 @@ export declare class IDEClient {
    * closes its diff tab) and rejects with the signal's reason once that is
    * done.
    *
-   * @param snapshot the snapshot idb_ide_snapshot_diagnostics returned (a
-   *   JSON-serialisable value, or a string holding JSON).
+   * @param snapshot the snapshot IDEClient.snapshotDiagnostics() returned
+   *   (a JSON-serialisable value, or a string holding JSON).
    * @param [options] options; signal cancels the call.
    * @returns {"path", "uri", "diagnostics": [...], "moved", "rendered"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
@@ -1358,8 +1364,8 @@ export declare class IDEClient {
    * Blocks until the IDE answers or the timeout elapses: the event loop waits
    * too.
    *
-   * @param snapshot the snapshot idb_ide_snapshot_diagnostics returned (a
-   *   JSON-serialisable value, or a string holding JSON).
+   * @param snapshot the snapshot IDEClient.snapshotDiagnostics() returned
+   *   (a JSON-serialisable value, or a string holding JSON).
    * @param [options] options.
    * @returns {"path", "uri", "diagnostics": [...], "moved", "rendered"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,

@@ -959,7 +959,9 @@ function renderAttachment(attachment, options = {}) {
  *   "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected",
  *   "actual"}}: "text" is what was written, or would have been when a
  *   conflict stopped the write.
- * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
+ * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError,
+ *   ConflictError (the file changed on disk since the edit's base, so
+ *   nothing was written; error.result is the outcome).
  */
 function applyEdit(path, newText, options = {}) {
   return editOutcome(_idb_apply_edit(path, newText, pick({base: options.base})));
@@ -1000,8 +1002,8 @@ function shouldAutoConnect(options = {}) {
  * until one is the only usable one, as auto-connect does. When the time runs
  * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
  * message listing every lockfile seen, why each was or was not usable, and the
- * directories searched. Connect to the candidate with idb_ide_connect and its
- * port.
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
  *
  * Resolves when exactly one IDE is usable or the timeout (how long to look)
  * elapses, without blocking the event loop. Aborting the signal cancels the
@@ -1024,8 +1026,8 @@ function waitForIde(options = {}) {
  * until one is the only usable one, as auto-connect does. When the time runs
  * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
  * message listing every lockfile seen, why each was or was not usable, and the
- * directories searched. Connect to the candidate with idb_ide_connect and its
- * port.
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
  *
  * Blocks until exactly one IDE is usable or the timeout (how long to look)
  * elapses: the event loop waits too.
@@ -1046,8 +1048,8 @@ function waitForIdeSync(options = {}) {
  * process is gone (outside WSL), and one without a pid whose port refuses
  * connections. Each condition is checked again at removal, and a lockfile
  * rewritten since it was listed, or refused for its permissions, is kept.
- * Listing (idb_discover) never deletes anything; this is the only function
- * that does.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
  *
  * Resolves when every lockfile has been checked and the stale ones removed, or
  * the timeout elapses, without blocking the event loop. Aborting the signal
@@ -1070,8 +1072,8 @@ function removeStale(options = {}) {
  * process is gone (outside WSL), and one without a pid whose port refuses
  * connections. Each condition is checked again at removal, and a lockfile
  * rewritten since it was listed, or refused for its permissions, is kept.
- * Listing (idb_discover) never deletes anything; this is the only function
- * that does.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
  *
  * Blocks until every lockfile has been checked and the stale ones removed, or
  * the timeout elapses: the event loop waits too.
@@ -1208,7 +1210,7 @@ class LSPManager {
 
   /**
    * Tells the server that a file was saved, first syncing the file's contents
-   * on disk like idb_lsp_open.
+   * on disk like LSPManager.open().
    *
    * Resolves when the notifications are sent or the timeout elapses, without
    * blocking the event loop. Aborting the signal cancels the call (a pending
@@ -1230,7 +1232,7 @@ class LSPManager {
 
   /**
    * Tells the server that a file was saved, first syncing the file's contents
-   * on disk like idb_lsp_open.
+   * on disk like LSPManager.open().
    *
    * Blocks until the notifications are sent or the timeout elapses: the event
    * loop waits too.
@@ -1337,7 +1339,7 @@ class LSPManager {
 
   /**
    * Takes the diagnostics that are new since the last drain, as
-   * idb_registry_drain does, with notes saying which files' diagnostics may be
+   * Registry.drain() does, with notes saying which files' diagnostics may be
    * stale or incomplete.
    *
    * @returns {Attachment | null} the attachment, the same JSON as the
@@ -1366,7 +1368,7 @@ class LSPManager {
    * configuration vanished or changed are stopped and their documents
    * forgotten, servers whose configuration is unchanged keep running with
    * their documents, and new servers start on first use. The configuration is
-   * read as idb_lsp_new read the first (same project directory and user
+   * read as new LSPManager() read the first (same project directory and user
    * options).
    *
    * Resolves when the servers that changed have stopped or the timeout
@@ -1395,7 +1397,7 @@ class LSPManager {
    * configuration vanished or changed are stopped and their documents
    * forgotten, servers whose configuration is unchanged keep running with
    * their documents, and new servers start on first use. The configuration is
-   * read as idb_lsp_new read the first (same project directory and user
+   * read as new LSPManager() read the first (same project directory and user
    * options).
    *
    * Blocks until the servers that changed have stopped or the timeout elapses:
@@ -1491,9 +1493,9 @@ class IDEClient {
 
   /**
    * Connects to an IDE's MCP server and completes the handshake. With a url,
-   * connects there; otherwise discovers the IDEs (as idb_discover) and
-   * connects to the one on the given port, or, without a port, to the only
-   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
    *
    * Resolves when the handshake is done or the timeout elapses (with wait, it
    * first polls discovery once a second), without blocking the event loop.
@@ -1511,9 +1513,9 @@ class IDEClient {
 
   /**
    * Connects to an IDE's MCP server and completes the handshake. With a url,
-   * connects there; otherwise discovers the IDEs (as idb_discover) and
-   * connects to the one on the given port, or, without a port, to the only
-   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
    *
    * Blocks until the handshake is done or the timeout elapses (with wait, it
    * first polls discovery once a second): the event loop waits too.
@@ -1698,7 +1700,7 @@ class IDEClient {
    * atomic and keeps the file's mode. When the file changed on disk since the
    * edit's base (by default, since the proposal), nothing is written and the
    * result says so in "conflict". Edits proposed through one client are
-   * cancelled together by idb_ide_cancel_all_edits; cancelling the
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
    * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
    * file untouched.
    *
@@ -1720,7 +1722,9 @@ class IDEClient {
    *   "expected", "actual"}}: "text" is what was written, or would have been
    *   when a conflict stopped the write.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
-   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError,
+   *   ConflictError (the file changed on disk since the edit's base, so
+   *   nothing was written; error.result is the outcome).
    */
   proposeEdit(path, newText, options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
@@ -1736,7 +1740,7 @@ class IDEClient {
    * atomic and keeps the file's mode. When the file changed on disk since the
    * edit's base (by default, since the proposal), nothing is written and the
    * result says so in "conflict". Edits proposed through one client are
-   * cancelled together by idb_ide_cancel_all_edits; cancelling the
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
    * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
    * file untouched.
    *
@@ -1755,7 +1759,9 @@ class IDEClient {
    *   "actual"}}: "text" is what was written, or would have been when a
    *   conflict stopped the write.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
-   *   ArgumentError, ClosedError, ToolError, InternalError.
+   *   ArgumentError, ClosedError, ToolError, InternalError, ConflictError
+   *   (the file changed on disk since the edit's base, so nothing was
+   *   written; error.result is the outcome).
    */
   proposeEditSync(path, newText, options = {}) {
     return editOutcome(_idb_ide_propose_edit(this._handle(), path, newText, pick({tabName: options.tabName, base: options.base}), toTimeoutMs(options.timeoutMs)));
@@ -1764,10 +1770,10 @@ class IDEClient {
   /**
    * Cancels every edit under review through this client, as the user's ESC
    * does: calls closeAllDiffTabs once and ends the pending
-   * idb_ide_propose_edit calls, which return "rejected" with "cancelled" true
-   * and their files untouched. closeAllDiffTabs is called even when nothing is
-   * pending, since the IDE may still show tabs (call it at the start of each
-   * user turn).
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
    *
    * Resolves when the IDE answers closeAllDiffTabs or the timeout elapses,
    * without blocking the event loop. Aborting the signal cancels the call (a
@@ -1790,10 +1796,10 @@ class IDEClient {
   /**
    * Cancels every edit under review through this client, as the user's ESC
    * does: calls closeAllDiffTabs once and ends the pending
-   * idb_ide_propose_edit calls, which return "rejected" with "cancelled" true
-   * and their files untouched. closeAllDiffTabs is called even when nothing is
-   * pending, since the IDE may still show tabs (call it at the start of each
-   * user turn).
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
    *
    * Blocks until the IDE answers closeAllDiffTabs or the timeout elapses: the
    * event loop waits too.
@@ -1812,7 +1818,7 @@ class IDEClient {
   /**
    * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
    * its URI) and the file's text. A file the IDE has not open has none yet.
-   * Pass the snapshot to idb_ide_new_diagnostics after the edit.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
    *
    * Resolves when the IDE answers or the timeout elapses, without blocking the
    * event loop. Aborting the signal cancels the call (a pending edit review
@@ -1837,7 +1843,7 @@ class IDEClient {
   /**
    * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
    * its URI) and the file's text. A file the IDE has not open has none yet.
-   * Pass the snapshot to idb_ide_new_diagnostics after the edit.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
    *
    * Blocks until the IDE answers or the timeout elapses: the event loop waits
    * too.
@@ -1869,8 +1875,8 @@ class IDEClient {
    * done.
    *
    * @param {DiagnosticsSnapshot | string} snapshot the snapshot
-   *   idb_ide_snapshot_diagnostics returned (a JSON-serialisable value, or a
-   *   string holding JSON).
+   *   IDEClient.snapshotDiagnostics() returned (a JSON-serialisable value,
+   *   or a string holding JSON).
    * @param {NewDiagnosticsOptions & AsyncOptions} [options] options;
    *   signal cancels the call.
    * @returns {Promise<NewDiagnostics>} {"path", "uri", "diagnostics":
@@ -1895,8 +1901,8 @@ class IDEClient {
    * too.
    *
    * @param {DiagnosticsSnapshot | string} snapshot the snapshot
-   *   idb_ide_snapshot_diagnostics returned (a JSON-serialisable value, or a
-   *   string holding JSON).
+   *   IDEClient.snapshotDiagnostics() returned (a JSON-serialisable value,
+   *   or a string holding JSON).
    * @param {NewDiagnosticsOptions} [options] options.
    * @returns {NewDiagnostics} {"path", "uri", "diagnostics": [...],
    *   "moved", "rendered"}.

@@ -249,8 +249,22 @@ func jsReturn(f abispec.Func, form int) string {
 	return ret
 }
 
+func jsFuncName(f abispec.Func) string {
+	switch {
+	case f.Binding == abispec.Function:
+		return camel(f.Method) + "()"
+	case f.Method == "__init__":
+		return "new " + f.Class + "()"
+	}
+	return f.Class + "." + camel(f.Method) + "()"
+}
+
 // jsDoc writes a JSDoc comment.
 func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, form int, ctor bool, types bool) {
+	f.Doc = bindingNames(f.Doc, jsFuncName)
+	for i := range params {
+		params[i].doc = bindingNames(params[i].doc, jsFuncName)
+	}
 	b.p("%s/**", indent)
 	for _, l := range wrap(f.Doc, 76-len(indent)) {
 		if l == "" {
@@ -311,6 +325,9 @@ func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, form int, ct
 	what := "@throws {IdebridgeError} "
 	if form == jsAsync {
 		what = "Rejects with an IdebridgeError: "
+	}
+	if f.JSConv == "editOutcome" {
+		raises = append(raises, "ConflictError (the file changed on disk since the edit's base, so nothing was written; error.result is the outcome)")
 	}
 	for i, l := range wrap(what+strings.Join(raises, ", ")+".", 72-len(indent)) {
 		if i == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
@@ -255,12 +256,41 @@ func pyEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"""`, `\"\"\"`)
 }
 
+// bindingNames rewrites the C names of bound functions in doc into their
+// names in a binding (name gives it), so that a Python docstring says
+// file_state() where the table says idb_file_state.
+func bindingNames(doc string, name func(abispec.Func) string) string {
+	return idbName.ReplaceAllStringFunc(doc, func(m string) string {
+		if f, ok := abispec.FuncByName(m); ok && f.Binding != abispec.Internal {
+			return name(f)
+		}
+		return m
+	})
+}
+
+var idbName = regexp.MustCompile(`\bidb_[a-z0-9_]+\b`)
+
+func pyName(f abispec.Func) string {
+	switch {
+	case f.Binding == abispec.Function:
+		return f.Method + "()"
+	case f.Method == "__init__":
+		return f.Class + "()"
+	}
+	return f.Class + "." + f.Method + "()"
+}
+
+// convRaises documents the exceptions a result conversion raises.
+var convRaises = map[string]string{
+	"_edit_outcome": "ConflictError: the file changed on disk since the edit's base, so nothing was written; its result is the outcome (result.text is what would have been written).",
+}
+
 // pyDoc writes a docstring at the given indentation.
 func pyDoc(b *buf, indent string, f abispec.Func, docs [][2]string, isCtor, async bool) {
-	f.Doc = pyEscape(f.Doc)
+	f.Doc = pyEscape(bindingNames(f.Doc, pyName))
 	f.ResultDoc = pyEscape(f.ResultDoc)
 	for i := range docs {
-		docs[i][1] = pyEscape(docs[i][1])
+		docs[i][1] = pyEscape(bindingNames(docs[i][1], pyName))
 	}
 	lines := wrap(f.Doc, 76-len(indent))
 	b.p(`%s"""%s`, indent, lines[0])
@@ -309,6 +339,15 @@ func pyDoc(b *buf, indent string, f abispec.Func, docs [][2]string, isCtor, asyn
 			b.p("%s    %s", indent, l)
 		} else {
 			b.p("%s        %s", indent, l)
+		}
+	}
+	if r := convRaises[f.PyConv]; r != "" {
+		for i, l := range wrap(r, 72-len(indent)) {
+			if i == 0 {
+				b.p("%s    %s", indent, l)
+			} else {
+				b.p("%s        %s", indent, l)
+			}
 		}
 	}
 	if f.Blocking != "" {

@@ -256,7 +256,7 @@ async def wait_for_ide(cwd: Optional[str] = None, env: Optional[Dict[str, str]] 
     runs out with none or several usable, it fails with IDB_ERR_NOT_FOUND
     and a message listing every lockfile seen, why each was or was not
     usable, and the directories searched. Connect to the candidate with
-    idb_ide_connect and its port.
+    IDEClient.connect() and its port.
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
@@ -295,7 +295,7 @@ async def remove_stale(cwd: Optional[str] = None, env: Optional[Dict[str, str]] 
     process is gone (outside WSL), and one without a pid whose port refuses
     connections. Each condition is checked again at removal, and a lockfile
     rewritten since it was listed, or refused for its permissions, is kept.
-    Listing (idb_discover) never deletes anything; this is the only function
+    Listing (discover()) never deletes anything; this is the only function
     that does.
 
     Args:
@@ -433,7 +433,7 @@ class LSPManager:
 
     async def save(self, path: str, timeout: Optional[float] = None) -> None:
         """Tells the server that a file was saved, first syncing the file's
-        contents on disk like idb_lsp_open.
+        contents on disk like LSPManager.open().
 
         Args:
             path: the file's path.
@@ -501,7 +501,7 @@ class LSPManager:
 
     def drain(self) -> Optional[Attachment]:
         """Takes the diagnostics that are new since the last drain, as
-        idb_registry_drain does, with notes saying which files' diagnostics
+        Registry.drain() does, with notes saying which files' diagnostics
         may be stale or incomplete.
 
         Returns:
@@ -534,7 +534,7 @@ class LSPManager:
         whose configuration vanished or changed are stopped and their
         documents forgotten, servers whose configuration is unchanged keep
         running with their documents, and new servers start on first use.
-        The configuration is read as idb_lsp_new read the first (same
+        The configuration is read as LSPManager() read the first (same
         project directory and user options).
 
         Args:
@@ -628,7 +628,7 @@ class IDEClient:
     @classmethod
     async def connect(cls, port: Optional[int] = None, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, url: Optional[str] = None, auth_token: Optional[str] = None, wait: Optional[bool] = None, call_timeout: Optional[float] = None, ping_interval: Optional[float] = None, notification_buffer: Optional[int] = None, client_name: Optional[str] = None, timeout: Optional[float] = None) -> "IDEClient":
         """Connects to an IDE's MCP server and completes the handshake. With a
-        url, connects there; otherwise discovers the IDEs (as idb_discover)
+        url, connects there; otherwise discovers the IDEs (as discover())
         and connects to the one on the given port, or, without a port, to
         the only usable one: none or several give IDB_ERR_NOT_FOUND with the
         reasons.
@@ -788,9 +788,9 @@ class IDEClient:
         file's mode. When the file changed on disk since the edit's base (by
         default, since the proposal), nothing is written and the result says
         so in "conflict". Edits proposed through one client are cancelled
-        together by idb_ide_cancel_all_edits; cancelling the asynchronous
-        form (idb_call_cancel) closes the edit's tab and leaves the file
-        untouched.
+        together by IDEClient.cancel_all_edits(); cancelling the
+        asynchronous form (idb_call_cancel) closes the edit's tab and leaves
+        the file untouched.
 
         Args:
             path: the file to change (it need not exist: the edit creates
@@ -798,10 +798,10 @@ class IDEClient:
             new_text: the proposed content of the whole file.
             tab_name: the diff tab's name (default "<basename>-<uuid4>");
                 None for the default.
-            base: the file's state the edit was computed from
-                (idb_file_state when the agent read it); the edit is written
-                only if the file still has this content (default: its state when
-                the edit is proposed); None for the default.
+            base: the file's state the edit was computed from (file_state()
+                when the agent read it); the edit is written only if the file
+                still has this content (default: its state when the edit is
+                proposed); None for the default.
             timeout: seconds to wait; None for no limit: the user takes as
                 long as they like, a negative number to wait without limit.
 
@@ -818,6 +818,9 @@ class IDEClient:
             IdebridgeError: on failure, as one of IdebridgeError,
                 HandleError, TimeoutError, ArgumentError, ClosedError,
                 ToolError, InternalError.
+            ConflictError: the file changed on disk since the edit's base,
+                so nothing was written; its result is the outcome (result.text
+                is what would have been written).
 
         Completes when the user accepts, rejects or closes the diff in the
         IDE, the edits are cancelled, or the timeout elapses. Cancelling the
@@ -829,10 +832,10 @@ class IDEClient:
     async def cancel_all_edits(self, timeout: Optional[float] = None) -> int:
         """Cancels every edit under review through this client, as the user's
         ESC does: calls closeAllDiffTabs once and ends the pending
-        idb_ide_propose_edit calls, which return "rejected" with "cancelled"
-        true and their files untouched. closeAllDiffTabs is called even when
-        nothing is pending, since the IDE may still show tabs (call it at
-        the start of each user turn).
+        IDEClient.propose_edit() calls, which return "rejected" with
+        "cancelled" true and their files untouched. closeAllDiffTabs is
+        called even when nothing is pending, since the IDE may still show
+        tabs (call it at the start of each user turn).
 
         Args:
             timeout: seconds to wait; None for the client's call timeout (30
@@ -857,7 +860,7 @@ class IDEClient:
         """Before an edit, takes the IDE's diagnostics of a file
         (getDiagnostics with its URI) and the file's text. A file the IDE
         has not open has none yet. Pass the snapshot to
-        idb_ide_new_diagnostics after the edit.
+        IDEClient.new_diagnostics() after the edit.
 
         Args:
             path: the file about to be edited.
@@ -890,8 +893,8 @@ class IDEClient:
         when nothing is new.
 
         Args:
-            snapshot: the snapshot idb_ide_snapshot_diagnostics returned (a
-                JSON-serialisable value, or a str holding JSON).
+            snapshot: the snapshot IDEClient.snapshot_diagnostics() returned
+                (a JSON-serialisable value, or a str holding JSON).
             project_dir: paths of files inside this directory are shown
                 relative to it; None for the default.
             tag: the element wrapping the block (default "new-diagnostics");
