@@ -24,6 +24,7 @@ unset IDEBRIDGE_LIB IDEBRIDGE_TEST_IDE
 : "${GOPLS:=$(go env GOPATH)/bin/gopls}"
 export GOPLS GOPLSCACHE="$TMP/goplscache"
 TYPESCRIPT_VERSION=5.9.3
+PYRIGHT_VERSION=1.1.414
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -94,10 +95,14 @@ TARBALL="$TMP/$(tail -n 1 "$TMP/pack.out")"
 mkdir "$TMP/node"
 cd "$TMP/node"
 npm init -y > /dev/null
-npm install --no-audit --no-fund --silent "$TARBALL" "typescript@$TYPESCRIPT_VERSION"
+npm install --no-audit --no-fund --silent "$TARBALL" "typescript@$TYPESCRIPT_VERSION" "pyright@$PYRIGHT_VERSION"
 cp "$REPO/bindings/test/node_package_test.js" "$REPO/bindings/test/quickstart.js" "$REPO/bindings/test/types_check.ts" .
 node node_package_test.js
 npx tsc --noEmit --strict --target es2022 --module commonjs --moduleResolution node --lib es2022,dom types_check.ts
 echo "ok   index.d.ts type-checks a TypeScript agent (tsc --strict)"
+
+step "Python: the package's annotations type-check an agent (pyright)"
+cp "$REPO/bindings/test/types_check.py" "$TMP/py/"
+npx pyright --pythonpath "$TMP/venv/bin/python" --pythonversion 3.8 "$TMP/py/types_check.py"
 
 printf '\npackage tests: ok\n'

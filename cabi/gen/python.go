@@ -159,6 +159,8 @@ func pyLow(b *buf, f abispec.Func) {
 		b.p("    return out.value")
 	case out == "string" && f.Result == abispec.ResultJSON:
 		b.p("    return _take_json(lib, out)")
+	case out == "string" && f.Params[len(f.Params)-1].Null == "":
+		b.p("    return _take_str(lib, out)")
 	case out == "string":
 		b.p("    return _take_text(lib, out)")
 	default:
@@ -583,6 +585,9 @@ func pyClass(b *buf, c abispec.Class, async bool) {
 	}
 	b.p(`    """`)
 	b.p("")
+	b.p("    _lock: threading.Lock")
+	b.p("    _h: int")
+	b.p("")
 	sig, call, docs := pySig(ctor)
 	ctorAwait := async && isBlocking(ctor)
 	if ctor.Method == "__init__" && !ctorAwait {
@@ -991,6 +996,12 @@ def _take_text(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Optional[str]:
         return ctypes.string_at(p).decode("utf-8")
     finally:
         lib.idb_free(p)
+
+
+def _take_str(lib: ctypes.CDLL, out: ctypes.c_void_p) -> str:
+    """_take_text for a function that always returns a string."""
+    text = _take_text(lib, out)
+    return "" if text is None else text
 
 
 def _take_json(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Any:

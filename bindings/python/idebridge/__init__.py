@@ -385,6 +385,12 @@ def _take_text(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Optional[str]:
         lib.idb_free(p)
 
 
+def _take_str(lib: ctypes.CDLL, out: ctypes.c_void_p) -> str:
+    """_take_text for a function that always returns a string."""
+    text = _take_text(lib, out)
+    return "" if text is None else text
+
+
 def _take_json(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Any:
     text = _take_text(lib, out)
     return None if text is None else json.loads(text)
@@ -601,7 +607,7 @@ def _idb_version():
     status = lib.idb_version(ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_version")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
 
 
 def _idb_handle_count():
@@ -629,7 +635,7 @@ def _idb_path_to_local(path, options_json):
     status = lib.idb_path_to_local(_text_in(path), _json_in(options_json), ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_path_to_local")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
 
 
 def _idb_path_to_ide(path, options_json):
@@ -638,7 +644,7 @@ def _idb_path_to_ide(path, options_json):
     status = lib.idb_path_to_ide(_text_in(path), _json_in(options_json), ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_path_to_ide")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
 
 
 def _start_idb_discover(options_json, timeout_ms):
@@ -893,7 +899,7 @@ def _idb_render_attachment(attachment_json, options_json):
     status = lib.idb_render_attachment(_json_in(attachment_json), _json_in(options_json), ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_render_attachment")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
 
 
 def _start_idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms):
@@ -1348,6 +1354,9 @@ class LSPManager:
     also released when the object is garbage-collected.
     """
 
+    _lock: threading.Lock
+    _h: int
+
     def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
@@ -1619,6 +1628,9 @@ class IDEClient:
     Use it as a context manager, or call close() when done; the handle is
     also released when the object is garbage-collected.
     """
+
+    _lock: threading.Lock
+    _h: int
 
     def __init__(self) -> None:
         raise TypeError("use IDEClient.connect() to create a IDEClient")
@@ -1977,6 +1989,9 @@ class Registry:
     Use it as a context manager, or call close() when done; the handle is
     also released when the object is garbage-collected.
     """
+
+    _lock: threading.Lock
+    _h: int
 
     def __init__(self, max_per_file: Optional[int] = None, max_total: Optional[int] = None, max_per_publish: Optional[int] = None, max_documents: Optional[int] = None, max_delivered_per_document: Optional[int] = None, min_severity: Optional[Union[str, int]] = None, drop_unnecessary: Optional[bool] = None) -> None:
         """Creates a diagnostics registry.

@@ -337,6 +337,9 @@ class LSPManager:
     handle is also released when the object is garbage-collected.
     """
 
+    _lock: threading.Lock
+    _h: int
+
     def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
@@ -621,6 +624,9 @@ class IDEClient:
     Use it as an (async) context manager, or call close() when done; the
     handle is also released when the object is garbage-collected.
     """
+
+    _lock: threading.Lock
+    _h: int
 
     def __init__(self) -> None:
         raise TypeError("use IDEClient.connect() to create a IDEClient")
