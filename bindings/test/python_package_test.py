@@ -209,10 +209,10 @@ async def cancel_mid_review(prompt: Serve) -> None:
             pass
         check(True, "cancelling the task raised CancelledError")
         closed = await prompt.await_stderr("(closed)", at)
-        # -v logs what the IDE received: the cancellation, then the
-        # close_tab call (stderr may trail the cancellation a little).
-        cancelled = await prompt.await_stderr('"method":"notifications/cancelled"', at)
-        await prompt.await_stderr('"method":"tools/call"', cancelled)
+        # -v logs what the IDE received: the close_tab call and the
+        # cancellation, in either order (stderr may trail the cancellation).
+        await prompt.await_stderr('"method":"notifications/cancelled"', at)
+        await prompt.await_stderr('"method":"tools/call"', at)
         check(True, "the IDE saw the cancel and a close_tab")
         with open(prompt.main_go) as f:
             check(f.read() == CLEAN, "the cancelled review left the file alone")
