@@ -1,13 +1,27 @@
 // Command cabi is libidebridge: idebridge as a C shared library, for agents
 // written in any language with a C FFI.
 //
-// Build it with
+// Build it with `make lib` (or `make install`), and include
+// cabi/include/idebridge.h. Python and Node.js bindings generated from the
+// same description live in bindings/python and bindings/node.
 //
-//	go build -buildmode=c-shared -o build/libidebridge.so ./cabi
+// # Building
 //
-// (or `make lib`) and include cabi/include/idebridge.h. Python and Node.js
-// bindings generated from the same description live in bindings/python and
-// bindings/node.
+// Every build of the library (make lib and install, the Python package's
+// backend, the Node package's build script) passes
+//
+//	-ldflags=-X=runtime.godebugDefault=<go list -f {{.DefaultGODEBUG}} ./cabi>,asyncpreemptoff=1
+//
+// which turns asynchronous preemption off in the library's Go runtime and
+// keeps the go command's own GODEBUG defaults; GODEBUG in the environment
+// still overrides it. Built with Go 1.26 and left on, the library driven
+// from Node (koffi calls it from a stack of its own) corrupted goroutine
+// stacks: 9 of 117 runs of bindings/test/node_package_test.js crashed, in
+// runtime.stackalloc on a stack free-list word of 0x206 (the RFLAGS value
+// asyncPreempt pushes) or in a traceback of a corrupted stack; none of 24
+// runs crashed with the library built by Go 1.25, none of 54 with
+// preemption off. The library has no loop that needs preempting: its
+// goroutines block on channels and I/O.
 //
 // The rules of the ABI:
 //
