@@ -340,7 +340,10 @@ func idb_call_wait(h C.uint64_t, timeoutMs C.int64_t) (st C.int) {
 	default:
 	}
 	if timeoutMs == 0 {
-		return fail(name, &statusError{abispec.StTimeout, fmt.Errorf("%s is still running", c.fn)})
+		// The polling case, which event loops call in a short spin: the
+		// message without fail's work (no error value, no call lookup).
+		setThreadError(name + ": " + c.fn + " is still running")
+		return abispec.StTimeout
 	}
 	if timeoutMs < 0 {
 		<-c.done
