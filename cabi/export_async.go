@@ -198,14 +198,14 @@ func startCall(fn string, in *callInputs, hook func(), body func() callOutcome, 
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &asyncCall{fn: fn, ctx: ctx, cancel: cancel, done: make(chan struct{}), hook: hook, freeInputs: in.free, rfd: -1, wfd: -1}
 	c.h = handles.add(kindCall, c)
-	go c.run(body)
+	dispatch(c, body) // callworkers.go
 	*outCall = C.uint64_t(c.h)
 	return 0
 }
 
-// run runs body, records its outcome and signals completion.
-func (c *asyncCall) run(body func() callOutcome) {
-	id := goid()
+// run runs body on goroutine id, records its outcome and signals
+// completion.
+func (c *asyncCall) run(id uint64, body func() callOutcome) {
 	setRunning(id, c)
 	o, msg := c.runBody(body)
 	if o.status != 0 {

@@ -388,3 +388,32 @@ func TestCallsFromManyThreads(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCallGoroutinesLingerThenExit runs calls back to back (each after the
+// previous completed, as a blocking form does), checks that they complete,
+// and that no goroutine still lingers once the calls stop.
+func TestCallGoroutinesLingerThenExit(t *testing.T) {
+	lockThread(t)
+	noLeak(t)
+	opts := cstr(t, fmt.Sprintf(`{"cwd":%q,"lockfileDirs":[]}`, t.TempDir()))
+	for i := 0; i < 200; i++ {
+		var call C_uint64
+		wantStatus(t, idb_discover_start(opts, 0, &call), 0, "idb_discover_start")
+		if st, res := waitCall(t, call); st != 0 || res != "[]" {
+			t.Fatalf("call %d: status %d, %s", i, st, res)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		lingering.Lock()
+		n := len(lingering.idle)
+		lingering.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines still linger 5 s after the last call", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -27,6 +27,7 @@ is done. What does not block (Registry, parse_lockfile, render_attachment,
 import asyncio
 import ctypes
 import os
+import select
 import threading
 from typing import Any, Dict, List, Optional, Union
 
@@ -48,6 +49,8 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _library_loaded,
     _load,
     _raise,
+    _descriptor,
+    _spin,
     _options,
     _timeout_ms,
     _ms_opt,
@@ -170,10 +173,15 @@ _CANCEL_GRACE = 6.0
 async def _completion(lib: Any, call: int, timeout: Optional[float]) -> None:
     """Returns when the call has completed, or after timeout seconds."""
     loop = asyncio.get_running_loop()
-    try:
-        fd = _call_fd(lib, call)
-    except IdebridgeError:  # no descriptors on this platform
+    fd = _descriptor(lib, call)
+    if fd is None:  # no descriptors on this platform
         await _poll(lib, call, timeout)
+        return
+    # A call that completes within microseconds is taken at once: the
+    # loop waits that long instead of sleeping and being woken.
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if _spin(poller):
         return
     fut = loop.create_future()
 
@@ -193,14 +201,6 @@ async def _completion(lib: Any, call: int, timeout: Optional[float]) -> None:
         loop.remove_reader(fd)
         if timer is not None:
             timer.cancel()
-
-
-def _call_fd(lib: Any, call: int) -> int:
-    out = ctypes.c_uint64()
-    status = lib.idb_call_fd(call, ctypes.byref(out))
-    if status != IDB_OK:
-        _raise(lib, status, "idb_call_fd")
-    return out.value
 
 
 async def _poll(lib: Any, call: int, timeout: Optional[float]) -> None:
