@@ -7,13 +7,19 @@ GOBIN         := $(shell $(GO) env GOPATH)/bin
 STATICCHECK   := $(GOBIN)/staticcheck
 GOPLS         := $(GOBIN)/gopls
 FUZZTIME      ?= 10s
-# Packages holding fuzz targets: ./fuzz has those over exported API; a
-# target that needs unexported code lives in its own package.
-FUZZPKGS      := ./fuzz ./idebridge
+# Packages holding fuzz targets: every package of this module with a
+# `func Fuzz...` in a test file. ./fuzz has those over exported API; a
+# target that needs unexported code lives in its own package, and is found
+# here without a list to keep up to date.
+FUZZPKGS      := $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=benchmarks --exclude-dir=testdata --exclude-dir=.git '^func Fuzz' .))))
+# The npm-installed language servers (pyright-langserver,
+# typescript-language-server), pinned by tools/lsp/package-lock.json.
+LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 
-export PATH := $(GOBIN):$(PATH)
+export LSP_BIN
+export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
+.PHONY: node lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -25,7 +31,7 @@ run: gopls
 	GOPLS=$(GOPLS) $(GO) run ./cmd/idebridge diag examples/brokenmod/main.go examples/brokenmod/greet.go
 
 ## tools: install the pinned tools the tests need, when missing or of another version
-tools: $(STATICCHECK) gopls node
+tools: $(STATICCHECK) gopls node lsp-servers
 
 $(STATICCHECK):
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -36,6 +42,21 @@ node:
 		echo "installing Node.js and npm from Debian's packages"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq nodejs npm; \
+	fi
+
+## lsp-servers: the conformance suite's other language servers: pyright and
+## typescript-language-server (with typescript) at the versions pinned in
+## tools/lsp/package-lock.json, installed when node_modules is missing or does
+## not match the lockfile; clangd from Debian's packages when missing
+lsp-servers: node
+	@if [ ! -d tools/lsp/node_modules ] || ! node tools/lsp/stale.js; then \
+		echo "installing the pinned npm language servers in tools/lsp"; \
+		cd tools/lsp && npm ci --no-audit --no-fund; \
+	fi
+	@if ! command -v clangd >/dev/null; then \
+		echo "installing clangd from Debian's packages"; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clangd; \
 	fi
 
 gopls:

@@ -29,7 +29,7 @@ func publish10(b *testing.B) string {
 func BenchmarkRegistryPublish10(b *testing.B) {
 	params := publish10(b)
 	b.Run("go", func(b *testing.B) {
-		reg := lspdiag.NewRegistry(nil)
+		reg := newGoRegistry(b)
 		raw := json.RawMessage(params)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -60,7 +60,7 @@ func BenchmarkRegistryPublish10(b *testing.B) {
 func BenchmarkRegistryPublishDrain10(b *testing.B) {
 	params := publish10(b)
 	b.Run("go", func(b *testing.B) {
-		reg := lspdiag.NewRegistry(nil)
+		reg := newGoRegistry(b)
 		raw := json.RawMessage(params)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -74,7 +74,7 @@ func BenchmarkRegistryPublishDrain10(b *testing.B) {
 		}
 	})
 	b.Run("go+json", func(b *testing.B) {
-		reg := lspdiag.NewRegistry(nil)
+		reg := newGoRegistry(b)
 		raw := json.RawMessage(params)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -120,7 +120,7 @@ func BenchmarkRegistryPublishDrain10(b *testing.B) {
 // is not included; cabi/test/abi_test.c bench measures it from C.
 func BenchmarkRegistryPublish10Ratio(b *testing.B) {
 	params := publish10(b)
-	reg := lspdiag.NewRegistry(nil)
+	reg := newGoRegistry(b)
 	raw := json.RawMessage(params)
 	var h C_uint64
 	if st := idb_registry_new(nil, &h); st != 0 {
@@ -154,4 +154,14 @@ func BenchmarkRegistryPublish10Ratio(b *testing.B) {
 	b.ReportMetric(float64(goTotal.Nanoseconds())/float64(b.N*batch), "go-ns/publish")
 	b.ReportMetric(float64(abiTotal.Nanoseconds())/float64(b.N*batch), "abi-ns/publish")
 	b.ReportMetric(0, "ns/op")
+}
+
+// newGoRegistry returns lspdiag.NewRegistry(nil), the Go API the exports
+// are compared with.
+func newGoRegistry(tb testing.TB) *lspdiag.Registry {
+	reg, err := lspdiag.NewRegistry(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func init() { moreExportCalls = append(moreExportCalls, agentExportCalls) }
@@ -183,7 +184,9 @@ func TestProposeEditOutcomes(t *testing.T) {
 func TestProposeEditBaseAndApply(t *testing.T) {
 	lockThread(t)
 	noLeak(t)
-	dir := t.TempDir()
+	// The file is in the IDE's workspace: a headless IDE serves no other.
+	ide := startIDE(t, "")
+	dir := ide.workspace
 	path := filepath.Join(dir, "f.txt")
 	if err := os.WriteFile(path, []byte("v1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -206,7 +209,6 @@ func TestProposeEditBaseAndApply(t *testing.T) {
 		t.Errorf("stale base: %+v", e)
 	}
 	// Through the IDE, a stale base is a conflict too.
-	ide := startIDE(t, "")
 	h := connectIDE(t, ide.options(""))
 	if e := propose(t, h, path, "v4\n", `{"base":`+base+`}`); e.Status != "accepted" || e.Written || e.Conflict == nil || readFile(t, path) != "v2\n" {
 		t.Errorf("stale base through the IDE: %+v", e)
@@ -289,7 +291,7 @@ type diagIDE struct {
 func startDiagIDE(t *testing.T) *diagIDE {
 	t.Helper()
 	di := &diagIDE{testIDE: startIDE(t, ""), files: map[string][]map[string]any{}}
-	tool := ideserver.Tool{Name: "getDiagnostics", Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	tool := ideserver.Tool{Tool: mcp.Tool{Name: "getDiagnostics"}, Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var a struct {
 			URI string `json:"uri"`
 		}

@@ -21,7 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
-	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // An asynchronous call runs one blocking export on a goroutine of its own,
@@ -285,7 +285,7 @@ func (c *asyncCall) record(o callOutcome, msg string) (release func()) {
 			msg = fmt.Sprintf("%s failed with status %d", c.fn, c.status)
 		}
 		ce := callError{Status: c.status, Function: c.fn, Message: msg}
-		var te *idebridge.ToolError
+		var te *mcp.ToolError
 		if errors.As(c.err, &te) {
 			ce.Code = &te.Code
 			if len(te.Data) > 0 && json.Valid(te.Data) {

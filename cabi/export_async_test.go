@@ -15,6 +15,7 @@ import (
 
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func init() { moreExportCalls = append(moreExportCalls, callExportCalls) }
@@ -89,7 +90,7 @@ func startReviewIDE(t *testing.T, d *diffLog) *testIDE {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeTab := ideserver.Tool{Name: "close_tab", Hidden: true, Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	closeTab := ideserver.Tool{Tool: mcp.Tool{Name: "close_tab"}, Hidden: true, Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var a struct {
 			TabName string `json:"tab_name"`
 		}
@@ -99,7 +100,7 @@ func startReviewIDE(t *testing.T, d *diffLog) *testIDE {
 		d.mu.Lock()
 		d.closed = append(d.closed, a.TabName)
 		d.mu.Unlock()
-		return ideserver.TextResult("TAB_CLOSED"), nil
+		return mcp.TextResult("TAB_CLOSED"), nil
 	}}
 	if err := srv.RegisterTool(closeTab); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,10 @@ func idb_should_auto_connect(optionsJSON *C.char, out **C.char) (st C.int) {
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	ok, why := idebridge.ShouldAutoConnect(&idebridge.AutoConnectOptions{Requested: o.Requested}, o.Env)
+	// The environment in os.Environ form, as discovery takes it (nil:
+	// the process's).
+	environ := (&discoverOptions{Env: o.Env}).goOptions().Env
+	ok, why := idebridge.ShouldAutoConnect(&idebridge.AutoConnectOptions{Requested: o.Requested}, environ)
 	return setOutJSON(name, out, struct {
 		AutoConnect bool   `json:"autoConnect"`
 		Why         string `json:"why"`

@@ -12,11 +12,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Defaults of the IDE exports' timeouts (timeout_ms 0).
@@ -28,7 +30,7 @@ const (
 
 func init() {
 	statusClassifiers = append(statusClassifiers, func(err error) int {
-		var te *idebridge.ToolError
+		var te *mcp.ToolError
 		switch {
 		case errors.As(err, &te):
 			return abispec.StTool
@@ -48,7 +50,14 @@ type discoverOptions struct {
 }
 
 func (o *discoverOptions) goOptions() *idebridge.DiscoverOptions {
-	return &idebridge.DiscoverOptions{Cwd: o.Cwd, Env: o.Env, Dirs: o.LockfileDirs, AllowInsecure: o.AllowInsecure}
+	var environ []string // nil: the process's environment
+	for k, v := range o.Env {
+		environ = append(environ, k+"="+v)
+	}
+	if o.Env != nil && environ == nil {
+		environ = []string{} // an empty object: no variables at all
+	}
+	return &idebridge.DiscoverOptions{Cwd: o.Cwd, Env: environ, Dirs: o.LockfileDirs, AllowInsecure: o.AllowInsecure}
 }
 
 // connectOptions is the JSON form of idb_ide_connect's options.
@@ -72,14 +81,14 @@ type ideClient struct {
 }
 
 // timeoutContext returns the context of a blocking call: a timeout of ms
-// milliseconds when positive, def when 0 (none when def <= 0), none when
-// negative. In an asynchronous call it derives from the call's context,
-// which idb_call_cancel ends (export_async.go).
+// milliseconds when positive (saturated, see millis), def when 0 (none when
+// def <= 0), none when negative. In an asynchronous call it derives from the
+// call's context, which idb_call_cancel ends (export_async.go).
 func timeoutContext(ms C.int64_t, def time.Duration) (context.Context, context.CancelFunc) {
 	d := def
 	switch {
 	case ms > 0:
-		d = time.Duration(ms) * time.Millisecond
+		d = millis(int64(ms))
 	case ms < 0:
 		d = 0
 	}
@@ -90,13 +99,36 @@ func timeoutContext(ms C.int64_t, def time.Duration) (context.Context, context.C
 	return context.WithTimeout(base, d)
 }
 
+// longest is what durations in milliseconds saturate to: about 73 years,
+// practically forever, with room for the doubling a keep-alive does.
+const longest = time.Duration(math.MaxInt64 / 4)
+
 // millis converts an option in milliseconds: 0 stays 0 (the default),
-// negative becomes -1 (none).
+// negative becomes -1 (none), and more than longest saturates to longest
+// rather than wrapping around.
 func millis(ms int64) time.Duration {
-	if ms < 0 {
+	switch {
+	case ms < 0:
 		return -1
+	case ms > int64(longest/time.Millisecond):
+		return longest
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// maxNotificationBuffer bounds connectOptions.NotificationBuffer: the
+// queue is allocated up front, and a caller's typo must not exhaust memory.
+const maxNotificationBuffer = 1 << 16
+
+// check rejects options out of range.
+func (o *connectOptions) check() error {
+	if o.Port < 0 || o.Port > 65535 {
+		return argErr("options_json: port %d is out of range", o.Port)
+	}
+	if o.NotificationBuffer > maxNotificationBuffer {
+		return argErr("options_json: notificationBuffer %d is more than %d", o.NotificationBuffer, maxNotificationBuffer)
+	}
+	return nil
 }
 
 func ideFromHandle(h C.uint64_t) (*ideClient, error) {
@@ -215,8 +247,8 @@ func idb_ide_connect(optionsJSON *C.char, timeoutMs C.int64_t, outHandle *C.uint
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	if o.Port < 0 || o.Port > 65535 {
-		return fail(name, argErr("options_json: port %d is out of range", o.Port))
+	if err := o.check(); err != nil {
+		return fail(name, err)
 	}
 	ctx, cancel := timeoutContext(timeoutMs, idebridge.DefaultConnectTimeout)
 	defer cancel()
@@ -263,10 +295,10 @@ func idb_ide_info(h C.uint64_t, out **C.char) (st C.int) {
 		return fail(name, err)
 	}
 	info := struct {
-		ServerInfo      idebridge.ServerInfo `json:"serverInfo"`
-		ProtocolVersion string               `json:"protocolVersion"`
-		Instructions    string               `json:"instructions,omitempty"`
-		Capabilities    json.RawMessage      `json:"capabilities,omitempty"`
+		ServerInfo      mcp.Implementation `json:"serverInfo"`
+		ProtocolVersion string             `json:"protocolVersion"`
+		Instructions    string             `json:"instructions,omitempty"`
+		Capabilities    json.RawMessage    `json:"capabilities,omitempty"`
 	}{ic.c.ServerInfo(), ic.c.ProtocolVersion(), ic.c.Instructions(), ic.c.ServerCapabilities()}
 	return setOutJSON(name, out, info)
 }
@@ -319,7 +351,7 @@ func idb_ide_call(h C.uint64_t, toolName *C.char, argsJSON *C.char, timeoutMs C.
 		}
 	}
 	def := ic.callTimeout
-	if tool == idebridge.ToolOpenDiff {
+	if tool == mcp.ToolOpenDiff {
 		def = 0 // the user decides, however long it takes
 	}
 	ctx, cancel := timeoutContext(timeoutMs, def)

@@ -14,6 +14,7 @@ import (
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // testIDE is a real ideserver on loopback whose lockfile is in a
@@ -122,7 +123,7 @@ func TestIDERoundTrip(t *testing.T) {
 	}
 
 	wantStatus(t, idb_ide_tools(h, 0, &out), 0, "idb_ide_tools")
-	var tools []idebridge.Tool
+	var tools []mcp.Tool
 	if err := json.Unmarshal([]byte(take(out)), &tools); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestIDERoundTrip(t *testing.T) {
 	}
 
 	wantStatus(t, idb_ide_call(h, cstr(t, "getWorkspaceFolders"), nil, 0, &out), 0, "idb_ide_call")
-	var res idebridge.ToolResult
+	var res mcp.ToolResult
 	if err := json.Unmarshal([]byte(take(out)), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -276,5 +277,44 @@ func TestIDEConcurrent(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("closing the client did not release the waiting thread")
+	}
+}
+
+// TestMillisecondsSaturate: a duration in milliseconds too large for a Go
+// duration means "practically forever", never a wrapped-around negative
+// (which would turn a keep-alive off) or tiny one (an instant timeout).
+func TestMillisecondsSaturate(t *testing.T) {
+	for _, ms := range []int64{9_223_372_036_855, 9_223_372_036_854_775, 1 << 62, 1<<63 - 1} {
+		if d := millis(ms); d < 50*365*24*time.Hour || d > longest {
+			t.Errorf("millis(%d) = %v", ms, d)
+		}
+		ctx, cancel := timeoutContext(C_int64(ms), time.Second)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 50*365*24*time.Hour {
+			t.Errorf("timeoutContext(%d) ends in %v", ms, time.Until(dl))
+		}
+		cancel()
+	}
+	if d := millis(-5); d != -1 {
+		t.Errorf("millis(-5) = %v, want -1 (none)", d)
+	}
+	if d := millis(1500); d != 1500*time.Millisecond {
+		t.Errorf("millis(1500) = %v", d)
+	}
+}
+
+// TestIDEConnectOptionsChecked: options out of range are an argument error
+// before any connection is attempted.
+func TestIDEConnectOptionsChecked(t *testing.T) {
+	lockThread(t)
+	noLeak(t)
+	var h C_uint64
+	for opts, msg := range map[string]string{
+		`{"url":"ws://127.0.0.1:1/","notificationBuffer":9223372036854775807}`: "notificationBuffer 9223372036854775807 is more than 65536",
+		`{"url":"ws://127.0.0.1:1/","notificationBuffer":65537}`:               "notificationBuffer 65537",
+		`{"url":"ws://127.0.0.1:1/","notificationBuffer":1.5}`:                 "notificationBuffer",
+		`{"url":"ws://127.0.0.1:1/","port":-1}`:                                "port -1",
+		`{"url":"ws://127.0.0.1:1/","callTimeoutMs":0.5}`:                      "callTimeoutMs",
+	} {
+		wantStatus(t, idb_ide_connect(cstr(t, opts), 1000, &h), abispec.StArgument, "idb_ide_connect", msg)
 	}
 }

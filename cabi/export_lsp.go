@@ -83,7 +83,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 	if len(errs) > 0 {
 		return fail(name, argErr("config_json: %w", errors.Join(errs...)))
 	}
-	m := lsp.NewManager(cfgs, &lsp.ManagerOptions{
+	m, err := lsp.NewManager(cfgs, &lsp.ManagerOptions{
 		ProjectDir:       dir,
 		MaxOpenDocuments: o.MaxOpenDocuments,
 		QuietPeriod:      time.Duration(o.QuietPeriodMs) * time.Millisecond,
@@ -93,6 +93,9 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		WaitForProgress:  o.WaitForProgress,
 		SafeMode:         o.SafeMode,
 	})
+	if err != nil { // a negative option, named
+		return fail(name, argErr("options_json: %w", err))
+	}
 	// An explicit configuration with conflicting extensions is a mistake
 	// to report, not to resolve silently. No server has started yet.
 	if problems := m.Problems(); len(problems) > 0 {
@@ -100,6 +103,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		return fail(name, argErr("config_json: %w", errors.Join(problems...)))
 	}
 	*outHandle = C.uint64_t(handles.add(kindLSP, m))
+	lspProjects.Store(uint64(*outHandle), dir)         // for idb_lsp_load_claude_code
 	rememberLSP(uint64(*outHandle), dir, o.UserConfig) // for idb_lsp_reload
 	return 0
 }
@@ -235,6 +239,7 @@ func idb_lsp_shutdown(h C.uint64_t, timeoutMs C.int64_t) (st C.int) {
 	if err != nil {
 		return fail(name, err)
 	}
+	lspProjects.Delete(uint64(h))
 	// 0 leaves the servers' own shutdown timeouts in charge.
 	ctx, cancel := timeoutContext(timeoutMs, 0)
 	defer cancel()

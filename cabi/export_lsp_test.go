@@ -169,6 +169,17 @@ func TestLSPConfigErrors(t *testing.T) {
 	wantStatus(t, idb_lsp_new(cstr(t, "{}"), nil, nil, &h), abispec.StArgument, "idb_lsp_new", "project_dir is NULL")
 	wantStatus(t, idb_lsp_new(cstr(t, "{}"), cstr(t, dir), cstr(t, `{"quiet":1}`), &h), abispec.StArgument, "idb_lsp_new", "unknown field")
 	wantStatus(t, idb_lsp_new(cstr(t, "{}"), cstr(t, dir), nil, nil), abispec.StArgument, "idb_lsp_new", "out_handle is NULL")
+	// Negative options are refused with the field's name, never a crash
+	// at the first open.
+	for opts, field := range map[string]string{
+		`{"maxOpenDocuments":-1}`:    "MaxOpenDocuments",
+		`{"quietPeriodMs":-5}`:       "QuietPeriod",
+		`{"settleTimeoutMs":-1}`:     "SettleTimeout",
+		`{"startupTimeoutMs":-1}`:    "StartupTimeout",
+		`{"shutdownTimeoutMs":-100}`: "ShutdownTimeout",
+	} {
+		wantStatus(t, idb_lsp_new(cstr(t, "{}"), cstr(t, dir), cstr(t, opts), &h), abispec.StArgument, "idb_lsp_new", field+" is negative")
+	}
 	// An empty configuration is valid: every file has no server.
 	wantStatus(t, idb_lsp_new(cstr(t, "{}"), cstr(t, dir), cstr(t, `{"maxOpenDocuments":3}`), &h), 0, "idb_lsp_new")
 	wantStatus(t, idb_lsp_open(h, cstr(t, filepath.Join(dir, "a.go")), 0), abispec.StNotFound, "idb_lsp_open", "no language server")

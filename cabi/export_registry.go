@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/idebridge/idebridge/diag"
 
@@ -27,13 +28,30 @@ func init() {
 
 // registryOptions is the JSON form of lspdiag.RegistryOptions.
 type registryOptions struct {
-	MaxPerFile              int           `json:"maxPerFile"`
-	MaxTotal                int           `json:"maxTotal"`
-	MaxPerPublish           int           `json:"maxPerPublish"`
-	MaxDocuments            int           `json:"maxDocuments"`
-	MaxDeliveredPerDocument int           `json:"maxDeliveredPerDocument"`
-	MinSeverity             diag.Severity `json:"minSeverity"`
-	DropUnnecessary         bool          `json:"dropUnnecessary"`
+	MaxPerFile              int         `json:"maxPerFile"`
+	MaxTotal                int         `json:"maxTotal"`
+	MaxPerPublish           int         `json:"maxPerPublish"`
+	MaxDocuments            int         `json:"maxDocuments"`
+	MaxDeliveredPerDocument int         `json:"maxDeliveredPerDocument"`
+	MinSeverity             optSeverity `json:"minSeverity"`
+	DropUnnecessary         bool        `json:"dropUnnecessary"`
+}
+
+// optSeverity is a severity option: what diag.Severity accepts, with an
+// error that names the option rather than a diagnostic.
+type optSeverity diag.Severity
+
+func (s *optSeverity) UnmarshalJSON(b []byte) error {
+	var v diag.Severity
+	if err := v.UnmarshalJSON(b); err != nil {
+		var se *diag.ShapeError
+		if errors.As(err, &se) {
+			return fmt.Errorf("minSeverity: %s", se.Problem)
+		}
+		return fmt.Errorf("minSeverity: %w", err)
+	}
+	*s = optSeverity(v)
+	return nil
 }
 
 // renderOptions is the JSON form of diag.RenderOptions.
@@ -63,18 +81,18 @@ func idb_registry_new(optionsJSON *C.char, outHandle *C.uint64_t) (st C.int) {
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	if o.MinSeverity != 0 && !o.MinSeverity.Valid() {
-		return fail(name, argErr("options_json: minSeverity %d is not 1 to 4", int(o.MinSeverity)))
-	}
-	reg := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
 		MaxPerFile:              o.MaxPerFile,
 		MaxTotal:                o.MaxTotal,
 		MaxPerPublish:           o.MaxPerPublish,
 		MaxDocuments:            o.MaxDocuments,
 		MaxDeliveredPerDocument: o.MaxDeliveredPerDocument,
-		MinSeverity:             o.MinSeverity,
+		MinSeverity:             diag.Severity(o.MinSeverity),
 		DropUnnecessary:         o.DropUnnecessary,
 	})
+	if err != nil {
+		return fail(name, argErr("options_json: %v", err))
+	}
 	*outHandle = C.uint64_t(handles.add(kindRegistry, reg))
 	return 0
 }

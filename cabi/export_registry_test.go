@@ -81,7 +81,7 @@ func TestRegistryMatchesGoByteForByte(t *testing.T) {
 	noLeak(t)
 	lines := readPublishes(t)
 
-	reg := lspdiag.NewRegistry(nil)
+	reg := newGoRegistry(t)
 	for _, l := range lines {
 		if err := reg.Publish(l.server, json.RawMessage(l.params)); err != nil {
 			t.Fatal(err)
@@ -196,8 +196,18 @@ func TestRegistryLifecycle(t *testing.T) {
 		t.Errorf("stats %+v", stats)
 	}
 
+	// An invalid diagnostic is dropped and noted; the valid ones stay.
+	wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), cstr(t, `{"uri":"file:///b.go","diagnostics":[{"message":1},`+
+		`{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"kept","severity":99},`+
+		`{"range":{"start":{"line":2,"character":0},"end":{"line":2,"character":1}},"message":"kept"}]}`)), 0, "idb_registry_publish")
+	wantStatus(t, idb_registry_drain(h, &out), 0, "idb_registry_drain")
+	if s := take(out); !strings.Contains(s, `"message":"kept"`) ||
+		!strings.Contains(s, `"notes":["/b.go: 2 invalid diagnostics from srv were dropped (diagnostics[0].range: missing)"]`) {
+		t.Errorf("drain after a publish with invalid diagnostics: %s", s)
+	}
+
 	// Bad arguments.
-	wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), cstr(t, `{"uri":"file:///a.go","diagnostics":[{"message":1}]}`)), abispec.StArgument, "idb_registry_publish", "malformed diagnostics")
+	wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), cstr(t, `{"uri":"file:///a.go","diagnostics":{}}`)), abispec.StArgument, "idb_registry_publish", "malformed diagnostics")
 	wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), cstr(t, `{"uri":`)), abispec.StArgument, "idb_registry_publish")
 	wantStatus(t, idb_registry_publish(h, nil, cstr(t, params)), abispec.StArgument, "idb_registry_publish", "server is NULL")
 	wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), nil), abispec.StArgument, "idb_registry_publish", "params_json is NULL")
@@ -214,15 +224,40 @@ func TestRegistryOptionsErrors(t *testing.T) {
 	noLeak(t)
 	var h C_uint64
 	for opts, msg := range map[string]string{
-		`{"maxPerFiles":2}`:     `unknown field "maxPerFiles"`,
-		`{"minSeverity":"bad"}`: "severity",
-		`{"minSeverity":9}`:     "severity",
-		`[1]`:                   "options_json",
-		`{} {}`:                 "unexpected data",
+		`{"maxPerFiles":2}`:                    `unknown field "maxPerFiles"`,
+		`{"minSeverity":"bad"}`:                "severity",
+		`{"minSeverity":9}`:                    "severity",
+		`{"minSeverity":-1}`:                   "options_json: minSeverity: number -1 is not a severity (1 to 4)",
+		`{"maxDocuments":-1}`:                  "MaxDocuments is -1",
+		`{"maxPerPublish":-2}`:                 "MaxPerPublish is -2",
+		`{"maxDeliveredPerDocument":-1}`:       "MaxDeliveredPerDocument is -1",
+		`{"maxPerFile":1.5}`:                   "maxPerFile",
+		`{"maxTotal":1e3}`:                     "maxTotal",
+		`{"maxDocuments":9223372036854775808}`: "maxDocuments",
+		`[1]`:                                  "options_json",
+		`{} {}`:                                "unexpected data",
 	} {
 		wantStatus(t, idb_registry_new(cstr(t, opts), &h), abispec.StArgument, "idb_registry_new", msg)
 	}
 	wantStatus(t, idb_registry_new(cstr(t, "{}"), nil), abispec.StArgument, "idb_registry_new", "out_handle is NULL")
+	// Negative limits of an attachment mean none; the largest value is
+	// no limit either.
+	for _, opts := range []string{`{"maxPerFile":-1,"maxTotal":-1}`, `{"maxPerFile":9223372036854775807,"maxTotal":9223372036854775807,` +
+		`"maxPerPublish":9223372036854775807,"maxDocuments":9223372036854775807,"maxDeliveredPerDocument":9223372036854775807}`} {
+		wantStatus(t, idb_registry_new(cstr(t, opts), &h), 0, "idb_registry_new")
+		var ds []string
+		for i := range 40 {
+			ds = append(ds, fmt.Sprintf(`{"range":{"start":{"line":%d,"character":0},"end":{"line":%d,"character":1}},"message":"m"}`, i, i))
+		}
+		wantStatus(t, idb_registry_publish(h, cstr(t, "srv"), cstr(t, `{"uri":"file:///a.go","diagnostics":[`+strings.Join(ds, ",")+`]}`)), 0, "idb_registry_publish")
+		var out *C_char
+		wantStatus(t, idb_registry_drain(h, &out), 0, "idb_registry_drain")
+		var att diag.Attachment
+		if err := json.Unmarshal([]byte(take(out)), &att); err != nil || att.Count() != 40 {
+			t.Errorf("%s: drained %d of 40 (%v)", opts, att.Count(), err)
+		}
+		wantStatus(t, idb_registry_free(h), 0, "idb_registry_free")
+	}
 	for _, empty := range []string{"", "null", " "} {
 		wantStatus(t, idb_registry_new(cstr(t, empty), &h), 0, "idb_registry_new")
 		wantStatus(t, idb_registry_free(h), 0, "idb_registry_free")

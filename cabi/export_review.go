@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Edit review through the ABI: the IDE client's Reviewer (one per client
@@ -189,7 +190,7 @@ func idb_file_state(path *C.char, out **C.char) (st C.int) {
 // call was cancelled or timed out still shows its tab in the IDE, so it
 // closes the tab, as a cancelled edit review does.
 func closeDiffOnCancel(h C.uint64_t, toolName, argsJSON *C.char, _ C.int64_t) {
-	if toolName == nil || argsJSON == nil || C.GoString(toolName) != idebridge.ToolOpenDiff {
+	if toolName == nil || argsJSON == nil || C.GoString(toolName) != mcp.ToolOpenDiff {
 		return
 	}
 	var args struct {

@@ -33,27 +33,3 @@ func FuzzCompareVersions(f *testing.F) {
 		}
 	})
 }
-
-// FuzzExtensionListed checks the reading of `code --list-extensions`
-// against a plain model: some line, trimmed and cut at its first "@"
-// (after the first character), equals the id without regard to case.
-func FuzzExtensionListed(f *testing.F) {
-	f.Fuzz(func(t *testing.T, output, id string) {
-		if strings.TrimSpace(id) != id || id == "" || strings.ContainsAny(id, "@\n") {
-			return
-		}
-		want := false
-		for _, line := range strings.Split(output, "\n") {
-			line = strings.TrimSpace(line)
-			if at := strings.Index(line, "@"); at > 0 {
-				line = line[:at]
-			}
-			if strings.EqualFold(line, id) {
-				want = true
-			}
-		}
-		if got := idebridge.ExtensionListed(output, id); got != want {
-			t.Fatalf("ExtensionListed(%q, %q) = %v", output, id, got)
-		}
-	})
-}

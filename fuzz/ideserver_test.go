@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // serverConn is a live server and one client connection to it.
@@ -32,7 +33,7 @@ func startFuzzServer(f *testing.F) *serverConn {
 	}
 	f.Cleanup(func() { srv.Close() })
 	d := websocket.Dialer{Subprotocols: []string{"mcp"}, Proxy: nil}
-	c, _, err := d.Dial(srv.URL(), http.Header{ideserver.AuthHeader: {srv.AuthToken()}})
+	c, _, err := d.Dial(srv.URL(), http.Header{mcp.AuthHeader: {srv.AuthToken()}})
 	if err != nil {
 		f.Fatal(err)
 	}

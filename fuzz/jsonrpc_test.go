@@ -110,8 +110,18 @@ func checkScanners(t *testing.T, data []byte) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	all := func([]byte, []byte) bool { return true }
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		if got := jsonrpc.ScanObject(data, all); got != valid {
+		var members []string
+		got := jsonrpc.ScanObject(data, func(key, value []byte) bool {
+			members = append(members, string(key)+"="+normJSON(t, value))
+			return true
+		})
+		if got != valid {
 			t.Fatalf("ScanObject(%q) = %v, json.Valid says %v", data, got, valid)
+		}
+		if valid {
+			if want := objectMembers(t, data); !reflect.DeepEqual(members, want) {
+				t.Fatalf("ScanObject(%q) members %q, encoding/json reads %q", data, members, want)
+			}
 		}
 	} else if jsonrpc.ScanObject(data, all) {
 		t.Fatalf("ScanObject accepted a non-object %q", data)
@@ -128,4 +138,29 @@ func checkScanners(t *testing.T, data []byte) {
 	if ok != (werr == nil) || got != want {
 		t.Fatalf("UnquoteString(%q) = %q, %v; encoding/json says %q, %v", lit, got, ok, want, werr)
 	}
+}
+
+// objectMembers lists the members of a valid JSON object as encoding/json's
+// tokenizer reads them: each key as written between its quotes, and its
+// value compacted.
+func objectMembers(t *testing.T, data []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // {
+		t.Fatal(err)
+	}
+	var out []string
+	for dec.More() {
+		start := dec.InputOffset()
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+		rawKey := bytes.TrimSpace(bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n,"))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(rawKey[1:len(rawKey)-1])+"="+normJSON(t, v))
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ import (
 )
 
 // Small limits, so that short inputs reach them.
-var registryFuzzOpts = lspdiag.RegistryOptions{MaxPerFile: 3, MaxTotal: 5}
+var registryFuzzOpts = lspdiag.RegistryOptions{MaxPerFile: 3, MaxTotal: 5, MaxPerPublish: 4}
 
 var fuzzServers = [2]string{"plugin:go:gopls", "plugin:go:other"}
 
@@ -31,12 +32,14 @@ type regModel struct {
 	versions  map[string]int
 	pending   map[[2]string]modelPublish // {server, uri}
 	delivered map[string]map[string]bool // uri -> identities
-	tooBig    bool                       // a publish exceeded MaxPerPublish: counts are not modelled
+	invalid   uint64                     // invalid diagnostics of accepted publishes
 }
 
 type modelPublish struct {
 	version *int
 	ids     []string
+	invalid int  // diagnostics dropped as invalid
+	capped  bool // more diagnostics than MaxPerPublish
 }
 
 // identityOf is the registry's identity rule, restated: message, severity,
@@ -53,29 +56,75 @@ func identityOf(d diag.Diagnostic) string {
 	return fmt.Sprintf("%q %d %v %q %q", strings.TrimSpace(d.Message), sev, r, strings.TrimSpace(d.Source), strings.TrimSpace(d.Code))
 }
 
-// accepted records a publish the registry accepted, unless stale.
-func (m *regModel) accepted(server string, p *diag.PublishParams) {
+// accepted records a publish the registry accepted (its valid diagnostics
+// and the number of invalid ones), unless stale.
+func (m *regModel) accepted(server string, p *diag.PublishParams, invalid int) {
 	if cur, ok := m.versions[p.URI]; ok && p.Version != nil && *p.Version < cur {
 		return // dropped as stale
 	}
-	if len(p.Diagnostics) > lspdiag.DefaultMaxPerPublish {
-		m.tooBig = true
-	}
-	mp := modelPublish{version: p.Version}
+	m.invalid += uint64(invalid)
+	mp := modelPublish{version: p.Version, invalid: invalid, capped: len(p.Diagnostics) > registryFuzzOpts.MaxPerPublish}
 	for _, d := range p.Diagnostics {
 		mp.ids = append(mp.ids, identityOf(d))
 	}
-	m.pending[[2]string{server, p.URI}] = mp
+	k := [2]string{server, p.URI}
+	if len(mp.ids) == 0 && invalid == 0 {
+		delete(m.pending, k) // a clean set clears what was pending
+		return
+	}
+	m.pending[k] = mp
+}
+
+// splitPublish is what Publish makes of raw params, restated on the
+// exported decoders: the params as json.Unmarshal decodes them; or, when
+// only some diagnostics fail to decode, the well-formed envelope with the
+// diagnostics that decode and the number that do not. ok is false when
+// Publish must reject raw.
+func splitPublish(raw []byte) (p *diag.PublishParams, invalid int, ok bool) {
+	var whole diag.PublishParams
+	if json.Unmarshal(raw, &whole) == nil {
+		return &whole, 0, whole.URI != ""
+	}
+	var env struct {
+		URI         json.RawMessage   `json:"uri"`
+		Version     json.RawMessage   `json:"version"`
+		Diagnostics []json.RawMessage `json:"diagnostics"`
+	}
+	if json.Unmarshal(raw, &env) != nil || env.Diagnostics == nil || env.URI == nil {
+		return nil, 0, false
+	}
+	shell := `{"uri":` + string(env.URI) + `,"diagnostics":[]`
+	if env.Version != nil {
+		shell += `,"version":` + string(env.Version)
+	}
+	var q diag.PublishParams
+	if json.Unmarshal([]byte(shell+"}"), &q) != nil || q.URI == "" {
+		return nil, 0, false
+	}
+	for _, item := range env.Diagnostics {
+		var d diag.Diagnostic
+		if json.Unmarshal(item, &d) != nil {
+			invalid++
+			continue
+		}
+		q.Diagnostics = append(q.Diagnostics, d)
+	}
+	return &q, invalid, invalid > 0
 }
 
 // FuzzRegistry feeds arbitrary JSON as publish params to a Registry, under
 // a script of publishes, version changes, resets and drains taken from
 // ops. Properties: nothing panics; a rejected publish is a shape error,
 // and Publish accepts exactly what json.Unmarshal into PublishParams
-// accepts; every drained attachment respects the limits and its order,
-// never repeats an identity already delivered (or one within itself),
-// never holds a diagnostic whose publish is older than the document's
-// current version, and accounts for every new diagnostic as shown or cut;
+// accepts plus well-formed envelopes of which only some diagnostics are
+// not (those are dropped, counted in Stats.Invalid and noted in the next
+// attachment, one note per server and document); every drained attachment
+// respects the limits and its order, never repeats an identity already
+// delivered (or one within itself), never holds a diagnostic whose
+// publish is older than the document's current version, and accounts for
+// every new diagnostic as shown or cut, the per-publish cap's drops
+// included (exactly, unless two servers' capped publishes may share
+// diagnostics: then between the distinct count and the per-server sum);
 // its JSON round-trips; its rendering stays within the default budget.
 func FuzzRegistry(f *testing.F) {
 	f.Add([]byte(`{"uri":"file:///p/a.go","version":1,"diagnostics":[{"range":{"start":{"line":0,"character":1},"end":{"line":0,"character":2}},"message":"m","severity":1}]}`),
@@ -84,14 +133,17 @@ func FuzzRegistry(f *testing.F) {
 		if len(ops) > 256 {
 			ops = ops[:256]
 		}
-		reg := lspdiag.NewRegistry(&registryFuzzOpts)
+		reg, err := lspdiag.NewRegistry(&registryFuzzOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
 		m := &regModel{versions: map[string]int{}, pending: map[[2]string]modelPublish{}, delivered: map[string]map[string]bool{}}
 		raws := [2][]byte{a, b}
 		var decoded [2]*diag.PublishParams
+		var invalid [2]int
 		for i, raw := range raws {
-			var p diag.PublishParams
-			if err := json.Unmarshal(raw, &p); err == nil {
-				decoded[i] = &p
+			if p, n, ok := splitPublish(raw); ok {
+				decoded[i], invalid[i] = p, n
 			}
 		}
 		uriOf := func(i int) string {
@@ -105,8 +157,8 @@ func FuzzRegistry(f *testing.F) {
 			switch op % 8 {
 			case 0, 1: // raw publish
 				err := reg.Publish(server, raws[which])
-				if (err == nil) != (decoded[which] != nil && decoded[which].URI != "") {
-					t.Fatalf("Publish(%q) = %v, but json.Unmarshal gave %+v", raws[which], err, decoded[which])
+				if (err == nil) != (decoded[which] != nil) {
+					t.Fatalf("Publish(%q) = %v, but the params decode as %+v", raws[which], err, decoded[which])
 				}
 				if err != nil {
 					if !errors.Is(err, diag.ErrBadShape) {
@@ -114,9 +166,9 @@ func FuzzRegistry(f *testing.F) {
 					}
 					continue
 				}
-				m.accepted(server, decoded[which])
+				m.accepted(server, decoded[which], invalid[which])
 			case 2, 7: // decoded publish at a chosen version
-				if decoded[which] == nil || decoded[which].URI == "" {
+				if decoded[which] == nil {
 					continue
 				}
 				p := *decoded[which]
@@ -129,7 +181,7 @@ func FuzzRegistry(f *testing.F) {
 				if err := reg.PublishParams(server, &p); err != nil {
 					t.Fatalf("PublishParams of decoded params: %v", err)
 				}
-				m.accepted(server, &p)
+				m.accepted(server, &p, 0)
 			case 3:
 				v := int(op >> 5)
 				reg.SetVersion(uriOf(which), v)
@@ -137,6 +189,9 @@ func FuzzRegistry(f *testing.F) {
 			case 4:
 				att, ok := reg.Drain()
 				m.check(t, att, ok)
+				if got := reg.Stats().Invalid; got != m.invalid {
+					t.Fatalf("Stats.Invalid = %d, want %d", got, m.invalid)
+				}
 			case 5:
 				reg.Reset(uriOf(which))
 				for k := range m.pending {
@@ -150,7 +205,24 @@ func FuzzRegistry(f *testing.F) {
 					reg.ResetAll()
 					clear(m.pending)
 					clear(m.delivered)
+					continue
 				}
+				// A decoded publish with invalid diagnostics added: an
+				// out-of-range severity or a negative position.
+				if decoded[which] == nil {
+					continue
+				}
+				p := *decoded[which]
+				bad := diag.Diagnostic{Message: "bad", Severity: diag.Severity(99 - 102*int(op>>5&1))}
+				if op&0x40 != 0 {
+					bad.Severity, bad.Range.End.Character = 0, -1
+				}
+				p.Diagnostics = append(slices.Clone(p.Diagnostics), bad)
+				if err := reg.PublishParams(server, &p); err != nil {
+					t.Fatalf("PublishParams with an invalid diagnostic: %v", err)
+				}
+				p.Diagnostics = p.Diagnostics[:len(p.Diagnostics)-1]
+				m.accepted(server, &p, 1)
 			}
 		}
 	})
@@ -159,35 +231,62 @@ func FuzzRegistry(f *testing.F) {
 func (m *regModel) check(t *testing.T, att *diag.Attachment, ok bool) {
 	t.Helper()
 	// What may be delivered: the identities of the last accepted publish
-	// of each server, when not older than the document's version.
+	// of each server, when not older than the document's version. low is
+	// the number of new ones per document; high counts a capped publish's
+	// per server (the registry dedups the cap's drops within their publish
+	// only, so a drop that another server published too may count twice).
 	eligible := map[string]map[string]bool{}
+	low, high := map[string]int{}, map[string]int{}
+	servers, capped := map[string]int{}, map[string]bool{}
+	wantNotes := 0
 	for k, p := range m.pending {
 		uri := k[1]
 		if cur, has := m.versions[uri]; has && p.version != nil && *p.version < cur {
 			continue
 		}
+		if p.invalid > 0 {
+			wantNotes++
+		}
 		if eligible[uri] == nil {
 			eligible[uri] = map[string]bool{}
 		}
+		own := map[string]bool{}
 		for _, id := range p.ids {
 			if !m.delivered[uri][id] {
 				eligible[uri][id] = true
+				own[id] = true
 			}
 		}
+		high[uri] += len(own)
+		servers[uri]++
+		capped[uri] = capped[uri] || p.capped
 	}
 	clear(m.pending)
-	newCount := 0
-	for _, ids := range eligible {
+	newCount, highCount := 0, 0
+	for uri, ids := range eligible {
+		low[uri] = len(ids)
 		newCount += len(ids)
+		if !capped[uri] || servers[uri] == 1 {
+			high[uri] = low[uri] // exact
+		}
+		highCount += high[uri]
 	}
 	if !ok {
 		if att != nil {
 			t.Fatal("Drain returned an attachment with ok false")
 		}
-		if newCount != 0 && !m.tooBig {
-			t.Fatalf("Drain returned nothing but %d new diagnostics were pending", newCount)
+		if newCount != 0 || wantNotes != 0 {
+			t.Fatalf("Drain returned nothing but %d new diagnostics and %d notes were pending", newCount, wantNotes)
 		}
 		return
+	}
+	if len(att.Notes) != wantNotes {
+		t.Fatalf("%d notes %q, want %d (one per publish with invalid diagnostics)", len(att.Notes), att.Notes, wantNotes)
+	}
+	for _, n := range att.Notes {
+		if !strings.Contains(n, " invalid diagnostic") || !strings.Contains(n, "plugin:go:") || !strings.Contains(n, " dropped (diagnostics[") {
+			t.Fatalf("note %q does not say which server's invalid diagnostics were dropped", n)
+		}
 	}
 	total := 0
 	fileCuts := 0
@@ -219,8 +318,8 @@ func (m *regModel) check(t *testing.T, att *diag.Attachment, ok bool) {
 			}
 			m.delivered[f.URI][id] = true
 		}
-		if !m.tooBig && len(f.Diagnostics)+f.Cut > len(eligible[f.URI]) {
-			t.Fatalf("file %s: %d shown + %d cut, but only %d new", f.URI, len(f.Diagnostics), f.Cut, len(eligible[f.URI]))
+		if n := len(f.Diagnostics) + f.Cut; n < low[f.URI] || n > high[f.URI] {
+			t.Fatalf("file %s: %d shown + %d cut, but %d to %d new", f.URI, len(f.Diagnostics), f.Cut, low[f.URI], high[f.URI])
 		}
 	}
 	if total > registryFuzzOpts.MaxTotal {
@@ -229,8 +328,8 @@ func (m *regModel) check(t *testing.T, att *diag.Attachment, ok bool) {
 	if att.Cut < fileCuts {
 		t.Fatalf("attachment cut %d < sum of file cuts %d", att.Cut, fileCuts)
 	}
-	if !m.tooBig && total+att.Cut != newCount {
-		t.Fatalf("%d shown + %d cut != %d new diagnostics", total, att.Cut, newCount)
+	if n := total + att.Cut; n < newCount || n > highCount {
+		t.Fatalf("%d shown + %d cut, but %d to %d new diagnostics", total, att.Cut, newCount, highCount)
 	}
 	// JSON round trip.
 	b, err := json.Marshal(att)
@@ -252,26 +351,33 @@ func (m *regModel) check(t *testing.T, att *diag.Attachment, ok bool) {
 // FuzzPublishDecode checks the decoding of publishDiagnostics params, and
 // of the same bytes as a single diagnostic, against a model written here
 // on encoding/json's generic values: both accept the same inputs and give
-// the same values. Publish accepts exactly those inputs, and its errors
-// are shape errors. Inputs that repeat a key in an object, or spell a
-// field name in another letter case (encoding/json matches those
-// case-blind), are outside the model's domain and only checked not to
-// panic.
+// the same values. Publish accepts exactly the inputs whose envelope (an
+// object with a non-empty string uri, an integer or null version and a
+// diagnostics array) the model accepts, keeps the diagnostics the model
+// accepts and counts the others in Stats.Invalid; its errors are shape
+// errors. Inputs that repeat a key in an object, or spell a field name in
+// another letter case (encoding/json matches those case-blind), are
+// outside the model's domain and only checked not to panic, to be
+// accepted when they decode, and to count nothing invalid then.
 func FuzzPublishDecode(f *testing.F) {
 	f.Add([]byte(`{"uri":"file:///p/a.go","version":3,"diagnostics":[{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"m","severity":"Warning","code":12,"source":"s"}]}`))
 	f.Add([]byte(`{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":{"kind":"plaintext","value":"v"},"tags":[1,null],"codeDescription":{"href":"h"},"relatedInformation":[{"location":{"uri":"u","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}},"message":"r"},1]}`))
+	f.Add([]byte(`{"uri":"file:///p/a.go","diagnostics":[{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"m","severity":99},{"range":{"start":{"line":-1,"character":2},"end":{"line":1,"character":4}},"message":"m"},{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"ok"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p diag.PublishParams
 		perr := json.Unmarshal(b, &p)
 		var d diag.Diagnostic
 		derr := json.Unmarshal(b, &d)
-		reg := lspdiag.NewRegistry(nil)
+		reg, err := lspdiag.NewRegistry(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		rerr := reg.Publish("plugin:x:y", b)
 		if rerr != nil && !errors.Is(rerr, diag.ErrBadShape) {
 			t.Fatalf("Publish error %v is not a shape error", rerr)
 		}
-		if (rerr == nil) != (perr == nil && p.URI != "") {
-			t.Fatalf("Publish = %v but json.Unmarshal = %v (uri %q)", rerr, perr, p.URI)
+		if perr == nil && p.URI != "" && (rerr != nil || reg.Stats().Invalid != 0) {
+			t.Fatalf("Publish of params that decode = %v, %d invalid", rerr, reg.Stats().Invalid)
 		}
 		if !inModelDomain(b) {
 			return
@@ -292,6 +398,21 @@ func FuzzPublishDecode(f *testing.F) {
 				t.Fatalf("params (-model +decoder):\n%s", diff)
 			}
 		}
+		uri, items, envOK := modelEnvelope(v)
+		bad := 0
+		for _, it := range items {
+			if _, ok := modelDiag(it); !ok {
+				bad++
+			}
+		}
+		if want := ok && envOK && uri != ""; (rerr == nil) != want {
+			t.Fatalf("Publish = %v, but the model's envelope is ok=%v (uri %q)", rerr, want, uri)
+		}
+		if rerr == nil {
+			if s := reg.Stats(); s.Invalid != uint64(bad) || s.Pending != min(len(items)-bad, lspdiag.DefaultMaxPerPublish) {
+				t.Fatalf("Publish kept %d and counted %d invalid; the model says %d valid, %d invalid", s.Pending, s.Invalid, len(items)-bad, bad)
+			}
+		}
 		md, mdOK := modelDiag(v)
 		if (derr == nil) != (ok && mdOK) {
 			t.Fatalf("diagnostic: decoder error %v, model accepts %v", derr, ok && mdOK)
@@ -302,6 +423,26 @@ func FuzzPublishDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// modelEnvelope checks the envelope of publish params: an object with a
+// string uri, an integer or null version (or none) and a diagnostics
+// array, whose items it returns unchecked.
+func modelEnvelope(v any) (uri string, items []any, ok bool) {
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		return "", nil, false
+	}
+	if uri, ok = m["uri"].(string); !ok {
+		return "", nil, false
+	}
+	if x := m["version"]; x != nil {
+		if _, ok := modelInt(x); !ok {
+			return "", nil, false
+		}
+	}
+	items, ok = m["diagnostics"].([]any)
+	return uri, items, ok
 }
 
 var modelFields = []string{"uri", "version", "diagnostics", "range", "start", "end", "line", "character",

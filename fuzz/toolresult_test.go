@@ -7,27 +7,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // toolResultModel decodes a tools/call result with encoding/json alone, the
 // plain way, into what DecodeToolResult must return.
-func toolResultModel(data []byte) (*idebridge.ToolResult, *idebridge.ToolError, bool) {
+func toolResultModel(data []byte) (*mcp.ToolResult, *mcp.ToolError, bool) {
 	var m struct {
-		Content           []idebridge.Content `json:"content"`
-		StructuredContent json.RawMessage     `json:"structuredContent"`
-		IsError           bool                `json:"isError"`
-		Code              *int64              `json:"code"`
-		Message           *string             `json:"message"`
-		Data              json.RawMessage     `json:"data"`
+		Content           []mcp.Content   `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+		Code              *int64          `json:"code"`
+		Message           *string         `json:"message"`
+		Data              json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(data, &m) != nil {
 		return nil, nil, false
 	}
 	if m.Content == nil && m.Code != nil && m.Message != nil {
-		return nil, &idebridge.ToolError{Tool: "t", Code: *m.Code, Message: *m.Message, Data: m.Data}, true
+		return nil, &mcp.ToolError{Tool: "t", Code: *m.Code, Message: *m.Message, Data: m.Data}, true
 	}
-	r := &idebridge.ToolResult{Content: m.Content, StructuredContent: m.StructuredContent, IsError: m.IsError, Raw: data}
+	r := &mcp.ToolResult{Content: m.Content, StructuredContent: m.StructuredContent, IsError: m.IsError, Raw: data}
 	if m.IsError {
 		var texts []string
 		for _, c := range m.Content {
@@ -35,7 +35,7 @@ func toolResultModel(data []byte) (*idebridge.ToolResult, *idebridge.ToolError, 
 				texts = append(texts, c.Text)
 			}
 		}
-		return nil, &idebridge.ToolError{Tool: "t", Message: strings.Join(texts, "\n"), Result: r}, true
+		return nil, &mcp.ToolError{Tool: "t", Message: strings.Join(texts, "\n"), Result: r}, true
 	}
 	return r, nil, true
 }
@@ -46,17 +46,17 @@ func toolResultModel(data []byte) (*idebridge.ToolResult, *idebridge.ToolError, 
 // object inside result), and an error exactly when the model fails.
 func FuzzToolResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := idebridge.DecodeToolResult("t", data)
+		got, err := mcp.DecodeToolResult("t", data)
 		want, wantTE, ok := toolResultModel(data)
 		if !ok {
-			var te *idebridge.ToolError
+			var te *mcp.ToolError
 			if err == nil || errors.As(err, &te) {
 				t.Fatalf("DecodeToolResult(%q) = %+v, %v; the model cannot decode it", data, got, err)
 			}
 			return
 		}
 		if wantTE != nil {
-			var te *idebridge.ToolError
+			var te *mcp.ToolError
 			if !errors.As(err, &te) || !reflect.DeepEqual(te, wantTE) {
 				t.Fatalf("DecodeToolResult(%q) error %#v, want %#v", data, err, wantTE)
 			}

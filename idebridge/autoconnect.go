@@ -1,6 +1,7 @@
 package idebridge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/lockfile"
 )
 
-// Auto-connect defaults (PROTOCOL.md section 2).
+// Auto-connect defaults, Claude Code's (docs/PROTOCOL.md, Discovery).
 const (
 	// DefaultPollInterval is how often auto-connect looks for the IDE.
 	DefaultPollInterval = time.Second
@@ -118,7 +120,8 @@ func writeCandidates(b *strings.Builder, cands []Candidate) {
 
 // AutoConnectOptions configure ShouldAutoConnect, WaitForIDE and
 // AutoConnect. A nil *AutoConnectOptions, and every zero field, means the
-// documented default.
+// documented default; a negative PollInterval is rejected (WaitForIDE and
+// AutoConnect return an error naming it).
 type AutoConnectOptions struct {
 	// Requested is the caller's own setting (an agent's autoConnectIde
 	// configuration key or --ide flag).
@@ -130,10 +133,11 @@ type AutoConnectOptions struct {
 	// Client configures the connection; its ConnectTimeout (default 35 s)
 	// bounds the connection attempt.
 	Client *ClientOptions
-	// PollInterval is how often discovery runs. Default 1 s.
+	// PollInterval is how often discovery runs. Zero means
+	// DefaultPollInterval (1 s).
 	PollInterval time.Duration
-	// Wait is how long to look for exactly one usable IDE. Default 30 s;
-	// negative means look once.
+	// Wait is how long to look for exactly one usable IDE. Zero means
+	// DefaultAutoConnectWait (30 s); negative means look once.
 	Wait time.Duration
 	// MinServerVersion, when set, is the oldest IDE extension version
 	// (serverInfo.version) that is not warned about; see CheckVersion. An
@@ -145,61 +149,43 @@ type AutoConnectOptions struct {
 }
 
 // ShouldAutoConnect decides from the caller's setting and the environment
-// whether to connect to an IDE without being asked, as PROTOCOL.md section
-// 2 lists: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) turns
-// it off whatever else asks; otherwise any of opts.Requested, running in
-// an IDE's terminal (DiscoverOptions.Terminal, or DetectTerminal of env),
-// CLAUDE_CODE_SSE_PORT set, or a truthy CLAUDE_CODE_AUTO_CONNECT_IDE (1,
-// true, yes, on) turns it on. env nil means opts.Discover.Env, or the
-// process's environment. why says which rule decided.
-func ShouldAutoConnect(opts *AutoConnectOptions, env map[string]string) (ok bool, why string) {
+// whether to connect to an IDE without being asked, by Claude Code's rules
+// (docs/PROTOCOL.md, Discovery): a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0,
+// false, no, off) turns it off whatever else asks; otherwise any of
+// opts.Requested, running in an IDE's terminal (DiscoverOptions.Terminal,
+// or DetectTerminal of environ), CLAUDE_CODE_SSE_PORT set, or a truthy
+// CLAUDE_CODE_AUTO_CONNECT_IDE (1, true, yes, on) turns it on. environ
+// (os.Environ form) nil means opts.Discover.Env, or the process's
+// environment. why says which rule decided.
+func ShouldAutoConnect(opts *AutoConnectOptions, environ []string) (ok bool, why string) {
 	var o AutoConnectOptions
 	if opts != nil {
 		o = *opts
 	}
-	if env == nil && o.Discover != nil {
-		env = o.Discover.Env
+	if environ == nil && o.Discover != nil {
+		environ = o.Discover.Env
 	}
-	if env == nil {
-		env = environMap(os.Environ())
-	}
-	v := env[EnvAutoConnect]
-	if envFalsy(v) {
+	v := env.Get(environ, EnvAutoConnect)
+	if env.Falsy(v) {
 		return false, EnvAutoConnect + "=" + v + " turns auto-connect off"
 	}
 	if o.Requested {
 		return true, "the caller asked for it"
 	}
-	term := DetectTerminal(env)
+	term := DetectTerminal(environ)
 	if o.Discover != nil && o.Discover.Terminal != nil {
 		term = *o.Discover.Terminal
 	}
 	if term.InIDE() {
 		return true, "running in " + term.IDE + "'s terminal (" + term.Via + ")"
 	}
-	if p := strings.TrimSpace(env[EnvSSEPort]); p != "" {
+	if p := strings.TrimSpace(env.Get(environ, EnvSSEPort)); p != "" {
 		return true, EnvSSEPort + "=" + p + " names the IDE"
 	}
-	if envTruthy(v) {
+	if env.Truthy(v) {
 		return true, EnvAutoConnect + "=" + v
 	}
 	return false, "nothing asks for it (no caller setting, not in an IDE terminal, no " + EnvSSEPort + ", no " + EnvAutoConnect + ")"
-}
-
-func envTruthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
-}
-
-func envFalsy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "0", "false", "no", "off":
-		return true
-	}
-	return false
 }
 
 // WaitForIDE runs discovery every PollInterval until exactly one candidate
@@ -218,10 +204,10 @@ func WaitForIDE(ctx context.Context, opts *AutoConnectOptions) (*Candidate, []Ca
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	interval := o.PollInterval
-	if interval <= 0 {
-		interval = DefaultPollInterval
+	if o.PollInterval < 0 {
+		return nil, nil, fmt.Errorf("waiting for an IDE: AutoConnectOptions.PollInterval is negative (%v)", o.PollInterval)
 	}
+	interval := cmp.Or(o.PollInterval, DefaultPollInterval)
 	wait := o.Wait
 	if wait == 0 {
 		wait = DefaultAutoConnectWait
@@ -319,17 +305,19 @@ var ErrLockfileGone = errors.New("the IDE's lockfile is gone")
 // token). Host and path conversion are kept from cand. It returns the
 // client and the refreshed candidate. When the lockfile is gone, the
 // error matches ErrLockfileGone (and the connection is not tried).
+//
+// The lockfile is re-read with discovery's checks (lockfile.Read): a FIFO
+// or device in its place is an error, never waited on, and so is a file
+// that group or others may write or another user owns, unless cand came
+// from a discovery that skipped those checks (AllowInsecure, or the
+// Windows side under WSL). A Candidate built by hand is checked.
 func Reconnect(ctx context.Context, cand Candidate, opts *ClientOptions) (*Client, *Candidate, error) {
 	fresh := cand
 	if cand.Path != "" {
-		data, err := os.ReadFile(cand.Path)
+		lf, err := lockfile.Read(cand.Path, &lockfile.ScanOptions{AllowInsecure: cand.unchecked})
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("reconnecting to the IDE on port %d: %w (%s)", cand.Port, ErrLockfileGone, cand.Path)
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reconnecting to the IDE on port %d: %w", cand.Port, err)
-		}
-		lf, err := lockfile.Parse(cand.Path, data)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reconnecting to the IDE on port %d: %w", cand.Port, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/internal/env"
 )
 
 // acScene is a lockfile directory and a workspace with no IDE yet.
@@ -55,12 +56,9 @@ func (s *acScene) startIDE(t *testing.T, opts ideserver.Options) *ideserver.Serv
 
 // options returns auto-connect options that look only at the scene: no
 // real environment, home or terminal.
-func (s *acScene) options(env map[string]string) *idebridge.AutoConnectOptions {
-	if env == nil {
-		env = map[string]string{}
-	}
+func (s *acScene) options(vars map[string]string) *idebridge.AutoConnectOptions {
 	return &idebridge.AutoConnectOptions{
-		Discover:     &idebridge.DiscoverOptions{Cwd: s.ws, Env: env, Dirs: []string{s.lockDir}},
+		Discover:     &idebridge.DiscoverOptions{Cwd: s.ws, Env: env.FromMap(vars), Dirs: []string{s.lockDir}},
 		PollInterval: 100 * time.Millisecond,
 		Wait:         reviewTimeout,
 	}
@@ -211,8 +209,7 @@ func TestAutoConnectSSEPort(t *testing.T) {
 	s := newACScene(t)
 	named := s.startIDE(t, ideserver.Options{WorkspaceFolders: []string{t.TempDir()}})
 	s.startIDE(t, ideserver.Options{}) // in the workspace, but not our IDE
-	env := map[string]string{idebridge.EnvSSEPort: strconv.Itoa(named.Port()), "TERM_PROGRAM": "vscode"}
-	opts := s.options(env)
+	opts := s.options(map[string]string{idebridge.EnvSSEPort: strconv.Itoa(named.Port()), "TERM_PROGRAM": "vscode"})
 	opts.Discover.SelfPID = 1 // this test's IDEs are not the agent's ancestors
 	opts.Wait = -1
 	if ok, why := idebridge.ShouldAutoConnect(opts, nil); !ok {
@@ -225,6 +222,41 @@ func TestAutoConnectSSEPort(t *testing.T) {
 	defer c.Close()
 	if cand.Port != named.Port() {
 		t.Errorf("connected to port %d, want %d", cand.Port, named.Port())
+	}
+}
+
+// TestWaitForIDERejectsNegativePollInterval: a negative PollInterval is an
+// error naming it, before anything is looked at; a negative Wait is "look
+// once".
+func TestWaitForIDERejectsNegativePollInterval(t *testing.T) {
+	s := newACScene(t)
+	opts := s.options(nil)
+	opts.PollInterval = -time.Second
+	if _, _, err := idebridge.WaitForIDE(reviewCtx(t), opts); err == nil || !strings.Contains(err.Error(), "PollInterval is negative") {
+		t.Errorf("WaitForIDE with a negative PollInterval: %v", err)
+	}
+	if _, _, err := idebridge.AutoConnect(reviewCtx(t), opts); err == nil || !strings.Contains(err.Error(), "PollInterval is negative") {
+		t.Errorf("AutoConnect with a negative PollInterval: %v", err)
+	}
+	opts.PollInterval, opts.Wait = 0, -1
+	start := time.Now()
+	if _, _, err := idebridge.WaitForIDE(reviewCtx(t), opts); !errors.Is(err, idebridge.ErrNoIDE) {
+		t.Errorf("WaitForIDE with a negative Wait: %v, want ErrNoIDE after one look", err)
+	}
+	if waited := time.Since(start); waited >= idebridge.DefaultPollInterval {
+		t.Errorf("a negative Wait looked for %v: more than one look", waited)
+	}
+}
+
+// TestShouldAutoConnectProcessEnvironment: with no environment given
+// anywhere, the process's own is read.
+func TestShouldAutoConnectProcessEnvironment(t *testing.T) {
+	t.Setenv(idebridge.EnvAutoConnect, "off")
+	if ok, why := idebridge.ShouldAutoConnect(&idebridge.AutoConnectOptions{Requested: true}, nil); ok || !strings.Contains(why, "=off") {
+		t.Errorf("ShouldAutoConnect = %v (%s); want off from the process's environment", ok, why)
+	}
+	if ok, _ := idebridge.ShouldAutoConnect(&idebridge.AutoConnectOptions{Requested: true}, []string{}); !ok {
+		t.Error("an empty environment must not fall back to the process's")
 	}
 }
 
@@ -254,12 +286,12 @@ func TestShouldAutoConnect(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := &idebridge.AutoConnectOptions{Requested: tt.requested, Discover: &idebridge.DiscoverOptions{Terminal: tt.terminal}}
-			got, why := idebridge.ShouldAutoConnect(opts, tt.env)
+			got, why := idebridge.ShouldAutoConnect(opts, env.FromMap(tt.env))
 			if got != tt.want || why == "" {
 				t.Errorf("ShouldAutoConnect = %v (%s), want %v", got, why, tt.want)
 			}
 			// The environment may come through the discovery options.
-			opts.Discover.Env = tt.env
+			opts.Discover.Env = env.FromMap(tt.env)
 			if got2, _ := idebridge.ShouldAutoConnect(opts, nil); got2 != got {
 				t.Errorf("with Discover.Env: %v, with env: %v", got2, got)
 			}

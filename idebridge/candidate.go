@@ -55,4 +55,9 @@ type Candidate struct {
 	// ModTime is the lockfile's modification time when it was scanned;
 	// RemoveStale leaves a lockfile alone that changed since.
 	ModTime time.Time `json:"-"`
+
+	// unchecked is true when discovery read the lockfile without its owner
+	// and mode checks (DiscoverOptions.AllowInsecure, or a directory whose
+	// modes a mount makes up); Reconnect re-reads it the same way.
+	unchecked bool
 }

@@ -1,7 +1,6 @@
 package idebridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,36 +17,27 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
+	"github.com/idebridge/idebridge/mcpclient"
 	"github.com/idebridge/idebridge/pathconv"
 )
 
 // Defaults used when the matching ClientOptions field is zero.
 const (
-	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like the
-	// reference agent's connection limit.
+	// DefaultConnectTimeout bounds dialing plus the MCP handshake, like
+	// Claude Code's connection limit (docs/PROTOCOL.md, Discovery).
 	DefaultConnectTimeout = 35 * time.Second
 	// DefaultCallTimeout bounds every call except openDiff.
 	DefaultCallTimeout = 30 * time.Second
-	// DefaultPingInterval is the keep-alive interval.
-	DefaultPingInterval = 15 * time.Second
-	// DefaultMaxMessageSize bounds one message in either direction.
-	DefaultMaxMessageSize = 64 << 20
 	// DefaultNotificationBuffer is the capacity of Notifications().
 	DefaultNotificationBuffer = 256
 	// DefaultClientName is the clientInfo name sent to the IDE.
 	DefaultClientName = "idebridge"
 )
 
-// ProtocolVersion is the MCP protocol version the client asks for.
-const ProtocolVersion = "2025-11-25"
-
-// SupportedProtocolVersions are the versions accepted from the IDE's
-// initialize answer. Every deployed IDE answers the oldest.
-var SupportedProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-
 // ClientOptions configure a Client. A nil *ClientOptions, and every zero
-// field, means the documented default.
+// field, means the documented default; a negative value is "off" where
+// that is documented and an error (from Connect and DialURL) elsewhere.
 type ClientOptions struct {
 	// Logger receives debug records (dropped messages and notifications,
 	// requests from the IDE, keep-alive failures). Nil is silent.
@@ -66,13 +56,15 @@ type ClientOptions struct {
 	// with an earlier deadline wins. Default 30 s; negative means none.
 	CallTimeout time.Duration
 	// PingInterval is the keep-alive interval: WebSocket pings, or MCP
-	// pings over SSE. When nothing at all (not even a pong) arrives from
-	// the IDE for two intervals, the connection is declared lost and every
-	// pending call fails with ErrConnectionLost. Default 15 s; negative
-	// turns keep-alive off.
+	// pings over SSE. When no sign of life (a pong, an answer, any data
+	// at all) comes from the IDE within two intervals of a ping, the
+	// connection is declared lost and every pending call fails with
+	// ErrConnectionLost. Default mcpclient.DefaultPingInterval (15 s);
+	// negative turns keep-alive off.
 	PingInterval time.Duration
 	// MaxMessageSize bounds one message, in bytes, in both directions; see
-	// MessageTooLargeError. Default 64 MiB.
+	// mcpclient.MessageTooLargeError. Default
+	// mcpclient.DefaultMaxMessageSize (64 MiB).
 	MaxMessageSize int64
 
 	// NotificationBuffer is the capacity of the Notifications channel. The
@@ -90,7 +82,7 @@ type ClientOptions struct {
 	Capabilities json.RawMessage
 
 	// Paths converts paths between the agent and the IDE (WSL). Default:
-	// the candidate's converter for Connect, pathconv.Identity for
+	// the candidate's converter for Connect, pathconv.Identity{} for
 	// DialURL.
 	Paths pathconv.Converter
 }
@@ -100,10 +92,13 @@ type config struct {
 	ClientOptions
 }
 
-func resolveClientOptions(o *ClientOptions) *config {
+func resolveClientOptions(o *ClientOptions) (*config, error) {
 	c := &config{}
 	if o != nil {
 		c.ClientOptions = *o
+	}
+	if c.MaxMessageSize < 0 {
+		return nil, fmt.Errorf("connecting to IDE: negative ClientOptions.MaxMessageSize %d", c.MaxMessageSize)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -120,12 +115,6 @@ func resolveClientOptions(o *ClientOptions) *config {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
-	if c.PingInterval == 0 {
-		c.PingInterval = DefaultPingInterval
-	}
-	if c.MaxMessageSize <= 0 {
-		c.MaxMessageSize = DefaultMaxMessageSize
-	}
 	if c.NotificationBuffer == 0 {
 		c.NotificationBuffer = DefaultNotificationBuffer
 	}
@@ -135,7 +124,10 @@ func resolveClientOptions(o *ClientOptions) *config {
 	if len(c.Capabilities) == 0 {
 		c.Capabilities = json.RawMessage("{}")
 	}
-	return c
+	if c.Paths == nil {
+		c.Paths = pathconv.Identity{}
+	}
+	return c, nil
 }
 
 // moduleVersion is this module's version as built, or "devel".
@@ -160,13 +152,11 @@ func moduleVersion() string {
 // concurrent use. A Client ends when Close is called or the connection is
 // lost; it never reconnects (make a new one).
 type Client struct {
-	cfg   *config
-	m     *mux
-	paths pathconv.Converter
-	url   string
+	cfg  *config
+	conn *mcpclient.Conn
 
 	protocol     string
-	serverInfo   ServerInfo
+	serverInfo   mcp.Implementation
 	serverCaps   json.RawMessage
 	instructions string
 
@@ -174,30 +164,10 @@ type Client struct {
 	dropped atomic.Uint64
 
 	toolsMu  sync.Mutex
-	tools    []Tool
+	tools    []mcp.Tool
 	toolsGen uint64        // stale's value when tools was fetched
 	stale    atomic.Uint64 // bumped by notifications/tools/list_changed
 	hasTools bool
-
-	closeOnce sync.Once
-}
-
-// ServerInfo is the IDE's initialize answer's serverInfo.
-type ServerInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Title   string `json:"title,omitempty"`
-}
-
-// Tool is one tool the IDE offers.
-type Tool struct {
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	// OutputSchema and Annotations are passed through as received.
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }
 
 // Connect connects to a discovered IDE: WebSocket or SSE as its URL says,
@@ -237,7 +207,10 @@ func Connect(ctx context.Context, c Candidate, opts *ClientOptions) (*Client, er
 // X-Claude-Code-Ide-Authorization when not empty. ctx bounds the connection
 // attempt and handshake only.
 func DialURL(ctx context.Context, rawURL, authToken string, opts *ClientOptions) (*Client, error) {
-	cfg := resolveClientOptions(opts)
+	cfg, err := resolveClientOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to IDE: %w", err)
@@ -247,23 +220,33 @@ func DialURL(ctx context.Context, rawURL, authToken string, opts *ClientOptions)
 		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
 		defer cancel()
 	}
-	act := &activity{}
-	var t transport
+	var t mcpclient.Transport
 	switch strings.ToLower(u.Scheme) {
 	case "ws", "wss":
-		t, err = dialWS(ctx, u.String(), authToken, cfg.MaxMessageSize, act)
+		t, err = mcpclient.DialWebSocket(ctx, u.String(), &mcpclient.WebSocketOptions{AuthToken: authToken, MaxMessageSize: cfg.MaxMessageSize})
 	case "http", "https":
 		if u.Path == "" || u.Path == "/" {
 			u.Path = "/sse"
 		}
-		t, err = dialSSE(ctx, u.String(), authToken, cfg.MaxMessageSize, act)
+		t, err = mcpclient.DialSSE(ctx, u.String(), &mcpclient.SSEOptions{AuthToken: authToken, MaxMessageSize: cfg.MaxMessageSize})
 	default:
 		return nil, fmt.Errorf("connecting to IDE at %s: unsupported URL scheme %q (want ws, wss, http or https)", u.Redacted(), u.Scheme)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connecting to IDE at %s: %w", u.Redacted(), err)
 	}
-	c := newClient(t, cfg, act, u.Redacted())
+	c := &Client{cfg: cfg, notes: make(chan Notification, max(cfg.NotificationBuffer, 0))}
+	c.conn, err = mcpclient.New(t, &mcpclient.Options{
+		Logger:         cfg.Logger,
+		MaxMessageSize: cfg.MaxMessageSize,
+		PingInterval:   cfg.PingInterval,
+		OnNotification: c.handleNotification,
+		OnEnd:          func() { close(c.notes) },
+	})
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("connecting to IDE at %s: %w", u.Redacted(), err)
+	}
 	if err := c.handshake(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("MCP handshake with IDE at %s: %w", u.Redacted(), err)
@@ -271,71 +254,43 @@ func DialURL(ctx context.Context, rawURL, authToken string, opts *ClientOptions)
 	return c, nil
 }
 
-func newClient(t transport, cfg *config, act *activity, where string) *Client {
-	c := &Client{cfg: cfg, paths: cfg.Paths, url: where}
-	if c.paths == nil {
-		c.paths = pathconv.Identity
-	}
-	c.notes = make(chan Notification, max(cfg.NotificationBuffer, 0))
-	c.m = newMux(t, cfg.Logger, cfg.MaxMessageSize, act)
-	if wt, ok := t.(*wsTransport); ok {
-		wt.goBackground = c.m.goBackground
-	}
-	c.m.onNotification = c.handleNotification
-	c.m.onEnd = func() { close(c.notes) }
-	c.m.start(cfg.PingInterval)
-	return c
-}
-
 // handshake runs initialize, notifications/initialized, ide_connected and
 // tools/list.
 func (c *Client) handshake(ctx context.Context) error {
-	type clientInfo struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
+	params := mcp.InitializeParams{
+		ProtocolVersion: mcp.ProtocolVersion,
+		Capabilities:    c.cfg.Capabilities,
+		ClientInfo:      mcp.Implementation{Name: c.cfg.ClientName, Version: c.cfg.ClientVersion},
 	}
-	params := struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ClientInfo      clientInfo      `json:"clientInfo"`
-	}{ProtocolVersion, c.cfg.Capabilities, clientInfo{c.cfg.ClientName, c.cfg.ClientVersion}}
-	msg, err := c.m.call(ctx, "initialize", func(b *msgBuf) error { return b.encodeJSON(params) }, 0)
+	raw, err := c.conn.Call(ctx, mcp.MethodInitialize, func(m *mcpclient.Message) error { return m.AppendJSON(params) }, 0)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	if msg.Error != nil {
-		return fmt.Errorf("initialize: %w", msg.Error)
-	}
-	var res struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ServerInfo      ServerInfo      `json:"serverInfo"`
-		Instructions    string          `json:"instructions"`
-	}
-	if err := json.Unmarshal(msg.Result, &res); err != nil {
+	var res mcp.InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("decoding initialize result: %w", err)
 	}
-	if !slices.Contains(SupportedProtocolVersions, res.ProtocolVersion) {
-		return fmt.Errorf("%w %q (this client speaks %s)", ErrUnsupportedProtocol, res.ProtocolVersion, strings.Join(SupportedProtocolVersions, ", "))
+	if !mcp.IsSupportedProtocolVersion(res.ProtocolVersion) {
+		return fmt.Errorf("%w %q (this client speaks %s)", ErrUnsupportedProtocol, res.ProtocolVersion, strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
 	c.protocol = res.ProtocolVersion
 	c.serverInfo = res.ServerInfo
 	c.serverCaps = res.Capabilities
 	c.instructions = res.Instructions
 
-	if err := c.m.notify(ctx, "notifications/initialized", nil); err != nil {
+	if err := c.conn.Notify(ctx, mcp.MethodInitialized, nil); err != nil {
 		return err
 	}
 	if c.cfg.PID >= 0 {
-		pid := c.cfg.PID
-		err := c.m.notify(ctx, "ide_connected", func(b *msgBuf) error {
-			b.b = append(b.b, `{"pid":`...)
-			b.b = strconv.AppendInt(b.b, int64(pid), 10)
-			b.b = append(b.b, '}')
+		pid := int64(c.cfg.PID)
+		err := c.conn.Notify(ctx, mcp.MethodIDEConnected, func(m *mcpclient.Message) error {
+			m.AppendRaw(`{"pid":`)
+			m.AppendInt(pid)
+			m.AppendRaw(`}`)
 			return nil
 		})
 		if err != nil {
-			if c.m.failure() != nil || ctx.Err() != nil {
+			if c.conn.Err() != nil || ctx.Err() != nil {
 				return err
 			}
 			// ide_connected is the IDE extensions' own notification; a
@@ -345,7 +300,7 @@ func (c *Client) handshake(ctx context.Context) error {
 		}
 	}
 	if _, err := c.Tools(ctx); err != nil {
-		if c.m.failure() != nil || ctx.Err() != nil {
+		if c.conn.Err() != nil || ctx.Err() != nil {
 			return err
 		}
 		// An IDE that cannot list its tools can still be called; Tools
@@ -359,7 +314,7 @@ func (c *Client) handshake(ctx context.Context) error {
 func (c *Client) ProtocolVersion() string { return c.protocol }
 
 // ServerInfo returns the IDE's serverInfo.
-func (c *Client) ServerInfo() ServerInfo { return c.serverInfo }
+func (c *Client) ServerInfo() mcp.Implementation { return c.serverInfo }
 
 // ServerCapabilities returns the IDE's capabilities object as received.
 func (c *Client) ServerCapabilities() json.RawMessage { return c.serverCaps }
@@ -369,24 +324,21 @@ func (c *Client) Instructions() string { return c.instructions }
 
 // Done returns a channel closed when the connection has ended (Close, or
 // the connection was lost).
-func (c *Client) Done() <-chan struct{} { return c.m.done }
+func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
 
 // Err returns why the connection ended: nil while it is up, ErrClosed after
 // Close, an error matching ErrConnectionLost otherwise.
-func (c *Client) Err() error { return c.m.failure() }
+func (c *Client) Err() error { return c.conn.Err() }
 
 // Close ends the connection: pending calls fail with ErrClosed, the
 // Notifications channel is closed, and every goroutine of the client has
 // exited when Close returns. Close is idempotent and always returns nil.
-func (c *Client) Close() error {
-	c.closeOnce.Do(c.m.close)
-	return nil
-}
+func (c *Client) Close() error { return c.conn.Close() }
 
 // Tools returns the IDE's tools. The list fetched during the handshake
 // (following nextCursor) is cached until the IDE sends
 // notifications/tools/list_changed. The returned slice is the caller's.
-func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
+func (c *Client) Tools(ctx context.Context) ([]mcp.Tool, error) {
 	c.toolsMu.Lock()
 	defer c.toolsMu.Unlock()
 	gen := c.stale.Load()
@@ -404,33 +356,27 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 // maxToolPages stops a server whose cursors never end.
 const maxToolPages = 1000
 
-func (c *Client) listTools(ctx context.Context) ([]Tool, error) {
-	var all []Tool
+func (c *Client) listTools(ctx context.Context) ([]mcp.Tool, error) {
+	var all []mcp.Tool
 	cursor := ""
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
-		var params paramsFunc
+		var params mcpclient.Params
 		if cursor != "" {
 			cur := cursor
-			params = func(b *msgBuf) error {
-				b.b = append(b.b, `{"cursor":`...)
-				b.b = jsonrpc.AppendString(b.b, cur)
-				b.b = append(b.b, '}')
+			params = func(m *mcpclient.Message) error {
+				m.AppendRaw(`{"cursor":`)
+				m.AppendString(cur)
+				m.AppendRaw(`}`)
 				return nil
 			}
 		}
-		msg, err := c.m.call(ctx, "tools/list", params, c.cfg.CallTimeout)
+		raw, err := c.conn.Call(ctx, mcp.MethodListTools, params, c.cfg.CallTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		if msg.Error != nil {
-			return nil, fmt.Errorf("tools/list: %w", msg.Error)
-		}
-		var res struct {
-			Tools      []Tool `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(msg.Result, &res); err != nil {
+		var res mcp.ListToolsResult
+		if err := json.Unmarshal(raw, &res); err != nil {
 			return nil, fmt.Errorf("decoding tools/list result: %w", err)
 		}
 		all = append(all, res.Tools...)
@@ -445,267 +391,67 @@ func (c *Client) listTools(ctx context.Context) ([]Tool, error) {
 	}
 }
 
-// ToolResult is a tools/call result.
-type ToolResult struct {
-	// Content are the result's content blocks.
-	Content []Content `json:"content"`
-	// StructuredContent is passed through as received.
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	// IsError is true when the IDE flagged the result as a failure (such
-	// a result is returned inside a *ToolError).
-	IsError bool `json:"isError,omitempty"`
-	// Raw is the whole result as received.
-	Raw json.RawMessage `json:"-"`
-}
-
-// Content is one content block of a tool result.
-type Content struct {
-	// Type is "text", "image", "audio", "resource_link" or "resource".
-	Type string `json:"type"`
-	// Text is a text block's text.
-	Text string `json:"text,omitempty"`
-	// Data is an image or audio block's base64 data.
-	Data string `json:"data,omitempty"`
-	// MimeType is an image, audio or resource block's type.
-	MimeType string `json:"mimeType,omitempty"`
-	// URI and Name describe a resource_link.
-	URI  string `json:"uri,omitempty"`
-	Name string `json:"name,omitempty"`
-	// Resource is an embedded resource, as received.
-	Resource json.RawMessage `json:"resource,omitempty"`
-}
-
-// Text returns the text blocks of the result joined with newlines.
-func (r *ToolResult) Text() string {
-	var texts []string
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			texts = append(texts, c.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
 // CallTool calls an IDE tool with args, which are encoded as JSON (nil
 // means {}; a json.RawMessage or []byte is sent as is after a validity
 // check). The call ends with ctx, after ClientOptions.CallTimeout (except
 // openDiff), or when the connection ends. A tool failure, reported as a
-// JSON-RPC error or as an isError result, is a *ToolError.
-func (c *Client) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
-	return c.callTool(ctx, name, func(b *msgBuf) error { return appendArgs(b, args) })
+// JSON-RPC error or as an isError result, is a *mcp.ToolError.
+func (c *Client) CallTool(ctx context.Context, name string, args any) (*mcp.ToolResult, error) {
+	return c.callTool(ctx, name, func(m *mcpclient.Message) error { return appendArgs(m, args) })
 }
 
 // callTool sends tools/call with the arguments object args appends, and
 // decodes the result. openDiff alone has no default deadline.
-func (c *Client) callTool(ctx context.Context, name string, args paramsFunc) (*ToolResult, error) {
+func (c *Client) callTool(ctx context.Context, name string, args mcpclient.Params) (*mcp.ToolResult, error) {
 	timeout := c.cfg.CallTimeout
-	if name == toolOpenDiff {
+	if name == mcp.ToolOpenDiff {
 		timeout = 0
 	}
-	msg, err := c.m.call(ctx, "tools/call", func(b *msgBuf) error {
-		b.b = append(b.b, `{"name":`...)
-		b.b = jsonrpc.AppendString(b.b, name)
-		b.b = append(b.b, `,"arguments":`...)
-		if err := args(b); err != nil {
+	raw, err := c.conn.Call(ctx, mcp.MethodCallTool, func(m *mcpclient.Message) error {
+		m.AppendRaw(`{"name":`)
+		m.AppendString(name)
+		m.AppendRaw(`,"arguments":`)
+		if err := args(m); err != nil {
 			return err
 		}
-		b.b = append(b.b, '}')
+		m.AppendRaw(`}`)
 		return nil
 	}, timeout)
 	if err != nil {
+		var rpcErr *mcp.Error
+		if errors.As(err, &rpcErr) {
+			return nil, &mcp.ToolError{Tool: name, Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data}
+		}
 		return nil, fmt.Errorf("calling IDE tool %s: %w", name, err)
 	}
-	return decodeToolResult(name, msg)
+	return mcp.DecodeToolResult(name, raw)
 }
 
 // appendArgs appends a tool's arguments object.
-func appendArgs(b *msgBuf, args any) error {
+func appendArgs(m *mcpclient.Message, args any) error {
 	switch a := args.(type) {
 	case nil:
-		b.b = append(b.b, "{}"...)
+		m.AppendRaw("{}")
 	case json.RawMessage:
-		return appendRaw(b, a)
+		return appendRaw(m, a)
 	case []byte:
-		return appendRaw(b, a)
+		return appendRaw(m, a)
 	default:
-		return b.encodeJSON(args)
+		return m.AppendJSON(args)
 	}
 	return nil
 }
 
-func appendRaw(b *msgBuf, raw []byte) error {
+func appendRaw(m *mcpclient.Message, raw []byte) error {
 	if len(raw) == 0 {
-		b.b = append(b.b, "{}"...)
+		m.AppendRaw("{}")
 		return nil
 	}
 	if !json.Valid(raw) {
 		return errors.New("arguments are not valid JSON")
 	}
-	b.b = append(b.b, raw...)
+	_, _ = m.Write(raw)
 	return nil
-}
-
-// decodeToolResult turns a tools/call response into a result or a
-// *ToolError.
-func decodeToolResult(name string, msg *jsonrpc.Message) (*ToolResult, error) {
-	if msg.Error != nil {
-		return nil, &ToolError{Tool: name, Code: msg.Error.Code, Message: msg.Error.Message, Data: msg.Error.Data}
-	}
-	return decodeToolResultRaw(name, msg.Result, true)
-}
-
-// DecodeToolResult decodes a tools/call result of tool name as CallTool
-// does: an isError result, and a result holding an error object (code and
-// message) but no content, come back as a *ToolError. It is for results
-// obtained some other way (a log, the C ABI); result is kept as Raw.
-func DecodeToolResult(name string, result json.RawMessage) (*ToolResult, error) {
-	return decodeToolResultRaw(name, result, false)
-}
-
-// decodeToolResultRaw decodes result; valid says it is known to be valid
-// JSON (it came out of Decode), so that it is not validated again.
-func decodeToolResultRaw(name string, result json.RawMessage, valid bool) (*ToolResult, error) {
-	var r *ToolResult
-	ok := false
-	if valid || jsonrpc.Valid(result) {
-		r, ok = decodeToolResultFast(result)
-	}
-	if !ok {
-		var res struct {
-			ToolResult
-			// The Neovim quirk: an error object inside result.
-			Code    *int64          `json:"code"`
-			Message *string         `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(result, &res); err != nil {
-			return nil, fmt.Errorf("decoding result of IDE tool %s: %w", name, err)
-		}
-		if res.Content == nil && res.Code != nil && res.Message != nil {
-			return nil, &ToolError{Tool: name, Code: *res.Code, Message: *res.Message, Data: res.Data}
-		}
-		r = &res.ToolResult
-	}
-	r.Raw = result
-	if r.IsError {
-		return nil, &ToolError{Tool: name, Message: r.Text(), Result: r}
-	}
-	return r, nil
-}
-
-// decodeToolResultFast decodes the usual result, which must be valid JSON,
-// with one pass per nesting level; ok is false whenever encoding/json must
-// decide (invalid JSON, the Neovim quirk,
-// case-folded or escaped or duplicated keys, unexpected types), so that the
-// two never disagree (FuzzToolResult checks it).
-func decodeToolResultFast(raw []byte) (*ToolResult, bool) {
-	r := &ToolResult{}
-	var seen int
-	ok := jsonrpc.EachMember(raw, func(key, v []byte) bool {
-		var bit int
-		switch string(key) {
-		case "content":
-			bit = 1
-			if v[0] == 'n' {
-				break
-			}
-			if v[0] != '[' {
-				return false
-			}
-			r.Content = make([]Content, 0, 2)
-			if !jsonrpc.EachElement(v, func(elem []byte) bool {
-				c, ok := decodeContentFast(elem)
-				r.Content = append(r.Content, c)
-				return ok
-			}) {
-				return false
-			}
-		case "isError":
-			bit = 2
-			switch string(v) {
-			case "true":
-				r.IsError = true
-			case "false", "null":
-			default:
-				return false
-			}
-		case "structuredContent":
-			bit = 4
-			r.StructuredContent = bytes.Clone(v)
-		case "code", "message", "data":
-			return false // maybe the Neovim quirk: the slow path knows
-		default:
-			return plainUnknownKey(key, "content", "isError", "structuredContent", "code", "message", "data")
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	})
-	return r, ok
-}
-
-func decodeContentFast(elem []byte) (Content, bool) {
-	var c Content
-	if elem[0] != '{' {
-		return c, false
-	}
-	var seen int
-	ok := jsonrpc.EachMember(elem, func(key, v []byte) bool {
-		var dst *string
-		var bit int
-		switch string(key) {
-		case "type":
-			dst, bit = &c.Type, 1
-		case "text":
-			dst, bit = &c.Text, 2
-		case "data":
-			dst, bit = &c.Data, 4
-		case "mimeType":
-			dst, bit = &c.MimeType, 8
-		case "uri":
-			dst, bit = &c.URI, 16
-		case "name":
-			dst, bit = &c.Name, 32
-		case "resource":
-			bit = 64
-			c.Resource = bytes.Clone(v)
-		default:
-			return plainUnknownKey(key, "type", "text", "data", "mimeType", "uri", "name", "resource")
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if dst != nil {
-			switch v[0] {
-			case 'n':
-			case '"':
-				*dst = jsonrpc.UnquoteValid(v)
-			default:
-				return false
-			}
-		}
-		return true
-	})
-	return c, ok
-}
-
-// plainUnknownKey reports whether encoding/json would also ignore key: it
-// does not match any of known by case folding, and has no escapes.
-func plainUnknownKey(key []byte, known ...string) bool {
-	for _, c := range key {
-		if c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	for _, k := range known {
-		if bytes.EqualFold(key, []byte(k)) {
-			return false
-		}
-	}
-	return true
 }
 
 // Notifications returns the channel of notifications from the IDE (all of
@@ -721,7 +467,7 @@ func (c *Client) DroppedNotifications() uint64 { return c.dropped.Load() }
 
 // handleNotification runs on whichever goroutine holds the reader role.
 func (c *Client) handleNotification(method string, params json.RawMessage) {
-	if method == "notifications/tools/list_changed" {
+	if method == mcp.MethodToolsListChanged {
 		// Not under toolsMu: Tools may hold it while waiting for this
 		// very reader.
 		c.stale.Add(1)
@@ -729,7 +475,7 @@ func (c *Client) handleNotification(method string, params json.RawMessage) {
 	if c.cfg.NotificationBuffer < 0 {
 		return
 	}
-	n := Notification{Method: method, Params: params, paths: c.paths}
+	n := Notification{Method: method, Params: params, paths: c.cfg.Paths}
 	for {
 		select {
 		case c.notes <- n:

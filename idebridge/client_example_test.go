@@ -11,6 +11,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // exampleIDE starts a headless IDE (the server kit) on a temporary
@@ -59,10 +60,10 @@ func ExampleClient_OpenDiff() {
 		}
 	}
 	_ = client.CloseTab(ctx, out.TabName) // an error here changes nothing
-	fmt.Println(out.Kind, out.Accepted())
+	fmt.Println(out.Status, out.Accepted())
 	fmt.Printf("%q\n", out.FinalText)
 	// Output:
-	// saved true
+	// accepted true
 	// "package main\n"
 }
 
@@ -71,7 +72,7 @@ func ExampleClient_OpenDiff() {
 func ExampleClient_CallTool() {
 	srv, _, cleanup := exampleIDE(nil)
 	defer cleanup()
-	srv.RegisterTool(ideserver.Tool{Name: "greet", Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "greet"}, Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var args struct {
 			Name string `json:"name"`
 		}
@@ -79,9 +80,9 @@ func ExampleClient_CallTool() {
 			return nil, err
 		}
 		if args.Name == "" {
-			return ideserver.ErrorResult("who?"), nil
+			return mcp.ErrorResult("who?"), nil
 		}
-		return ideserver.TextResult("hello, " + args.Name), nil
+		return mcp.TextResult("hello, " + args.Name), nil
 	}})
 	ctx := context.Background()
 	client, err := idebridge.DialURL(ctx, srv.URL(), srv.AuthToken(), nil)
@@ -97,7 +98,7 @@ func ExampleClient_CallTool() {
 	fmt.Println(res.Text())
 
 	_, err = client.CallTool(ctx, "greet", nil)
-	var te *idebridge.ToolError
+	var te *mcp.ToolError
 	if errors.As(err, &te) {
 		fmt.Println("tool error:", te.Message)
 	}
@@ -118,7 +119,7 @@ func ExampleNotification_SelectionChanged() {
 	}
 	defer client.Close()
 
-	srv.Notify(idebridge.MethodSelectionChanged, map[string]any{
+	srv.Notify(mcp.MethodSelectionChanged, map[string]any{
 		"text": "func main()", "filePath": "/home/dev/proj/main.go",
 		"selection": map[string]any{"start": map[string]int{"line": 2, "character": 0}, "end": map[string]int{"line": 2, "character": 11}, "isEmpty": false},
 	})

@@ -15,16 +15,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
+	"github.com/idebridge/idebridge/mcpclient"
 )
 
 func TestHandshakeWS(t *testing.T) {
 	f := newFakeIDE(t)
-	f.Tools = []Tool{{Name: "openDiff"}, {Name: "getDiagnostics"}, {Name: "close_tab"}, {Name: "openFile"}, {Name: "saveDocument"}}
+	f.Tools = []mcp.Tool{{Name: "openDiff"}, {Name: "getDiagnostics"}, {Name: "close_tab"}, {Name: "openFile"}, {Name: "saveDocument"}}
 	f.PageSize = 2
 	c := dialFake(t, f, &ClientOptions{ClientName: "agent-x", ClientVersion: "9.9", PID: 4242})
 	conn := f.conn()
 
-	if got := conn.Header.Get(AuthHeader); got != f.Token {
+	if got := conn.Header.Get(mcp.AuthHeader); got != f.Token {
 		t.Errorf("auth header %q, want %q", got, f.Token)
 	}
 	if got := conn.Header.Get("Sec-WebSocket-Protocol"); got != "mcp" {
@@ -35,9 +37,9 @@ func TestHandshakeWS(t *testing.T) {
 		t.Fatalf("first message %s id %s, want initialize id 0", init.Method, init.ID)
 	}
 	var ip struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ClientInfo      ServerInfo      `json:"clientInfo"`
+		ProtocolVersion string             `json:"protocolVersion"`
+		Capabilities    json.RawMessage    `json:"capabilities"`
+		ClientInfo      mcp.Implementation `json:"clientInfo"`
 	}
 	if err := json.Unmarshal(init.Params, &ip); err != nil {
 		t.Fatal(err)
@@ -86,7 +88,7 @@ func TestHandshakeWS(t *testing.T) {
 		t.Fatal(err)
 	}
 	// list_changed invalidates the cache.
-	f.Tools = append(f.Tools, Tool{Name: "executeCode"})
+	f.Tools = append(f.Tools, mcp.Tool{Name: "executeCode"})
 	conn.Notify("notifications/tools/list_changed", map[string]any{})
 	if _, err := c.CallTool(testCtx(t), "echo", nil); err != nil { // orders the notification before Tools
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestHandshakeWS(t *testing.T) {
 }
 
 func TestProtocolVersions(t *testing.T) {
-	for _, v := range SupportedProtocolVersions {
+	for _, v := range mcp.SupportedProtocolVersions() {
 		f := newFakeIDE(t)
 		f.Protocol = v
 		c := dialFake(t, f, nil)
@@ -171,7 +173,7 @@ func TestCallToolResultsAndErrors(t *testing.T) {
 	}
 
 	_, err = c.CallTool(ctx, "isError", nil)
-	var te *ToolError
+	var te *mcp.ToolError
 	if !errors.As(err, &te) || te.Tool != "isError" || te.Message != "it broke" || te.Code != 0 || te.Result == nil {
 		t.Errorf("isError: %#v", err)
 	}
@@ -256,7 +258,7 @@ func TestCallTimeoutAndCancel(t *testing.T) {
 		t.Errorf("notifications/cancelled %s does not name request %s", cancelled.Params, call)
 	}
 	close(release)
-	if r := <-diffDone; r.err != nil || r.o.Kind != DiffSaved || r.o.FinalText != "text" {
+	if r := <-diffDone; r.err != nil || r.o.Status != EditAccepted || r.o.FinalText != "text" {
 		t.Fatalf("openDiff after another call timed out: %+v, %v", r.o, r.err)
 	}
 
@@ -402,7 +404,7 @@ func TestNotifications(t *testing.T) {
 		n := <-c.Notifications()
 		got = append(got, n.Method)
 		switch n.Method {
-		case MethodSelectionChanged:
+		case mcp.MethodSelectionChanged:
 			s, err := n.SelectionChanged()
 			if err != nil {
 				t.Fatal(err)
@@ -413,7 +415,7 @@ func TestNotifications(t *testing.T) {
 			if _, err := n.AtMentioned(); err == nil {
 				t.Error("AtMentioned decoded a selection_changed")
 			}
-		case MethodAtMentioned:
+		case mcp.MethodAtMentioned:
 			a, err := n.AtMentioned()
 			if err != nil {
 				t.Fatal(err)
@@ -472,9 +474,9 @@ func TestMessageTooLarge(t *testing.T) {
 	c := dialFake(t, f, &ClientOptions{MaxMessageSize: 2048})
 	ctx := testCtx(t)
 	_, err := c.CallTool(ctx, "small", map[string]string{"s": strings.Repeat("y", 3000)})
-	var tooBig *MessageTooLargeError
+	var tooBig *mcpclient.MessageTooLargeError
 	if !errors.As(err, &tooBig) || tooBig.Incoming || tooBig.Limit != 2048 || tooBig.Size <= 3000 {
-		t.Fatalf("outgoing: %v, want *MessageTooLargeError", err)
+		t.Fatalf("outgoing: %v, want *mcpclient.MessageTooLargeError", err)
 	}
 	if errors.Is(err, ErrConnectionLost) {
 		t.Error("an outgoing message that is too large must not end the connection")
@@ -484,7 +486,7 @@ func TestMessageTooLarge(t *testing.T) {
 	}
 	_, err = c.CallTool(ctx, "big", nil)
 	if !errors.As(err, &tooBig) || !tooBig.Incoming || !errors.Is(err, ErrConnectionLost) {
-		t.Fatalf("incoming: %v, want *MessageTooLargeError and ErrConnectionLost", err)
+		t.Fatalf("incoming: %v, want *mcpclient.MessageTooLargeError and ErrConnectionLost", err)
 	}
 }
 
@@ -538,6 +540,21 @@ func waitGoroutines(t *testing.T, n int) {
 			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClientOptionsRule: a negative MaxMessageSize, which has no "off",
+// is refused before anything is dialed.
+func TestClientOptionsRule(t *testing.T) {
+	f := newFakeIDE(t)
+	_, err := DialURL(testCtx(t), f.URL, f.Token, &ClientOptions{MaxMessageSize: -1})
+	if err == nil || !strings.Contains(err.Error(), "MaxMessageSize") {
+		t.Fatalf("negative MaxMessageSize: %v", err)
+	}
+	select {
+	case <-f.conns:
+		t.Error("the client connected despite invalid options")
+	default:
 	}
 }
 

@@ -2,6 +2,8 @@ package idebridge
 
 import (
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/env"
 )
 
 // Environment variables read by detection and discovery.
@@ -10,7 +12,8 @@ const (
 	// IDE's lockfile always matches the workspace and is exempt from the
 	// ancestry check.
 	EnvSSEPort = "CLAUDE_CODE_SSE_PORT"
-	// EnvSkipValidCheck, when "1" or "true", turns off the workspace check.
+	// EnvSkipValidCheck, when truthy (1, true, yes, on), turns off the
+	// workspace check.
 	EnvSkipValidCheck = "CLAUDE_CODE_IDE_SKIP_VALID_CHECK"
 	// EnvHostOverride sets the host to connect to (pathconv.EnvHostOverride).
 	EnvHostOverride = "CLAUDE_CODE_IDE_HOST_OVERRIDE"
@@ -42,33 +45,34 @@ type Terminal struct {
 // InIDE reports whether the agent runs in an IDE's integrated terminal.
 func (t Terminal) InIDE() bool { return t.Family != "" }
 
-// DetectTerminal reads the environment (a map such as one built from
-// os.Environ) and reports whether the agent runs inside an IDE's terminal,
+// DetectTerminal reads environ (os.Environ form; nil means the process's
+// environment) and reports whether the agent runs inside an IDE's terminal,
 // which one and how it was recognised, and whether it runs under WSL. The
 // variables are tried in this order: CURSOR_TRACE_ID (Cursor),
 // VSCODE_GIT_ASKPASS_MAIN (a VS Code family editor; its path names which),
 // TERMINAL_EMULATOR=JetBrains-JediTerm (a JetBrains IDE, refined by
 // __CFBundleIdentifier on macOS), __CFBundleIdentifier (the macOS app
 // bundle) and TERM_PROGRAM=vscode.
-func DetectTerminal(env map[string]string) Terminal {
+func DetectTerminal(environ []string) Terminal {
+	get := func(k string) string { return env.Get(environ, k) }
 	var t Terminal
-	if d := env[EnvWSLDistro]; d != "" {
+	if d := get(EnvWSLDistro); d != "" {
 		t.WSL, t.Distro = true, d
 	}
-	bundleIDE, bundleFamily := ideFromBundle(env["__CFBundleIdentifier"])
+	bundleIDE, bundleFamily := ideFromBundle(get("__CFBundleIdentifier"))
 	switch {
-	case env["CURSOR_TRACE_ID"] != "":
+	case get("CURSOR_TRACE_ID") != "":
 		t.IDE, t.Family, t.Via = "Cursor", FamilyVSCode, "CURSOR_TRACE_ID"
-	case env["VSCODE_GIT_ASKPASS_MAIN"] != "":
-		t.IDE, t.Family, t.Via = ideFromAskpass(env["VSCODE_GIT_ASKPASS_MAIN"]), FamilyVSCode, "VSCODE_GIT_ASKPASS_MAIN"
-	case env["TERMINAL_EMULATOR"] == "JetBrains-JediTerm":
+	case get("VSCODE_GIT_ASKPASS_MAIN") != "":
+		t.IDE, t.Family, t.Via = ideFromAskpass(get("VSCODE_GIT_ASKPASS_MAIN")), FamilyVSCode, "VSCODE_GIT_ASKPASS_MAIN"
+	case get("TERMINAL_EMULATOR") == "JetBrains-JediTerm":
 		t.IDE, t.Family, t.Via = "JetBrains", FamilyJetBrains, "TERMINAL_EMULATOR"
 		if bundleFamily == FamilyJetBrains {
 			t.IDE = bundleIDE
 		}
 	case bundleFamily != "":
 		t.IDE, t.Family, t.Via = bundleIDE, bundleFamily, "__CFBundleIdentifier"
-	case strings.EqualFold(env["TERM_PROGRAM"], "vscode"):
+	case strings.EqualFold(get("TERM_PROGRAM"), "vscode"):
 		t.IDE, t.Family, t.Via = "Visual Studio Code", FamilyVSCode, "TERM_PROGRAM"
 	}
 	return t
@@ -137,10 +141,4 @@ func ideFromBundle(id string) (ide, family string) {
 		return "JetBrains", FamilyJetBrains
 	}
 	return "", ""
-}
-
-// isTruthy reports whether an environment value means "on".
-func isTruthy(v string) bool {
-	v = strings.ToLower(strings.TrimSpace(v))
-	return v == "1" || v == "true"
 }

@@ -23,17 +23,15 @@ type Process struct {
 	Name string `json:"name"`
 }
 
-// ProcessLister lists the running processes. SystemProcesses is the real
-// one; tests implement it over fixed text with ParsePS or ParseTasklist.
+// ProcessLister lists the running processes. DetectRunningIDEs uses the
+// system's list when given none; tests implement it over fixed text.
 type ProcessLister interface {
 	// List returns the running processes; ctx bounds running the lister.
 	List(ctx context.Context) ([]Process, error)
 }
 
-// SystemProcesses lists processes with `ps -A -o pid= -o ppid= -o comm=`
+// systemProcesses lists processes with `ps -A -o pid= -o ppid= -o comm=`
 // (tasklist /fo csv /nh on Windows).
-var SystemProcesses ProcessLister = systemProcesses{}
-
 type systemProcesses struct{}
 
 func (systemProcesses) List(ctx context.Context) ([]Process, error) {
@@ -41,9 +39,9 @@ func (systemProcesses) List(ctx context.Context) ([]Process, error) {
 	var args []string
 	var parse func(string) ([]Process, error)
 	if runtime.GOOS == "windows" {
-		name, args, parse = "tasklist", []string{"/fo", "csv", "/nh"}, ParseTasklist
+		name, args, parse = "tasklist", []string{"/fo", "csv", "/nh"}, parseTasklist
 	} else {
-		name, args, parse = "ps", []string{"-A", "-o", "pid=", "-o", "ppid=", "-o", "comm="}, ParsePS
+		name, args, parse = "ps", []string{"-A", "-o", "pid=", "-o", "ppid=", "-o", "comm="}, parsePS
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -58,11 +56,11 @@ func (systemProcesses) List(ctx context.Context) ([]Process, error) {
 	return procs, nil
 }
 
-// ParsePS parses the output of `ps -A -o pid= -o ppid= -o comm=`: per line
+// parsePS parses the output of `ps -A -o pid= -o ppid= -o comm=`: per line
 // a pid, a parent pid and the command (which may contain spaces: on macOS
 // it is the executable's full path). A header line, if any, is skipped;
 // any other line that does not have that shape is an error.
-func ParsePS(text string) ([]Process, error) {
+func parsePS(text string) ([]Process, error) {
 	var procs []Process
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")
@@ -104,10 +102,10 @@ func isAllDigits(s string) bool {
 	return s != ""
 }
 
-// ParseTasklist parses the output of `tasklist /fo csv /nh`: per line
+// parseTasklist parses the output of `tasklist /fo csv /nh`: per line
 // "Image Name","PID","Session Name","Session#","Mem Usage". Lines that are
 // not process rows (a header, an INFO: message) are skipped.
-func ParseTasklist(text string) ([]Process, error) {
+func parseTasklist(text string) ([]Process, error) {
 	r := csv.NewReader(strings.NewReader(text))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
@@ -134,10 +132,12 @@ func ParseTasklist(text string) ([]Process, error) {
 
 // DetectRunningIDEs returns the names of the IDEs that have a process in
 // the list (sorted, each once): the fallback when the environment does not
-// say which IDE the agent runs in. lister nil means SystemProcesses.
+// say which IDE the agent runs in. lister nil means the system's process
+// list: `ps -A -o pid= -o ppid= -o comm=` (`tasklist /fo csv /nh` on
+// Windows).
 func DetectRunningIDEs(ctx context.Context, lister ProcessLister) ([]string, error) {
 	if lister == nil {
-		lister = SystemProcesses
+		lister = systemProcesses{}
 	}
 	procs, err := lister.List(ctx)
 	if err != nil {

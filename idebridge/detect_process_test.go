@@ -48,47 +48,47 @@ const tasklistWindows = `"System Idle Process","0","Services","0","8 K"
 `
 
 func TestParsePS(t *testing.T) {
-	procs, err := ParsePS(psLinux)
+	procs, err := parsePS(psLinux)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(procs) != 8 || procs[2] != (Process{PID: 2001, PPID: 1990, Name: "code"}) || procs[7].Name != "kworker/0:1-events" {
-		t.Errorf("ParsePS = %+v", procs)
+		t.Errorf("parsePS = %+v", procs)
 	}
-	procs, err = ParsePS(psMac)
+	procs, err = parsePS(psMac)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "/Applications/Visual Studio Code.app/Contents/Frameworks/Code Helper (Renderer).app/Contents/MacOS/Code Helper (Renderer)"
 	if len(procs) != 6 || procs[2].Name != want || procs[2].PPID != 501 {
-		t.Errorf("ParsePS(mac) = %+v", procs)
+		t.Errorf("parsePS(mac) = %+v", procs)
 	}
 	for _, bad := range []string{"12 x code\n", "1 2 a\nnot a line\n", "-1 2 x\n", "12 13\n"} {
-		if got, err := ParsePS(bad); err == nil {
-			t.Errorf("ParsePS(%q) = %+v, want an error", bad, got)
+		if got, err := parsePS(bad); err == nil {
+			t.Errorf("parsePS(%q) = %+v, want an error", bad, got)
 		}
 	}
-	if got, err := ParsePS("\r\n  \n"); err != nil || len(got) != 0 {
-		t.Errorf("ParsePS(blank) = %v, %v", got, err)
+	if got, err := parsePS("\r\n  \n"); err != nil || len(got) != 0 {
+		t.Errorf("parsePS(blank) = %v, %v", got, err)
 	}
 }
 
 func TestParseTasklist(t *testing.T) {
-	procs, err := ParseTasklist(tasklistWindows)
+	procs, err := parseTasklist(tasklistWindows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(procs) != 7 || procs[1] != (Process{PID: 4242, Name: "Code.exe"}) {
-		t.Errorf("ParseTasklist = %+v", procs)
+		t.Errorf("parseTasklist = %+v", procs)
 	}
-	procs, err = ParseTasklist("INFO: No tasks are running which match the specified criteria.\n")
+	procs, err = parseTasklist("INFO: No tasks are running which match the specified criteria.\n")
 	if err != nil || len(procs) != 0 {
-		t.Errorf("ParseTasklist(info) = %+v, %v", procs, err)
+		t.Errorf("parseTasklist(info) = %+v, %v", procs, err)
 	}
 	withHeader := "\"Image Name\",\"PID\",\"Session Name\",\"Session#\",\"Mem Usage\"\n\"cursor.exe\",\"9\",\"Console\",\"1\",\"1 K\"\n"
-	procs, err = ParseTasklist(withHeader)
+	procs, err = parseTasklist(withHeader)
 	if err != nil || len(procs) != 1 || procs[0].Name != "cursor.exe" {
-		t.Errorf("ParseTasklist(header) = %+v, %v", procs, err)
+		t.Errorf("parseTasklist(header) = %+v, %v", procs, err)
 	}
 }
 
@@ -142,10 +142,10 @@ func TestDetectRunningIDEs(t *testing.T) {
 		lister textLister
 		want   []string
 	}{
-		{textLister{psLinux, ParsePS}, []string{"Cursor", "PyCharm", "Visual Studio Code"}},
-		{textLister{psMac, ParsePS}, []string{"Android Studio", "GoLand", "Visual Studio Code"}},
-		{textLister{tasklistWindows, ParseTasklist}, []string{"Android Studio", "IntelliJ IDEA", "Visual Studio Code", "Windsurf"}},
-		{textLister{"1 0 init\n", ParsePS}, nil},
+		{textLister{psLinux, parsePS}, []string{"Cursor", "PyCharm", "Visual Studio Code"}},
+		{textLister{psMac, parsePS}, []string{"Android Studio", "GoLand", "Visual Studio Code"}},
+		{textLister{tasklistWindows, parseTasklist}, []string{"Android Studio", "IntelliJ IDEA", "Visual Studio Code", "Windsurf"}},
+		{textLister{"1 0 init\n", parsePS}, nil},
 	}
 	for _, tt := range tests {
 		got, err := DetectRunningIDEs(ctx, tt.lister)
@@ -156,7 +156,7 @@ func TestDetectRunningIDEs(t *testing.T) {
 			t.Errorf("DetectRunningIDEs (-want +got):\n%s", diff)
 		}
 	}
-	if _, err := DetectRunningIDEs(ctx, textLister{"garbage line\n1 2 x\nmore garbage\n", ParsePS}); err == nil {
+	if _, err := DetectRunningIDEs(ctx, textLister{"garbage line\n1 2 x\nmore garbage\n", parsePS}); err == nil {
 		t.Error("a lister error was not returned")
 	}
 }
@@ -164,7 +164,7 @@ func TestDetectRunningIDEs(t *testing.T) {
 // TestSystemProcesses runs the real ps (tasklist on Windows) and expects to
 // find this test process in the list with its real parent.
 func TestSystemProcesses(t *testing.T) {
-	procs, err := SystemProcesses.List(context.Background())
+	procs, err := (systemProcesses{}).List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestSystemProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := SystemProcesses.List(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := (systemProcesses{}).List(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a cancelled context = %v", err)
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/idebridge/idebridge/internal/env"
 )
 
 func TestDetectTerminal(t *testing.T) {
 	tests := []struct {
 		name string
-		env  map[string]string
+		env  map[string]string // nil: an empty environment
 		want Terminal
 	}{
 		{"plain shell", map[string]string{"TERM_PROGRAM": "iTerm.app", "TERM": "xterm"}, Terminal{}},
@@ -50,11 +52,11 @@ func TestDetectTerminal(t *testing.T) {
 		{"wsl in vscode", map[string]string{"WSL_DISTRO_NAME": "Ubuntu", "TERM_PROGRAM": "vscode"},
 			Terminal{IDE: "Visual Studio Code", Family: FamilyVSCode, Via: "TERM_PROGRAM", WSL: true, Distro: "Ubuntu"}},
 		{"empty values are unset", map[string]string{"CURSOR_TRACE_ID": "", "WSL_DISTRO_NAME": ""}, Terminal{}},
-		{"nil env", nil, Terminal{}},
+		{"no variables", nil, Terminal{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DetectTerminal(tt.env)
+			got := DetectTerminal(env.FromMap(tt.env))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("DetectTerminal (-want +got):\n%s", diff)
 			}
@@ -65,10 +67,26 @@ func TestDetectTerminal(t *testing.T) {
 	}
 }
 
-func TestIsTruthy(t *testing.T) {
-	for v, want := range map[string]bool{"1": true, "true": true, "TRUE": true, " true ": true, "0": false, "false": false, "": false, "yes": false} {
-		if got := isTruthy(v); got != want {
-			t.Errorf("isTruthy(%q) = %v", v, got)
-		}
+// TestDetectTerminalEnviron checks the os.Environ form: the last of a
+// repeated variable wins (as exec.Cmd does), and nil is the process's own
+// environment.
+func TestDetectTerminalEnviron(t *testing.T) {
+	if got := DetectTerminal([]string{"TERM_PROGRAM=vscode", "TERM_PROGRAM=iTerm.app"}); got.InIDE() {
+		t.Errorf("the last TERM_PROGRAM is iTerm.app, got %+v", got)
+	}
+	if got := DetectTerminal([]string{"TERM_PROGRAM=iTerm.app", "TERM_PROGRAM=vscode"}); got.Via != "TERM_PROGRAM" {
+		t.Errorf("the last TERM_PROGRAM is vscode, got %+v", got)
+	}
+	for _, k := range []string{"CURSOR_TRACE_ID", "VSCODE_GIT_ASKPASS_MAIN", "TERMINAL_EMULATOR", "__CFBundleIdentifier"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("TERM_PROGRAM", "vscode")
+	t.Setenv(EnvWSLDistro, "Ubuntu")
+	want := Terminal{IDE: "Visual Studio Code", Family: FamilyVSCode, Via: "TERM_PROGRAM", WSL: true, Distro: "Ubuntu"}
+	if got := DetectTerminal(nil); got != want {
+		t.Errorf("DetectTerminal(nil) = %+v, want the process's environment: %+v", got, want)
+	}
+	if got := DetectTerminal([]string{}); got != (Terminal{}) {
+		t.Errorf("DetectTerminal(empty) = %+v: an empty environment must not fall back to the process's", got)
 	}
 }

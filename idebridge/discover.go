@@ -1,6 +1,7 @@
 package idebridge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/lockfile"
 	"github.com/idebridge/idebridge/pathconv"
 )
@@ -28,16 +31,19 @@ const DefaultDiscoverConcurrency = 100
 
 // DiscoverOptions adjusts Discover and RemoveStale. A nil *DiscoverOptions,
 // and every zero field, means the documented default: the process's own
-// environment, working directory and processes, real TCP probes.
+// environment, working directory and processes, real TCP probes. A
+// negative ProbeTimeout, Concurrency or SelfPID is rejected: Discover and
+// RemoveStale return an error naming the field and do nothing.
 type DiscoverOptions struct {
 	// Cwd is the directory the IDE's workspace must contain. Empty means
 	// os.Getwd.
 	Cwd string
-	// Env is the environment (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT,
+	// Env is the environment in os.Environ form ("KEY=value"), read for
+	// CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT,
 	// CLAUDE_CODE_IDE_SKIP_VALID_CHECK, CLAUDE_CODE_IDE_HOST_OVERRIDE,
-	// WSL_DISTRO_NAME and the IDE terminal variables). Nil means
-	// os.Environ; tests pass a map so that they never read the real one.
-	Env map[string]string
+	// WSL_DISTRO_NAME and the IDE terminal variables. Nil means the
+	// process's own; tests pass one so that they never read the real one.
+	Env []string
 	// Dirs are the lockfile directories to scan. Nil means lockfile.Dirs
 	// over Env and DirOptions.
 	Dirs []string
@@ -52,7 +58,9 @@ type DiscoverOptions struct {
 	// terminal or not, WSL or not).
 	Terminal *Terminal
 	// Processes inspects processes (pid alive, parent of pid). Nil means
-	// SystemInspector.
+	// the system's processes: on Linux signal 0 and /proc/<pid>/stat, on
+	// other Unix systems signal 0 and `ps -o ppid= -p <pid>`, on Windows
+	// the process API.
 	Processes ProcessInspector
 	// SelfPID is the process whose ancestors the ancestry check walks.
 	// Zero means os.Getpid().
@@ -79,30 +87,39 @@ type DiscoverOptions struct {
 // discovery is one Discover or RemoveStale run with its options resolved.
 type discovery struct {
 	opts      DiscoverOptions
-	env       map[string]string
+	env       []string // nil: the process's
 	term      Terminal
 	insp      ProcessInspector
 	dial      func(ctx context.Context, network, address string) (net.Conn, error)
 	timeout   time.Duration
+	limit     int
 	ssePort   int
 	skipCheck bool
 	override  string
 	log       *slog.Logger
+
+	foreign []string // lockfile directories whose modes are made up
 
 	hostOnce sync.Once
 	winHost  string
 	hostErr  error
 }
 
-func newDiscovery(opts *DiscoverOptions) *discovery {
+// newDiscovery resolves opts; a negative number is an error.
+func newDiscovery(opts *DiscoverOptions) (*discovery, error) {
 	d := &discovery{}
 	if opts != nil {
 		d.opts = *opts
 	}
-	d.env = d.opts.Env
-	if d.env == nil {
-		d.env = environMap(os.Environ())
+	switch {
+	case d.opts.ProbeTimeout < 0:
+		return nil, fmt.Errorf("DiscoverOptions.ProbeTimeout is negative (%v)", d.opts.ProbeTimeout)
+	case d.opts.Concurrency < 0:
+		return nil, fmt.Errorf("DiscoverOptions.Concurrency is negative (%d)", d.opts.Concurrency)
+	case d.opts.SelfPID < 0:
+		return nil, fmt.Errorf("DiscoverOptions.SelfPID is negative (%d)", d.opts.SelfPID)
 	}
+	d.env = d.opts.Env
 	if d.opts.Terminal != nil {
 		d.term = *d.opts.Terminal
 	} else {
@@ -110,60 +127,49 @@ func newDiscovery(opts *DiscoverOptions) *discovery {
 	}
 	d.insp = d.opts.Processes
 	if d.insp == nil {
-		d.insp = SystemInspector
+		d.insp = systemInspector{}
 	}
 	d.dial = d.opts.Dial
 	if d.dial == nil {
 		d.dial = (&net.Dialer{}).DialContext
 	}
-	d.timeout = d.opts.ProbeTimeout
-	if d.timeout <= 0 {
-		d.timeout = DefaultProbeTimeout
-	}
-	if p, err := strconv.Atoi(strings.TrimSpace(d.env[EnvSSEPort])); err == nil && p > 0 && p <= 65535 {
+	d.timeout = cmp.Or(d.opts.ProbeTimeout, DefaultProbeTimeout)
+	d.limit = cmp.Or(d.opts.Concurrency, DefaultDiscoverConcurrency)
+	if p, err := strconv.Atoi(strings.TrimSpace(env.Get(d.env, EnvSSEPort))); err == nil && p > 0 && p <= 65535 {
 		d.ssePort = p
 	}
-	d.skipCheck = isTruthy(d.env[EnvSkipValidCheck])
-	d.override, _ = pathconv.HostOverride(d.getenv)
+	d.skipCheck = env.Truthy(env.Get(d.env, EnvSkipValidCheck))
+	d.override, _ = pathconv.HostOverride(d.env)
 	d.log = d.opts.Logger
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	return d
+	return d, nil
 }
 
-func (d *discovery) getenv(k string) string { return d.env[k] }
-
-// environMap turns KEY=VALUE pairs into a map; the first occurrence wins.
-func environMap(kv []string) map[string]string {
-	m := make(map[string]string, len(kv))
-	for _, e := range kv {
-		if k, v, ok := strings.Cut(e, "="); ok && k != "" {
-			if _, seen := m[k]; !seen {
-				m[k] = v
-			}
-		}
-	}
-	return m
-}
-
-// LockfileDirs returns the directories Discover scans with these options.
+// LockfileDirs returns the directories Discover scans with these options:
+// opts.Dirs, or lockfile.Dirs over opts.Env and opts.DirOptions.
 func LockfileDirs(opts *DiscoverOptions) []string {
-	return newDiscovery(opts).dirs()
+	var o DiscoverOptions
+	if opts != nil {
+		o = *opts
+	}
+	return lockfileDirs(&o)
 }
 
-func (d *discovery) dirs() []string {
-	if d.opts.Dirs != nil {
-		return d.opts.Dirs
+func lockfileDirs(o *DiscoverOptions) []string {
+	if o.Dirs != nil {
+		return o.Dirs
 	}
-	return lockfile.Dirs(d.getenv, d.opts.DirOptions)
+	return lockfile.Dirs(o.Env, o.DirOptions)
 }
 
 // Discover finds every IDE lockfile, checks each one concurrently, and
 // returns them all, newest first, usable or not: Candidate.Valid says
 // which, Reasons and Message say why not.
 //
-// The checks, as the deployed agents make them (PROTOCOL.md section 2):
+// The checks, as the deployed agents make them (docs/PROTOCOL.md,
+// Discovery):
 //   - the lockfile parses and is safe to read (ReasonParseError,
 //     ReasonInsecurePermissions);
 //   - a workspace folder contains the working directory, unless the port
@@ -183,15 +189,19 @@ func (d *discovery) dirs() []string {
 // found, or a lockfile directory exists but cannot be read
 // (*lockfile.DirError, joined); the candidates found are returned with it.
 func Discover(ctx context.Context, opts *DiscoverOptions) ([]Candidate, error) {
-	d := newDiscovery(opts)
+	d, err := newDiscovery(opts)
+	if err != nil {
+		return nil, fmt.Errorf("discovering IDEs: %w", err)
+	}
 	cwds, err := d.cwds()
 	if err != nil {
 		return nil, err
 	}
-	dirs := d.dirs()
+	dirs := lockfileDirs(&d.opts)
+	d.foreign = lockfile.WindowsDirs(d.env, d.opts.DirOptions)
 	results := lockfile.Scan(dirs, &lockfile.ScanOptions{
 		AllowInsecure: d.opts.AllowInsecure,
-		ForeignDirs:   lockfile.WindowsDirs(d.getenv, d.opts.DirOptions),
+		ForeignDirs:   d.foreign,
 	})
 
 	var dirErrs []error
@@ -219,11 +229,7 @@ func Discover(ctx context.Context, opts *DiscoverOptions) ([]Candidate, error) {
 	}
 
 	cands := make([]Candidate, len(todo))
-	limit := d.opts.Concurrency
-	if limit <= 0 {
-		limit = DefaultDiscoverConcurrency
-	}
-	sem := make(chan struct{}, limit)
+	sem := make(chan struct{}, d.limit)
 	var wg sync.WaitGroup
 	for i, r := range todo {
 		wg.Add(1)
@@ -307,7 +313,7 @@ func (d *discovery) windowsHost(ctx context.Context) (string, error) {
 		if d.opts.WindowsHost != nil {
 			d.winHost, d.hostErr = d.opts.WindowsHost(ctx)
 		} else {
-			d.winHost, d.hostErr = pathconv.WindowsHost(ctx, &pathconv.HostOptions{Getenv: d.getenv})
+			d.winHost, d.hostErr = pathconv.WindowsHost(ctx, &pathconv.HostOptions{Env: d.env})
 		}
 		if d.hostErr != nil {
 			d.log.Debug("finding the Windows host; using 127.0.0.1", "err", d.hostErr)
@@ -324,7 +330,10 @@ func (d *discovery) check(ctx context.Context, r lockfile.ScanResult, cwds []str
 		ModTime:          r.ModTime,
 		WorkspaceFolders: []string{},
 		Reasons:          []Reason{},
-		Paths:            pathconv.Identity,
+		Paths:            pathconv.Identity{},
+		unchecked: d.opts.AllowInsecure || slices.ContainsFunc(d.foreign, func(dir string) bool {
+			return filepath.Clean(dir) == filepath.Clean(r.Dir)
+		}),
 	}
 	if r.Err != nil {
 		var pe *lockfile.PermissionError

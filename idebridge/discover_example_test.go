@@ -32,7 +32,7 @@ func ExampleDiscover() {
 
 	cands, err := idebridge.Discover(context.Background(), &idebridge.DiscoverOptions{
 		Cwd: project,
-		Env: map[string]string{"CLAUDE_CONFIG_DIR": config}, // nil: the real environment
+		Env: []string{"CLAUDE_CONFIG_DIR=" + config}, // os.Environ form; nil: the real environment
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -50,11 +50,22 @@ func ExampleDiscover() {
 }
 
 func ExampleDetectTerminal() {
-	t := idebridge.DetectTerminal(map[string]string{
-		"TERM_PROGRAM":            "vscode",
-		"VSCODE_GIT_ASKPASS_MAIN": "/Applications/Cursor.app/Contents/Resources/app/extensions/git/dist/askpass-main.js",
-		"WSL_DISTRO_NAME":         "",
+	t := idebridge.DetectTerminal([]string{ // os.Environ form; nil: the real environment
+		"TERM_PROGRAM=vscode",
+		"VSCODE_GIT_ASKPASS_MAIN=/Applications/Cursor.app/Contents/Resources/app/extensions/git/dist/askpass-main.js",
+		"WSL_DISTRO_NAME=",
 	})
 	fmt.Println(t.IDE, t.Family, t.Via, t.InIDE())
 	// Output: Cursor vscode VSCODE_GIT_ASKPASS_MAIN true
+}
+
+// The environment decides whether an agent connects to an IDE on its own.
+func ExampleShouldAutoConnect() {
+	env := []string{"TERM_PROGRAM=vscode"}
+	fmt.Println(idebridge.ShouldAutoConnect(nil, env))
+	env = append(env, "CLAUDE_CODE_AUTO_CONNECT_IDE=0")
+	fmt.Println(idebridge.ShouldAutoConnect(nil, env))
+	// Output:
+	// true running in Visual Studio Code's terminal (TERM_PROGRAM)
+	// false CLAUDE_CODE_AUTO_CONNECT_IDE=0 turns auto-connect off
 }

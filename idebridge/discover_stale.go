@@ -14,7 +14,8 @@ import (
 )
 
 // RemoveStale deletes the lockfiles among cands (as returned by Discover)
-// that are stale by the deployed agents' rules (PROTOCOL.md section 2) and
+// that are stale by the deployed agents' rules (docs/PROTOCOL.md,
+// Discovery) and
 // returns the paths it removed:
 //   - a lockfile that does not parse;
 //   - outside WSL, a lockfile whose pid is not running;
@@ -27,7 +28,10 @@ import (
 // inspector, dialer). Listing never removes anything; this is the only
 // function that does. The error joins every removal that failed.
 func RemoveStale(ctx context.Context, cands []Candidate, opts *DiscoverOptions) ([]string, error) {
-	d := newDiscovery(opts)
+	d, err := newDiscovery(opts)
+	if err != nil {
+		return nil, fmt.Errorf("removing stale lockfiles: %w", err)
+	}
 	var removed []string
 	var errs []error
 	for _, c := range cands {

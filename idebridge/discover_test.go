@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/lockfile"
 	"github.com/idebridge/idebridge/pathconv"
 )
@@ -145,7 +146,7 @@ func newDiscoverSetup(t testing.TB) *discoverSetup {
 }
 
 func (s *discoverSetup) opts() *DiscoverOptions {
-	return &DiscoverOptions{Cwd: filepath.Join(s.proj, "sub"), Env: s.env}
+	return &DiscoverOptions{Cwd: filepath.Join(s.proj, "sub"), Env: env.FromMap(s.env)}
 }
 
 func byPort(cands []Candidate) map[int]Candidate {
@@ -213,7 +214,7 @@ func TestDiscoverChecks(t *testing.T) {
 	got := byPort(cands)
 	v := got[open1]
 	if v.URL != "ws://127.0.0.1:"+itoa(open1)+"/" || v.Host != "127.0.0.1" || v.AuthToken != "tok-1" || v.PID != self ||
-		v.Transport != "ws" || v.Lockfile == nil || v.Paths != pathconv.Identity || v.Path != filepath.Join(s.ideDir, lockfile.PortName(open1)) || v.ModTime.IsZero() {
+		v.Transport != "ws" || v.Lockfile == nil || v.Paths != (pathconv.Identity{}) || v.Path != filepath.Join(s.ideDir, lockfile.PortName(open1)) || v.ModTime.IsZero() {
 		t.Errorf("valid candidate: %+v", v)
 	}
 	if !strings.Contains(v.Message, "is usable") || !strings.Contains(v.Message, "workspace "+s.proj+" contains") {
@@ -278,7 +279,7 @@ func TestDiscoverSSEPortAndSkipCheck(t *testing.T) {
 	}
 
 	delete(s.env, EnvSSEPort)
-	for _, v := range []string{"1", "true"} {
+	for _, v := range []string{"1", "true", "yes", " ON "} {
 		s.env[EnvSkipValidCheck] = v
 		cands, err = Discover(context.Background(), s.opts())
 		if err != nil {
@@ -402,7 +403,7 @@ func TestDiscoverWSL(t *testing.T) {
 	var hostCalls atomic.Int32
 	opts := &DiscoverOptions{
 		Cwd:        "/mnt/c/Users/me/proj/src",
-		Env:        s.env,
+		Env:        env.FromMap(s.env),
 		DirOptions: &lockfile.DirOptions{WindowsUsersRoot: users},
 		WindowsHost: func(context.Context) (string, error) {
 			hostCalls.Add(1)
@@ -430,7 +431,7 @@ func TestDiscoverWSL(t *testing.T) {
 	if c := got[winClosed]; !slices.Equal(c.Reasons, []Reason{ReasonPortClosed}) {
 		t.Errorf("closed Windows IDE: %+v", c)
 	}
-	if c := got[wslPort]; !slices.Equal(c.Reasons, []Reason{ReasonWorkspaceMismatch}) || c.Paths != pathconv.Identity {
+	if c := got[wslPort]; !slices.Equal(c.Reasons, []Reason{ReasonWorkspaceMismatch}) || c.Paths != (pathconv.Identity{}) {
 		t.Errorf("WSL-side IDE: %+v", c)
 	}
 	if n := hostCalls.Load(); n != 1 {
@@ -439,6 +440,7 @@ func TestDiscoverWSL(t *testing.T) {
 
 	// The override wins over the Windows host, for every IDE.
 	s.env[EnvHostOverride] = "localhost"
+	opts.Env = env.FromMap(s.env)
 	cands, _ = Discover(context.Background(), opts)
 	for _, c := range cands {
 		if c.Host != "localhost" || !strings.Contains(c.URL, "//localhost:") {
@@ -449,6 +451,7 @@ func TestDiscoverWSL(t *testing.T) {
 		t.Errorf("the Windows host was resolved although overridden")
 	}
 	delete(s.env, EnvHostOverride)
+	opts.Env = env.FromMap(s.env)
 
 	// When the Windows host cannot be found, 127.0.0.1 is tried and the
 	// message says why the port may look closed.
@@ -486,12 +489,47 @@ func TestDiscoverNothing(t *testing.T) {
 		t.Errorf("Discover = %v, %v", cands, err)
 	}
 	opts := s.opts()
-	opts.Env = map[string]string{} // no CLAUDE_CONFIG_DIR, no HOME: nothing to scan
+	opts.Env = []string{} // no CLAUDE_CONFIG_DIR, no HOME: nothing to scan
 	if got := LockfileDirs(opts); len(got) != 0 {
 		t.Errorf("LockfileDirs = %q", got)
 	}
 	if cands, err := Discover(context.Background(), opts); err != nil || len(cands) != 0 {
 		t.Errorf("Discover without dirs = %v, %v", cands, err)
+	}
+}
+
+// TestDiscoverRejectsNegativeOptions: a negative number in the options is
+// an error naming the field, and nothing is probed or removed.
+func TestDiscoverRejectsNegativeOptions(t *testing.T) {
+	s := newDiscoverSetup(t)
+	path := writeRawLock(t, s.ideDir, closedPort(t), "{", time.Now())
+	dialed := false
+	for field, set := range map[string]func(*DiscoverOptions){
+		"ProbeTimeout": func(o *DiscoverOptions) { o.ProbeTimeout = -time.Second },
+		"Concurrency":  func(o *DiscoverOptions) { o.Concurrency = -1 },
+		"SelfPID":      func(o *DiscoverOptions) { o.SelfPID = -2 },
+	} {
+		opts := s.opts()
+		opts.Dial = func(context.Context, string, string) (net.Conn, error) {
+			dialed = true
+			return nil, errors.New("must not dial")
+		}
+		set(opts)
+		if cands, err := Discover(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "DiscoverOptions."+field+" is negative") || cands != nil {
+			t.Errorf("Discover with a negative %s = %v, %v; want an error naming it", field, cands, err)
+		}
+		// A candidate RemoveStale would remove with valid options.
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := []Candidate{{Port: 1, Path: path, ModTime: info.ModTime(), Reasons: []Reason{ReasonParseError}}}
+		if removed, err := RemoveStale(context.Background(), stale, opts); err == nil || !strings.Contains(err.Error(), field) || removed != nil {
+			t.Errorf("RemoveStale with a negative %s = %v, %v; want an error naming it", field, removed, err)
+		}
+	}
+	if _, err := os.Stat(path); err != nil || dialed {
+		t.Errorf("rejected options still acted: lockfile %v, dialed %v", err, dialed)
 	}
 }
 

@@ -30,12 +30,15 @@
 //
 // Everything that reads the environment, the file system or processes
 // takes it through options (DiscoverOptions.Env, Dirs, Processes, Dial), so
-// that tests and embedders never touch the real home directory.
+// that tests and embedders never touch the real home directory. An Env is
+// in os.Environ form ("KEY=value"); nil means the process's own.
 //
 // # Connecting and calling tools
 //
 // Connect (or DialURL) performs the MCP handshake over WebSocket or legacy
-// SSE and returns a Client, safe for concurrent use. CallTool calls any
+// SSE and returns a Client, safe for concurrent use. The connection under
+// it is package mcpclient's (a JSON-RPC multiplexer over a message-level
+// transport), and the protocol's types and names are package mcp's. CallTool calls any
 // tool; typed wrappers (OpenDiff, CloseTab, CloseAllDiffTabs, OpenFile,
 // GetDiagnostics, ...) use the argument names deployed IDEs expect. Every
 // call except openDiff has a default deadline (ClientOptions.CallTimeout);
@@ -43,7 +46,7 @@
 // ErrConnectionLost. Notifications (selection_changed, at_mentioned, ...)
 // arrive on Client.Notifications.
 //
-// AutoConnect decides, as the reference agent does, whether to connect
+// AutoConnect decides, as Claude Code does, whether to connect
 // without asking (ShouldAutoConnect), waits for exactly one usable IDE and
 // connects; NoIDEError and AmbiguousIDEError list the candidates and why.
 // Reconnect returns to the same IDE after a lost connection.
@@ -57,7 +60,7 @@
 // without an IDE. SnapshotDiagnostics before an edit and
 // DiagnosticsSnapshot.NewDiagnostics after it report only the diagnostics
 // the edit introduced, rendered as a capped <new-diagnostics> block; the
-// Try variants turn IDE errors into "nothing", as the reference agent does.
+// Try variants turn IDE errors into "nothing", as Claude Code does.
 //
 // Candidate, Discover and the detection functions are safe for concurrent
 // use. Paths from the IDE pass through Candidate.Paths, which converts

@@ -2,7 +2,6 @@ package idebridge
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,26 +13,34 @@ import (
 // DefaultCloseTabTimeout bounds the close_tab call that follows a review.
 const DefaultCloseTabTimeout = 5 * time.Second
 
-// EditStatus is what became of a proposed edit.
+// EditStatus is what became of a proposed edit: the user's answer to
+// openDiff (Client.OpenDiff, Reviewer.ProposeEdit), or ApplyEdit's direct
+// write. Its values are the strings of EditResult's JSON form.
 type EditStatus string
 
 // Edit statuses.
 const (
 	// EditAccepted: the user accepted (FILE_SAVED); the IDE's final text,
-	// which the user may have edited, was written.
+	// which the user may have edited, is to be written.
 	EditAccepted EditStatus = "accepted"
 	// EditTabClosed: the user closed the diff tab (TAB_CLOSED); the
-	// proposed text was written, as the reference agent does.
+	// proposed text is to be written, as Claude Code does.
 	EditTabClosed EditStatus = "tab_closed"
 	// EditRejected: the user rejected the edit (DIFF_REJECTED), or it was
-	// cancelled (EditResult.Cancelled); the file is untouched.
+	// cancelled (EditResult.Cancelled); the file stays as it is.
 	EditRejected EditStatus = "rejected"
-	// EditNotAccepted: the IDE answered something else; the file is
-	// untouched.
+	// EditNotAccepted: the IDE answered something else; the file stays as
+	// it is.
 	EditNotAccepted EditStatus = "not_accepted"
 	// EditApplied: ApplyEdit wrote the edit directly, without an IDE.
 	EditApplied EditStatus = "applied"
 )
+
+// Accepted reports whether the status means the file is to be written:
+// EditAccepted, EditTabClosed or EditApplied.
+func (s EditStatus) Accepted() bool {
+	return s == EditAccepted || s == EditTabClosed || s == EditApplied
+}
 
 // EditRequest is one proposed edit of one file.
 type EditRequest struct {
@@ -46,7 +53,8 @@ type EditRequest struct {
 	// the agent read it). Nil means the state when the edit is proposed.
 	// The edit is written only if the file still has this content.
 	Base *FileState
-	// TabName names the diff tab; empty means "<basename>-<uuid4>".
+	// TabName names the diff tab; empty means one made up by
+	// Client.TabName.
 	TabName string
 }
 
@@ -107,7 +115,8 @@ var errEditCancelled = errors.New("edit review cancelled")
 // zero field, means the documented default.
 type ReviewerOptions struct {
 	// CloseTabTimeout bounds the close_tab call that follows each review.
-	// Default DefaultCloseTabTimeout.
+	// Default DefaultCloseTabTimeout; negative means no bound of its own
+	// (the client's ClientOptions.CallTimeout still applies).
 	CloseTabTimeout time.Duration
 	// Logger receives warnings about close_tab failures after a known
 	// outcome. Nil is silent.
@@ -139,7 +148,7 @@ type review struct {
 func NewReviewer(c *Client, opts *ReviewerOptions) *Reviewer {
 	r := &Reviewer{c: c, closeTimeout: DefaultCloseTabTimeout, pending: map[string]*review{}}
 	if opts != nil {
-		if opts.CloseTabTimeout > 0 {
+		if opts.CloseTabTimeout != 0 {
 			r.closeTimeout = opts.CloseTabTimeout
 		}
 		r.log = opts.Logger
@@ -186,16 +195,19 @@ func (r *Reviewer) ProposeEdit(ctx context.Context, req EditRequest) (*EditResul
 			return nil, fmt.Errorf("proposing an edit: %w", err)
 		}
 	}
-	tab := req.TabName
-	if tab == "" {
-		tab = EditTabName(abs)
-	}
-
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	rv := &review{cancel: cancel}
+	tab := req.TabName
 	r.mu.Lock()
-	if _, dup := r.pending[tab]; dup {
+	if tab == "" {
+		// A name of our own is never refused: make another if it is
+		// taken (six random hex digits can repeat).
+		tab = r.c.TabName(abs)
+		for r.pending[tab] != nil {
+			tab = r.c.TabName(abs)
+		}
+	} else if r.pending[tab] != nil {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("proposing an edit of %s: tab %q is already under review", abs, tab)
 	}
@@ -228,21 +240,15 @@ func (r *Reviewer) ProposeEdit(ctx context.Context, req EditRequest) (*EditResul
 	}
 
 	var werr error
-	switch out.Kind {
-	case DiffSaved, DiffTabClosed:
-		res.Status = EditAccepted
-		if out.Kind == DiffTabClosed {
-			res.Status = EditTabClosed
-		}
+	res.Status = out.Status
+	switch {
+	case out.Accepted():
 		res.Text, res.Bytes = out.FinalText, len(out.FinalText)
-		res.UserModified = out.Kind == DiffSaved && out.FinalText != req.NewText
+		res.UserModified = out.Status == EditAccepted && out.FinalText != req.NewText
 		if werr = WriteFileAtomic(abs, []byte(out.FinalText), base); werr == nil {
 			res.Written = true
 		}
-	case DiffRejected:
-		res.Status = EditRejected
-	default:
-		res.Status = EditNotAccepted
+	case out.Status == EditNotAccepted:
 		res.IDEAnswer = truncateText(out.Result.Text(), 200)
 	}
 	r.closeTab(ctx, res)
@@ -254,8 +260,12 @@ func (r *Reviewer) ProposeEdit(ctx context.Context, req EditRequest) (*EditResul
 
 // closeTab closes res's tab, recording (never returning) a failure.
 func (r *Reviewer) closeTab(ctx context.Context, res *EditResult) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.closeTimeout)
-	defer cancel()
+	cctx := context.WithoutCancel(ctx)
+	if r.closeTimeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(cctx, r.closeTimeout)
+		defer cancel()
+	}
 	if err := r.c.CloseTab(cctx, res.TabName); err != nil {
 		res.CloseTabError = err.Error()
 		r.log.Warn("closing the diff tab after the review; the outcome stands", "tab", res.TabName, "path", res.Path, "status", res.Status, "err", err)
@@ -320,19 +330,4 @@ func ApplyEdit(req EditRequest) (*EditResult, error) {
 	}
 	res.Written = true
 	return res, nil
-}
-
-// EditTabName returns a unique diff tab name for path: its base name, a
-// dash and a random (version 4) UUID, e.g. "main.go-3f2b...".
-func EditTabName(path string) string {
-	return filepath.Base(path) + "-" + newUUID4()
-}
-
-// newUUID4 returns a random RFC 9562 version 4 UUID from crypto/rand.
-func newUUID4() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

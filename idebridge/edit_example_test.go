@@ -8,6 +8,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // An agent proposes an edit; the IDE shows it in its diff viewer and the
@@ -62,33 +63,9 @@ func ExampleApplyEdit() {
 	// Output: applied false true
 }
 
-// The line map lines up a file before and after an edit.
-func ExampleNewLineMap() {
-	m := idebridge.NewLineMap("a\nb\nc\n", "a\nnew\nb\nc\n")
-	for line := range 3 {
-		to, ok := m.Map(line)
-		fmt.Println(line, "->", to, ok)
-	}
-	// Output:
-	// 0 -> 0 true
-	// 1 -> 2 true
-	// 2 -> 3 true
-}
-
-// The environment decides whether an agent connects to an IDE on its own.
-func ExampleShouldAutoConnect() {
-	env := map[string]string{"TERM_PROGRAM": "vscode"}
-	fmt.Println(idebridge.ShouldAutoConnect(nil, env))
-	env["CLAUDE_CODE_AUTO_CONNECT_IDE"] = "0"
-	fmt.Println(idebridge.ShouldAutoConnect(nil, env))
-	// Output:
-	// true running in Visual Studio Code's terminal (TERM_PROGRAM)
-	// false CLAUDE_CODE_AUTO_CONNECT_IDE=0 turns auto-connect off
-}
-
 // An IDE extension older than the minimum is warned about, not refused.
 func ExampleCheckServerVersion() {
-	vc := idebridge.CheckServerVersion(idebridge.ServerInfo{Name: "claudecode-neovim", Version: "0.2.0"}, "0.3.0")
+	vc := idebridge.CheckServerVersion(mcp.Implementation{Name: "claudecode-neovim", Version: "0.2.0"}, "0.3.0")
 	fmt.Println(vc.Older)
 	fmt.Println(vc.Message)
 	// Output:

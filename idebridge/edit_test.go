@@ -20,6 +20,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // The edit review flow against the server kit on loopback.
@@ -36,7 +37,13 @@ func reviewCtx(t testing.TB) context.Context {
 // new directory.
 func reviewIDE(t *testing.T, policy ideserver.DiffPolicy) (*ideserver.Server, string) {
 	t.Helper()
-	dir := t.TempDir()
+	return reviewIDEIn(t, t.TempDir(), policy)
+}
+
+// reviewIDEIn is reviewIDE serving dir, the one workspace folder whose
+// files its tools reach.
+func reviewIDEIn(t *testing.T, dir string, policy ideserver.DiffPolicy) (*ideserver.Server, string) {
+	t.Helper()
 	srv, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true, DiffPolicy: policy})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +156,9 @@ func blockUntilClosed(ctx context.Context, _ *ideserver.DiffRequest) (ideserver.
 	return ideserver.DiffDecision{}, context.Cause(ctx)
 }
 
-var tabNameRE = regexp.MustCompile(`^main\.go-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+// tabNameRE is the one tab-name scheme, Claude Code's, with the client's
+// name (reviewClient does not set one: the default).
+var tabNameRE = regexp.MustCompile(`^✻ \[idebridge\] main\.go \([0-9a-f]{6}\) ⧉$`)
 
 func TestProposeEditOutcomes(t *testing.T) {
 	const old, proposal = "package main\n\nfunc main() {}\n", "package main\n\nfunc main() { println(1) }\n"
@@ -202,7 +211,7 @@ func TestProposeEditOutcomes(t *testing.T) {
 			onlyFiles(t, dir, "main.go")
 
 			// The IDE saw the deployed arguments: the same path twice, the
-			// proposal, and a tab name <basename>-<uuid4>.
+			// proposal, and a tab name in Claude Code's style.
 			reqs := policy.requests()
 			if len(reqs) != 1 {
 				t.Fatalf("openDiff calls: %d", len(reqs))
@@ -222,8 +231,8 @@ func TestProposeEditOutcomes(t *testing.T) {
 // the file alone and reports the IDE's words.
 func TestProposeEditNotAccepted(t *testing.T) {
 	srv, dir := reviewIDE(t, nil)
-	if err := srv.RegisterTool(ideserver.Tool{Name: ideserver.ToolOpenDiff, Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
-		return ideserver.TextResult("DIFF_POSTPONED", "later"), nil
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: mcp.ToolOpenDiff}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		return mcp.TextResult("DIFF_POSTPONED", "later"), nil
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +307,7 @@ func TestProposeEditConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, "changed again\n", 0o644)
-	srv2, _ := reviewIDE(t, ideserver.AcceptDiffs)
+	srv2, _ := reviewIDEIn(t, dir, ideserver.AcceptDiffs)
 	r2 := idebridge.NewReviewer(reviewClient(t, srv2.URL(), srv2.AuthToken()), nil)
 	if _, err := r2.ProposeEdit(reviewCtx(t), idebridge.EditRequest{Path: path, NewText: "x\n", Base: base}); !errors.Is(err, idebridge.ErrConflict) {
 		t.Fatalf("stale Base: %v", err)
@@ -315,7 +324,7 @@ func countingTool(t *testing.T, srv *ideserver.Server, name string) *atomic.Int3
 	for _, tool := range srv.Tools() {
 		if tool.Name == name {
 			inner := tool.Handler
-			tool.Handler = func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			tool.Handler = func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				n.Add(1)
 				return inner(ctx, call)
 			}
@@ -350,7 +359,7 @@ func proposeAll(t *testing.T, r *idebridge.Reviewer, paths []string) (results []
 func TestCancelAllWithThreeInFlight(t *testing.T) {
 	policy := newRecordingPolicy(blockUntilClosed)
 	srv, dir := reviewIDE(t, policy)
-	closeAll := countingTool(t, srv, ideserver.ToolCloseAllDiffTabs)
+	closeAll := countingTool(t, srv, mcp.ToolCloseAllDiffTabs)
 	names := []string{"a.go", "b.go", "c.go"}
 	var paths []string
 	for _, n := range names {
@@ -407,7 +416,7 @@ func TestCancelAllWhenTheIDEAnswersTabClosed(t *testing.T) {
 	asked := make(chan struct{}, 10)
 	var closeAllCalls atomic.Int32
 	tools := []ideserver.Tool{
-		{Name: ideserver.ToolOpenDiff, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		{Tool: mcp.Tool{Name: mcp.ToolOpenDiff}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			var a struct {
 				Tab string `json:"tab_name"`
 			}
@@ -421,12 +430,12 @@ func TestCancelAllWhenTheIDEAnswersTabClosed(t *testing.T) {
 			asked <- struct{}{}
 			select {
 			case <-ch:
-				return ideserver.TextResult("TAB_CLOSED"), nil
+				return mcp.TextResult("TAB_CLOSED"), nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		}},
-		{Name: ideserver.ToolCloseAllDiffTabs, Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		{Tool: mcp.Tool{Name: mcp.ToolCloseAllDiffTabs}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			closeAllCalls.Add(1)
 			mu.Lock()
 			defer mu.Unlock()
@@ -435,7 +444,7 @@ func TestCancelAllWhenTheIDEAnswersTabClosed(t *testing.T) {
 				close(ch)
 				delete(open, tab)
 			}
-			return ideserver.TextResult("CLOSED_" + strconv.Itoa(n) + "_DIFF_TABS"), nil
+			return mcp.TextResult("CLOSED_" + strconv.Itoa(n) + "_DIFF_TABS"), nil
 		}},
 	}
 	for _, tool := range tools {
@@ -603,8 +612,8 @@ func TestProposeEditContextEnds(t *testing.T) {
 // and changes nothing.
 func TestProposeEditCloseTabFailure(t *testing.T) {
 	srv, dir := reviewIDE(t, ideserver.AcceptDiffs)
-	if err := srv.RegisterTool(ideserver.Tool{Name: ideserver.ToolCloseTab, Hidden: true, Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
-		return nil, &ideserver.Error{Code: -32000, Message: "Buffer operation error", Data: json.RawMessage(`"Failed to unload buffer."`)}
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: mcp.ToolCloseTab}, Hidden: true, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		return nil, &mcp.Error{Code: -32000, Message: "Buffer operation error", Data: json.RawMessage(`"Failed to unload buffer."`)}
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -617,6 +626,41 @@ func TestProposeEditCloseTabFailure(t *testing.T) {
 	}
 	if readFile(t, path) != "new\n" {
 		t.Error("the accepted edit was not written")
+	}
+}
+
+// TestProposeEditCloseTabTimeouts: close_tab is bounded by
+// CloseTabTimeout; a negative one leaves only the client's CallTimeout.
+// Either way the outcome stands.
+func TestProposeEditCloseTabTimeouts(t *testing.T) {
+	srv, dir := reviewIDE(t, ideserver.AcceptDiffs)
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: mcp.ToolCloseTab}, Hidden: true, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		<-ctx.Done() // a frozen IDE
+		return nil, ctx.Err()
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "main.go")
+	writeFile(t, path, "old\n", 0o644)
+	c, err := idebridge.DialURL(reviewCtx(t), srv.URL(), srv.AuthToken(), &idebridge.ClientOptions{CallTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const byCallTimeout = "no reply within 300ms"
+	for _, tc := range []struct {
+		timeout     time.Duration
+		byCallLimit bool // the client's CallTimeout, not CloseTabTimeout, ended close_tab
+	}{
+		{50 * time.Millisecond, false},
+		{-1, true},
+	} {
+		r := idebridge.NewReviewer(c, &idebridge.ReviewerOptions{CloseTabTimeout: tc.timeout})
+		res, err := r.ProposeEdit(reviewCtx(t), idebridge.EditRequest{Path: path, NewText: "new\n"})
+		if err != nil || res.Status != idebridge.EditAccepted || !res.Written ||
+			!strings.Contains(res.CloseTabError, "deadline exceeded") || strings.Contains(res.CloseTabError, byCallTimeout) != tc.byCallLimit {
+			t.Errorf("CloseTabTimeout %v: result %+v, %v; want a close_tab deadline (by the call limit: %v)", tc.timeout, res, err, tc.byCallLimit)
+		}
 	}
 }
 

@@ -1,115 +1,37 @@
 package idebridge
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"time"
+
+	"github.com/idebridge/idebridge/internal/atomicfile"
 )
 
 // ErrConflict is matched (errors.Is) by every *ConflictError.
-var ErrConflict = errors.New("file changed on disk since the edit was proposed")
+var ErrConflict = atomicfile.ErrConflict
 
-// FileState is what a file looked like at one moment: whether it existed,
-// its size, modification time, mode and a SHA-256 of its content. Edits
-// record it when they are proposed and compare it before they write, so
-// that a file changed underneath (by the user, a formatter, another agent)
-// is never overwritten silently.
-type FileState struct {
-	// Path is the file's absolute path.
-	Path string `json:"path"`
-	// Exists is false for a file that did not exist (an edit creating it).
-	Exists bool `json:"exists"`
-	// Size, ModTime and Mode describe an existing file.
-	Size    int64       `json:"size"`
-	ModTime time.Time   `json:"modTime"`
-	Mode    fs.FileMode `json:"mode"`
-	// SHA256 is the hex SHA-256 of the content ("" when the file did not
-	// exist).
-	SHA256 string `json:"sha256,omitempty"`
-}
+// FileState is what a file looked like at one moment: whether it existed
+// (Exists), its absolute Path, Size, ModTime, Mode and the hex SHA256 of
+// its content. Edits record it when they are proposed and compare it
+// before they write, so that a file changed underneath (by the user, a
+// formatter, another agent) is never overwritten silently. Only the
+// content counts: touching a file or changing its mode is not an edit of
+// it. (It is the same type as lsp.FileState, which a rename's proposed
+// file edits carry.)
+type FileState = atomicfile.State
 
 // StatFile records the current state of the file at path (made absolute;
 // symbolic links are followed). A file that does not exist is a state too
 // (Exists false), not an error; a directory, or a file that cannot be
 // read, is an error.
-func StatFile(path string) (*FileState, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", path, err)
-	}
-	st := &FileState{Path: abs}
-	f, err := os.Open(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", abs, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", abs, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading the state of %s: not a regular file (%v)", abs, info.Mode().Type())
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return nil, fmt.Errorf("reading the state of %s: %w", abs, err)
-	}
-	st.Exists, st.Size, st.ModTime, st.Mode = true, n, info.ModTime(), info.Mode()
-	st.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return st, nil
-}
-
-// sameContent reports whether two states hold the same content (or both
-// are absent). ModTime and Mode are not compared: touching a file, or
-// changing its mode, is not an edit of it.
-func sameContent(a, b *FileState) bool {
-	if a.Exists != b.Exists {
-		return false
-	}
-	return !a.Exists || (a.Size == b.Size && a.SHA256 == b.SHA256)
-}
+func StatFile(path string) (*FileState, error) { return atomicfile.Stat(path) }
 
 // ConflictError reports an edit that was not written because the file
 // changed on disk after the edit was proposed (Expected) and before it
-// could be written (Actual). Nothing was written. It matches ErrConflict.
-type ConflictError struct {
-	// Path is the file.
-	Path string
-	// Expected is the file's state when the edit was proposed; Actual is
-	// its state when the write was attempted.
-	Expected, Actual *FileState
-	// Text is what would have been written, so that a caller can show it
-	// or propose it again.
-	Text string
-}
-
-func (e *ConflictError) Error() string {
-	what := "its content changed"
-	switch {
-	case e.Expected == nil || e.Actual == nil:
-	case e.Expected.Exists && !e.Actual.Exists:
-		what = "it was deleted"
-	case !e.Expected.Exists && e.Actual.Exists:
-		what = "it was created"
-	case e.Expected.Size != e.Actual.Size:
-		what = fmt.Sprintf("its size went from %d to %d bytes", e.Expected.Size, e.Actual.Size)
-	}
-	return fmt.Sprintf("edit of %s not written: the file changed on disk since the edit was proposed (%s)", e.Path, what)
-}
-
-// Is makes every ConflictError match ErrConflict.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// could be written (Actual); Text is what would have been written.
+// Nothing was written. It matches ErrConflict.
+type ConflictError = atomicfile.ConflictError
 
 // WriteFileAtomic replaces the file at path with data so that readers see
 // either the old content or the new, never a part: it writes a temporary
@@ -123,109 +45,7 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 // nothing is written and the error is a *ConflictError. On any error the
 // temporary file is removed.
 func WriteFileAtomic(path string, data []byte, expect *FileState) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	target := abs
-	if info, err := os.Lstat(abs); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(abs); err != nil {
-			return fmt.Errorf("writing %s: following its symbolic link: %w", abs, err)
-		}
-	}
-	var old fs.FileInfo
-	if info, err := os.Stat(target); err == nil {
-		if !info.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file (%v)", abs, info.Mode().Type())
-		}
-		old = info
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-
-	dir := filepath.Dir(target)
-	tmp, tmpName, err := createTemp(dir, filepath.Base(target), old == nil)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	if old != nil {
-		if err := tmp.Chmod(old.Mode().Perm() | old.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
-			return fmt.Errorf("writing %s: keeping its mode: %w", abs, err)
-		}
-		keepOwner(tmp, old)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	if expect != nil {
-		// As late as possible: the window left is the rename itself.
-		now, err := StatFile(target)
-		if err != nil {
-			return fmt.Errorf("writing %s: checking for a concurrent change: %w", abs, err)
-		}
-		if !sameContent(expect, now) {
-			return &ConflictError{Path: abs, Expected: expect, Actual: now, Text: string(data)}
-		}
-	}
-	if err := os.Rename(tmpName, target); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	done = true
-	syncDir(dir)
-	return nil
-}
-
-// tempPrefix starts the names of the temporary files WriteFileAtomic
-// creates: hidden, and recognisable as ours.
-const tempPrefix = ".idebridge-"
-
-// createTemp creates a new temporary file next to base in dir. A file that
-// will become a new file is created with mode 0666 so that the umask
-// applies; one that replaces a file gets 0600 until chmod gives it the old
-// file's mode.
-func createTemp(dir, base string, newFile bool) (*os.File, string, error) {
-	perm := fs.FileMode(0o600)
-	if newFile {
-		perm = 0o666
-	}
-	for range 100 {
-		var r [6]byte
-		_, _ = rand.Read(r[:])
-		name := filepath.Join(dir, tempPrefix+base+"-"+hex.EncodeToString(r[:])+".tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		return f, name, nil
-	}
-	return nil, "", fmt.Errorf("creating a temporary file in %s: too many collisions", dir)
-}
-
-// syncDir flushes a directory entry change (the rename) to disk where the
-// platform allows; failure only weakens durability, never atomicity.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	d.Close()
+	return atomicfile.Write(path, data, expect)
 }
 
 // readText reads a file as text; a missing file reads as "" with exists

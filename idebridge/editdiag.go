@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/diag"
-
-	"github.com/idebridge/idebridge/internal/jsonrpc"
 )
 
 // DiagnosticsSnapshot is the IDE's diagnostics for one file taken before
@@ -90,7 +89,7 @@ func (s *DiagnosticsSnapshot) NewDiagnostics(ctx context.Context, c *Client) (*N
 	if err != nil {
 		return nil, fmt.Errorf("fetching diagnostics of %s after the edit: %w", s.Path, err)
 	}
-	news, moved := diffDiagnostics(s.Diagnostics, after, NewLineMap(s.Text, text))
+	news, moved := diffDiagnostics(s.Diagnostics, after, newLineMap(s.Text, text))
 	return &NewDiagnostics{Path: s.Path, URI: s.URI, Diagnostics: news, Moved: moved}, nil
 }
 
@@ -134,8 +133,8 @@ func fileDiagnostics(ctx context.Context, c *Client, abs string, all bool) ([]di
 
 // isFileNotOpen reports the Neovim answer for a file it has not open.
 func isFileNotOpen(err error) bool {
-	var te *ToolError
-	return errors.As(err, &te) && te.Code == jsonrpc.CodeFileNotOpen
+	var te *mcp.ToolError
+	return errors.As(err, &te) && te.Code == mcp.CodeFileNotOpen
 }
 
 // diagKey identifies a diagnostic for comparison across an edit.
@@ -152,7 +151,7 @@ func keyOf(d diag.Diagnostic, r diag.Range) diagKey {
 // diffDiagnostics returns the diagnostics of after that are not in before
 // once before's lines are mapped through lm, sorted, and how many of
 // after were found in before at another line.
-func diffDiagnostics(before, after []diag.Diagnostic, lm *LineMap) (news []diag.Diagnostic, moved int) {
+func diffDiagnostics(before, after []diag.Diagnostic, lm *lineMap) (news []diag.Diagnostic, moved int) {
 	// old holds where each diagnostic of before is expected after the
 	// edit, true when that is not where it was (it moved). A diagnostic on
 	// a line the edit kept is expected only at the line's new place; one
@@ -262,7 +261,7 @@ func (n *NewDiagnostics) Render(opts *diag.RenderOptions) string {
 }
 
 // TrySnapshotDiagnostics is SnapshotDiagnostics for callers that treat the
-// IDE as optional, as the reference agent does: when c is nil or the IDE
+// IDE as optional, as Claude Code does: when c is nil or the IDE
 // fails, it returns nil (logged at debug level on c's logger), which
 // TryNewDiagnosticsText accepts.
 func TrySnapshotDiagnostics(ctx context.Context, c *Client, path string) *DiagnosticsSnapshot {

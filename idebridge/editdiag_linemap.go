@@ -2,29 +2,29 @@ package idebridge
 
 import "strings"
 
-// maxLineDiffEdits bounds the line diff behind LineMap: beyond this many
+// maxLineDiffEdits bounds the line diff behind lineMap: beyond this many
 // inserted plus deleted lines (in the part of the texts between their
 // common prefix and suffix) that part is treated as replaced wholesale.
 // Memory is quadratic in it (about 8 MB at the bound).
 const maxLineDiffEdits = 1000
 
-// LineMap maps the lines of a text before an edit to the lines of the text
+// lineMap maps the lines of a text before an edit to the lines of the text
 // after it, through a line diff (Myers' algorithm): a line that the edit
 // kept maps to where it is now; a line the edit deleted or changed maps to
 // nothing. Lines are zero-based, as in LSP positions; the position just
 // past the last line (a diagnostic at the end of the file) maps to the new
 // text's end when the edit kept the old text's end.
-type LineMap struct {
+type lineMap struct {
 	old2new        []int // -1: deleted or changed
 	oldEnd, newEnd int   // line counts
 	endKept        bool
 }
 
-// NewLineMap diffs oldText and newText line by line. Lines end at "\n";
+// newLineMap diffs oldText and newText line by line. Lines end at "\n";
 // a line's terminator is part of it.
-func NewLineMap(oldText, newText string) *LineMap {
+func newLineMap(oldText, newText string) *lineMap {
 	a, b := splitLines(oldText), splitLines(newText)
-	m := &LineMap{old2new: make([]int, len(a)), oldEnd: len(a), newEnd: len(b)}
+	m := &lineMap{old2new: make([]int, len(a)), oldEnd: len(a), newEnd: len(b)}
 	for i := range m.old2new {
 		m.old2new[i] = -1
 	}
@@ -51,7 +51,7 @@ func NewLineMap(oldText, newText string) *LineMap {
 
 // Map returns where old line oldLine is in the new text, and false when
 // the edit deleted or changed it (or it is out of range).
-func (m *LineMap) Map(oldLine int) (int, bool) {
+func (m *lineMap) Map(oldLine int) (int, bool) {
 	switch {
 	case oldLine >= 0 && oldLine < len(m.old2new):
 		n := m.old2new[oldLine]

@@ -1,33 +1,32 @@
-package idebridge_test
+package idebridge
 
 import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/idebridge/idebridge/idebridge"
 )
 
 // lcsLen is the length of a longest common subsequence of a and b, by the
-// textbook table: the model the line map must agree with.
+// textbook table (kept two rows at a time): the model the line map must
+// agree with.
 func lcsLen(a, b []string) int {
-	t := make([][]int, len(a)+1)
-	for i := range t {
-		t[i] = make([]int, len(b)+1)
-	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
 	for i := len(a) - 1; i >= 0; i-- {
 		for j := len(b) - 1; j >= 0; j-- {
 			if a[i] == b[j] {
-				t[i][j] = t[i+1][j+1] + 1
+				cur[j] = prev[j+1] + 1
 			} else {
-				t[i][j] = max(t[i+1][j], t[i][j+1])
+				cur[j] = max(prev[j], cur[j+1])
 			}
 		}
+		prev, cur = cur, prev
 	}
-	return t[0][0]
+	return prev[0]
 }
 
-func lines(s string) []string {
+// modelLines splits s after each "\n", as the line map counts lines.
+func modelLines(s string) []string {
 	if s == "" {
 		return nil
 	}
@@ -43,8 +42,8 @@ func lines(s string) []string {
 // kept as a longest common subsequence has (the diff is minimal).
 func checkLineMap(t *testing.T, oldText, newText string) {
 	t.Helper()
-	a, b := lines(oldText), lines(newText)
-	m := idebridge.NewLineMap(oldText, newText)
+	a, b := modelLines(oldText), modelLines(newText)
+	m := newLineMap(oldText, newText)
 	kept, last := 0, -1
 	for i := range a {
 		j, ok := m.Map(i)
@@ -83,7 +82,7 @@ func TestLineMap(t *testing.T) {
 		checkLineMap(t, tt.old, tt.new)
 	}
 	// Lines inserted above: everything moves down by their number.
-	m := idebridge.NewLineMap("a\nb\nc\n", "1\n2\na\nb\nc\n")
+	m := newLineMap("a\nb\nc\n", "1\n2\na\nb\nc\n")
 	for i := range 3 {
 		if j, ok := m.Map(i); !ok || j != i+2 {
 			t.Errorf("line %d maps to %d, %v", i, j, ok)
@@ -93,7 +92,7 @@ func TestLineMap(t *testing.T) {
 	if j, ok := m.Map(3); !ok || j != 5 {
 		t.Errorf("end maps to %d, %v", j, ok)
 	}
-	if _, ok := idebridge.NewLineMap("a\nb\n", "a\nc\n").Map(2); ok {
+	if _, ok := newLineMap("a\nb\n", "a\nc\n").Map(2); ok {
 		t.Error("the end maps although the last line changed")
 	}
 
@@ -139,7 +138,7 @@ func TestLineMapLarge(t *testing.T) {
 	}
 	big.WriteString("tail\n")
 	rewritten.WriteString("tail\n")
-	m := idebridge.NewLineMap(big.String(), rewritten.String())
+	m := newLineMap(big.String(), rewritten.String())
 	if j, ok := m.Map(0); !ok || j != 0 {
 		t.Errorf("head maps to %d, %v", j, ok)
 	}
@@ -151,9 +150,9 @@ func TestLineMapLarge(t *testing.T) {
 	}
 }
 
-// BenchmarkNewLineMap maps a 10,000-line file through a typical agent
+// BenchmarkLineMap maps a 10,000-line file through a typical agent
 // edit: a few lines replaced in the middle.
-func BenchmarkNewLineMap(b *testing.B) {
+func BenchmarkLineMap(b *testing.B) {
 	var old strings.Builder
 	for i := range 10000 {
 		old.WriteString("\tx" + strings.Repeat("y", i%13) + " := compute(" + string(rune('a'+i%26)) + ")\n")
@@ -162,6 +161,6 @@ func BenchmarkNewLineMap(b *testing.B) {
 	newText := strings.Replace(oldText, "\txyyyyy := compute(f)\n", "\t// changed\n\txyyyyy := compute(g)\n\tuse(xyyyyy)\n", 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		idebridge.NewLineMap(oldText, newText)
+		newLineMap(oldText, newText)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/lsp"
 
@@ -34,7 +35,7 @@ func goplsIDE(t testing.TB, policy ideserver.DiffPolicy, files map[string]string
 		t.Fatal(err)
 	}
 	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{
-		Environ:       append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod"),
+		Env:           append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod"),
 		SettleTimeout: reviewTimeout,
 	})
 	if err != nil {
@@ -248,8 +249,8 @@ func TestEditDiagnosticsDiffViews(t *testing.T) {
 	diag := func(msg string, line int) string {
 		return fmt.Sprintf(`{"message":%q,"severity":"Error","source":"compiler","range":{"start":{"line":%d,"character":14},"end":{"line":%d,"character":15}}}`, msg, line, line)
 	}
-	if err := srv.RegisterTool(ideserver.Tool{Name: "getDiagnostics", Handler: func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
-		return ideserver.TextResult(answer), nil
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "getDiagnostics"}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		return mcp.TextResult(answer), nil
 	}}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/env"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Extension facts.
@@ -22,8 +24,9 @@ const (
 	EnvSkipAutoInstall = "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL"
 )
 
-// CommandRunner runs an editor's command-line tool. SystemRunner is the
-// real one; tests implement it without any editor installed.
+// CommandRunner runs an editor's command-line tool. ExtensionOptions.Runner
+// nil means os/exec with the command looked up in PATH; tests implement it
+// without any editor installed.
 type CommandRunner interface {
 	// Run runs name with args and returns its standard output; a
 	// command that fails or cannot be found is an error. ctx bounds the
@@ -31,9 +34,7 @@ type CommandRunner interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
-// SystemRunner runs commands with os/exec, looked up in PATH.
-var SystemRunner CommandRunner = systemRunner{}
-
+// systemRunner runs commands with os/exec, looked up in PATH.
 type systemRunner struct{}
 
 func (systemRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
@@ -65,10 +66,11 @@ type ExtensionOptions struct {
 	// editor's command line when it is missing (never when
 	// CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL is set).
 	Install bool
-	// Env is the environment (CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL). Nil
-	// means the process's environment.
-	Env map[string]string
-	// Runner runs the editor's command-line tool. Nil means SystemRunner.
+	// Env is the environment (CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL) in
+	// os.Environ form. Nil means the process's environment.
+	Env []string
+	// Runner runs the editor's command-line tool. Nil means os/exec, the
+	// command looked up in PATH.
 	Runner CommandRunner
 }
 
@@ -118,11 +120,8 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 	if opts != nil {
 		o = *opts
 	}
-	if o.Env == nil {
-		o.Env = environMap(os.Environ())
-	}
 	if o.Runner == nil {
-		o.Runner = SystemRunner
+		o.Runner = systemRunner{}
 	}
 	rep := &ExtensionReport{IDE: term.IDE, Family: term.Family}
 	if !term.InIDE() {
@@ -152,7 +151,7 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 		return rep, nil
 	}
 	rep.Listed = true
-	rep.Installed = ExtensionListed(string(out), ExtensionID)
+	rep.Installed = extensionListed(string(out), ExtensionID)
 	if rep.Installed {
 		rep.Advice = fmt.Sprintf("The Claude Code extension is installed in %s but not running in this window: reload the window (Developer: Reload Window) or restart %s, and run the agent in a terminal of a window that has the project open.", term.IDE, term.IDE)
 		return rep, nil
@@ -161,7 +160,7 @@ func CheckExtension(ctx context.Context, term Terminal, cands []Candidate, opts 
 		rep.Advice = fmt.Sprintf("%s does not have the Claude Code extension: %s.", term.IDE, byHand)
 		return rep, nil
 	}
-	if v, ok := o.Env[EnvSkipAutoInstall]; ok && !envFalsy(v) {
+	if v, ok := env.Lookup(o.Env, EnvSkipAutoInstall); ok && !env.Falsy(v) {
 		rep.InstallSkipped = true
 		rep.Advice = fmt.Sprintf("%s does not have the Claude Code extension, and %s forbids installing it automatically: %s.", term.IDE, EnvSkipAutoInstall, byHand)
 		return rep, nil
@@ -200,10 +199,10 @@ func lockfileOf(term Terminal, c Candidate) bool {
 	return false
 }
 
-// ExtensionListed reports whether the output of `code --list-extensions`
+// extensionListed reports whether the output of `code --list-extensions`
 // (one extension id a line, optionally id@version with --show-versions)
 // lists id. Ids compare without regard to case, as the marketplace does.
-func ExtensionListed(output, id string) bool {
+func extensionListed(output, id string) bool {
 	for _, line := range strings.Split(output, "\n") {
 		line = strings.TrimSpace(line)
 		if at := strings.IndexByte(line, '@'); at > 0 {
@@ -240,7 +239,7 @@ func (c *Client) CheckVersion(minimum string) VersionCheck {
 
 // CheckServerVersion compares info.Version with minimum; see
 // Client.CheckVersion and CompareVersions.
-func CheckServerVersion(info ServerInfo, minimum string) VersionCheck {
+func CheckServerVersion(info mcp.Implementation, minimum string) VersionCheck {
 	vc := VersionCheck{Server: info.Name, Version: info.Version, Minimum: minimum}
 	name := info.Name
 	if name == "" {

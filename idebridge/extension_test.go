@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // scriptedRunner plays an editor's command-line tool: each command line
@@ -72,7 +73,7 @@ func TestCheckExtension(t *testing.T) {
 			advice: "reload the window",
 		},
 		{
-			name: "install on request", term: cursor, opts: idebridge.ExtensionOptions{Install: true, Env: map[string]string{}},
+			name: "install on request", term: cursor, opts: idebridge.ExtensionOptions{Install: true, Env: []string{}},
 			runner: &scriptedRunner{out: map[string]string{"cursor --list-extensions": notListed, "cursor --install-extension anthropic.claude-code": "Extension 'anthropic.claude-code' was successfully installed.\n"}},
 			want:   idebridge.ExtensionReport{IDE: "Cursor", Family: "vscode", CLI: "cursor", Listed: true, InstallAttempted: true, NowInstalled: true},
 			ran:    []string{"cursor --list-extensions", "cursor --install-extension anthropic.claude-code"},
@@ -80,7 +81,7 @@ func TestCheckExtension(t *testing.T) {
 		},
 		{
 			name: "never when CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL is set", term: vscode,
-			opts:   idebridge.ExtensionOptions{Install: true, Env: map[string]string{"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL": "1"}},
+			opts:   idebridge.ExtensionOptions{Install: true, Env: []string{"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL=1"}},
 			runner: &scriptedRunner{out: map[string]string{"code --list-extensions": notListed}},
 			want:   idebridge.ExtensionReport{IDE: "Visual Studio Code", Family: "vscode", CLI: "code", Listed: true, InstallSkipped: true},
 			ran:    []string{"code --list-extensions"},
@@ -88,20 +89,20 @@ func TestCheckExtension(t *testing.T) {
 		},
 		{
 			name: "a falsy skip value does not skip", term: vscode,
-			opts:   idebridge.ExtensionOptions{Install: true, Env: map[string]string{"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL": "false"}},
+			opts:   idebridge.ExtensionOptions{Install: true, Env: []string{"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL=false"}},
 			runner: &scriptedRunner{out: map[string]string{"code --list-extensions": "", "code --install-extension anthropic.claude-code": ""}},
 			want:   idebridge.ExtensionReport{IDE: "Visual Studio Code", Family: "vscode", CLI: "code", Listed: true, InstallAttempted: true, NowInstalled: true},
 			ran:    []string{"code --list-extensions", "code --install-extension anthropic.claude-code"},
 		},
 		{
-			name: "the editor's command line is missing", term: vscode, opts: idebridge.ExtensionOptions{Install: true, Env: map[string]string{}},
+			name: "the editor's command line is missing", term: vscode, opts: idebridge.ExtensionOptions{Install: true, Env: []string{}},
 			runner: &scriptedRunner{},
 			want:   idebridge.ExtensionReport{IDE: "Visual Studio Code", Family: "vscode", CLI: "code"},
 			ran:    []string{"code --list-extensions"},
 			advice: "`code --list-extensions` failed",
 		},
 		{
-			name: "the install fails", term: vscode, opts: idebridge.ExtensionOptions{Install: true, Env: map[string]string{}},
+			name: "the install fails", term: vscode, opts: idebridge.ExtensionOptions{Install: true, Env: []string{}},
 			runner: &scriptedRunner{out: map[string]string{"code --list-extensions": notListed}, errs: map[string]error{"code --install-extension anthropic.claude-code": errors.New("exit status 1: offline")}},
 			want:   idebridge.ExtensionReport{IDE: "Visual Studio Code", Family: "vscode", CLI: "code", Listed: true, InstallAttempted: true},
 			ran:    []string{"code --list-extensions", "code --install-extension anthropic.claude-code"},
@@ -152,27 +153,6 @@ func TestCheckExtension(t *testing.T) {
 	}
 }
 
-func TestExtensionListed(t *testing.T) {
-	tests := []struct {
-		out  string
-		want bool
-	}{
-		{"anthropic.claude-code\n", true},
-		{"golang.go\r\nanthropic.claude-code\r\n", true},
-		{"Anthropic.Claude-Code@2.0.1", true},
-		{"  anthropic.claude-code  \n", true},
-		{"anthropic.claude-code-nightly\n", false},
-		{"xanthropic.claude-code\n", false},
-		{"", false},
-		{"@anthropic.claude-code", false},
-	}
-	for _, tt := range tests {
-		if got := idebridge.ExtensionListed(tt.out, idebridge.ExtensionID); got != tt.want {
-			t.Errorf("ExtensionListed(%q) = %v", tt.out, got)
-		}
-	}
-}
-
 func TestCompareVersions(t *testing.T) {
 	tests := []struct {
 		a, b string
@@ -209,14 +189,14 @@ func TestCompareVersions(t *testing.T) {
 }
 
 func TestCheckServerVersion(t *testing.T) {
-	neovim := idebridge.ServerInfo{Name: "claudecode-neovim", Version: "0.2.0"}
+	neovim := mcp.Implementation{Name: "claudecode-neovim", Version: "0.2.0"}
 	if vc := idebridge.CheckServerVersion(neovim, "0.3.0"); !vc.Older || vc.Unknown || !strings.Contains(vc.Message, "claudecode-neovim 0.2.0 is older than 0.3.0") {
 		t.Errorf("older: %+v", vc)
 	}
 	if vc := idebridge.CheckServerVersion(neovim, "0.2.0"); vc.Older || vc.Unknown || vc.Message != "" {
 		t.Errorf("same: %+v", vc)
 	}
-	if vc := idebridge.CheckServerVersion(idebridge.ServerInfo{Name: "x"}, "1.0"); vc.Older || !vc.Unknown {
+	if vc := idebridge.CheckServerVersion(mcp.Implementation{Name: "x"}, "1.0"); vc.Older || !vc.Unknown {
 		t.Errorf("no version: %+v", vc)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // fakeIDE is a scriptable IDE-side MCP server over a real gorilla WebSocket
@@ -28,7 +29,7 @@ type fakeIDE struct {
 	// Protocol answered to initialize; default 2024-11-05.
 	Protocol string
 	// Tools offered; PageSize > 0 splits tools/list into pages.
-	Tools    []Tool
+	Tools    []mcp.Tool
 	PageSize int
 	// AuthMode says how a bad token is refused: "400" (HTTP 400 at the
 	// upgrade) or "1008" (close code 1008 right after it).
@@ -62,7 +63,7 @@ func newFakeIDE(t *testing.T) *fakeIDE {
 	f := &fakeIDE{t: t, Token: "secret-token", conns: make(chan *fakeConn, 16), stop: make(chan struct{})}
 	up := websocket.Upgrader{Subprotocols: []string{"mcp"}}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		good := r.Header.Get(AuthHeader) == f.Token
+		good := r.Header.Get(mcp.AuthHeader) == f.Token
 		if !good && f.AuthMode != "1008" {
 			http.Error(w, "bad token", http.StatusBadRequest)
 			return
@@ -203,7 +204,7 @@ func (f *fakeIDE) listTools(c *fakeConn, m *jsonrpc.Message) {
 	}
 	res := map[string]any{"tools": f.Tools[start:end]}
 	if f.Tools == nil {
-		res["tools"] = []Tool{}
+		res["tools"] = []mcp.Tool{}
 	}
 	if end < len(f.Tools) {
 		res["nextCursor"] = strconv.Itoa(end)

@@ -20,6 +20,7 @@ import (
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Interoperability of the client with the server kit (package ideserver),
@@ -115,8 +116,8 @@ func TestInteropDefaultTools(t *testing.T) {
 			// frame by frame in transport_ws_test.go), one POST over SSE.
 			big := strings.Repeat("// a line of a large generated file\n", 5<<20/36+1)
 			out, err := c.OpenDiff(ctx, idebridge.OpenDiffArgs{OldPath: file, NewContents: big})
-			if err != nil || out.Kind != idebridge.DiffSaved || out.FinalText != big {
-				t.Fatalf("5 MiB openDiff: kind %v, %d bytes back, %v", out.Kind, len(out.FinalText), err)
+			if err != nil || out.Status != idebridge.EditAccepted || out.FinalText != big {
+				t.Fatalf("5 MiB openDiff: kind %v, %d bytes back, %v", out.Status, len(out.FinalText), err)
 			}
 			if err := c.CloseTab(ctx, out.TabName); err != nil {
 				t.Errorf("close_tab: %v", err)
@@ -124,8 +125,8 @@ func TestInteropDefaultTools(t *testing.T) {
 			if n, err := c.CloseAllDiffTabs(ctx); err != nil || n != 0 {
 				t.Errorf("closeAllDiffTabs: %d, %v", n, err)
 			}
-			var te *idebridge.ToolError
-			if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != ideserver.CodeMethodNotFound {
+			var te *mcp.ToolError
+			if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != mcp.CodeMethodNotFound {
 				t.Errorf("unknown tool: %v", err)
 			}
 			cl := srv.Clients()
@@ -141,7 +142,7 @@ func TestInteropConcurrentCallsAndNotifications(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			srv, _ := startServer(t, tr, nil)
 			const notes = 5
-			err := srv.RegisterTool(ideserver.Tool{Name: "echo", Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echo"}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				var a struct {
 					N      int  `json:"n"`
 					Notify bool `json:"notify"`
@@ -151,10 +152,10 @@ func TestInteropConcurrentCallsAndNotifications(t *testing.T) {
 				}
 				if a.Notify {
 					for i := range notes {
-						srv.Notify(idebridge.MethodSelectionChanged, map[string]any{"text": fmt.Sprint(i), "filePath": "/p", "selection": nil})
+						srv.Notify(mcp.MethodSelectionChanged, map[string]any{"text": fmt.Sprint(i), "filePath": "/p", "selection": nil})
 					}
 				}
-				return ideserver.TextResult(fmt.Sprint(a.N * 2)), nil
+				return mcp.TextResult(fmt.Sprint(a.N * 2)), nil
 			}})
 			if err != nil {
 				t.Fatal(err)
@@ -200,7 +201,7 @@ func TestInteropCancellation(t *testing.T) {
 			srv, _ := startServer(t, tr, nil)
 			causes := make(chan error, 1)
 			started := make(chan struct{}, 1)
-			srv.RegisterTool(ideserver.Tool{Name: "block", Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "block"}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				started <- struct{}{}
 				<-ctx.Done()
 				causes <- context.Cause(ctx)
@@ -238,7 +239,7 @@ func TestInteropAuthAndVersions(t *testing.T) {
 			if _, err := idebridge.DialURL(ctxFor(t), srv.URL(), "", nil); !errors.Is(err, idebridge.ErrAuthFailed) {
 				t.Errorf("no token: %v, want ErrAuthFailed", err)
 			}
-			for _, v := range idebridge.SupportedProtocolVersions {
+			for _, v := range mcp.SupportedProtocolVersions() {
 				srv, _ := startServer(t, tr, &ideserver.Options{ProtocolVersion: v})
 				if c := dial(t, srv, nil); c.ProtocolVersion() != v {
 					t.Errorf("server speaking %s: client says %s", v, c.ProtocolVersion())
@@ -326,12 +327,13 @@ func TestHelperIDEServer(t *testing.T) {
 	if tr == "" {
 		return
 	}
-	srv, err := ideserver.New(&ideserver.Options{Transport: tr, WorkspaceFolders: []string{t.TempDir()}, NoLockfile: true})
+	// Unconfined: the parent's openDiff names a path of its own.
+	srv, err := ideserver.New(&ideserver.Options{Transport: tr, WorkspaceFolders: []string{t.TempDir()}, NoLockfile: true, Unconfined: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	srv.RegisterTool(ideserver.Tool{Name: "block", Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "block"}, Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		mu.Lock()
 		fmt.Println("CALLED")
 		mu.Unlock()
@@ -479,12 +481,12 @@ func TestInteropOpenDiffPolicies(t *testing.T) {
 			c := dial(t, srv, &idebridge.ClientOptions{CallTimeout: 50 * time.Millisecond})
 			for _, tc := range []struct {
 				d    ideserver.DiffDecision
-				kind idebridge.DiffOutcomeKind
+				kind idebridge.EditStatus
 				text string
 			}{
-				{ideserver.SaveDiff("edited by the user\n"), idebridge.DiffSaved, "edited by the user\n"},
-				{ideserver.DiffDecision{Action: ideserver.DiffCloseTab}, idebridge.DiffTabClosed, "proposed\n"},
-				{ideserver.DiffDecision{Action: ideserver.DiffReject}, idebridge.DiffRejected, ""},
+				{ideserver.SaveDiff("edited by the user\n"), idebridge.EditAccepted, "edited by the user\n"},
+				{ideserver.DiffDecision{Action: ideserver.DiffCloseTab}, idebridge.EditTabClosed, "proposed\n"},
+				{ideserver.DiffDecision{Action: ideserver.DiffReject}, idebridge.EditRejected, ""},
 			} {
 				errc := make(chan error, 1)
 				var out *idebridge.DiffOutcome
@@ -499,8 +501,8 @@ func TestInteropOpenDiffPolicies(t *testing.T) {
 				if err := <-errc; err != nil {
 					t.Fatalf("%v: %v", tc.d.Action, err)
 				}
-				if out.Kind != tc.kind || out.FinalText != tc.text {
-					t.Errorf("%v: outcome %v %q, want %v %q", tc.d.Action, out.Kind, out.FinalText, tc.kind, tc.text)
+				if out.Status != tc.kind || out.FinalText != tc.text {
+					t.Errorf("%v: outcome %v %q, want %v %q", tc.d.Action, out.Status, out.FinalText, tc.kind, tc.text)
 				}
 			}
 		})
@@ -511,7 +513,7 @@ func TestInteropJSONAnswersDecode(t *testing.T) {
 	// ideserver escapes slashes in JSON texts as deployed IDEs do.
 	srv, dir := startServer(t, lockfile.TransportWS, nil)
 	c := dial(t, srv, nil)
-	r, err := c.CallTool(ctxFor(t), idebridge.ToolGetWorkspaceFolders, nil)
+	r, err := c.CallTool(ctxFor(t), mcp.ToolGetWorkspaceFolders, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,20 +5,9 @@ import (
 	"fmt"
 
 	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/pathconv"
-)
-
-// Notification methods IDEs send.
-const (
-	// MethodSelectionChanged: the user's selection or cursor moved; see
-	// Notification.SelectionChanged.
-	MethodSelectionChanged = "selection_changed"
-	// MethodAtMentioned: the user sent a file (or lines of it) to the
-	// agent; see Notification.AtMentioned.
-	MethodAtMentioned = "at_mentioned"
-	// MethodLogEvent: the IDE extension's telemetry; params vary.
-	MethodLogEvent = "log_event"
 )
 
 // Notification is one notification from the IDE, params still raw. The
@@ -63,8 +52,8 @@ type AtMentioned struct {
 
 // SelectionChanged decodes a selection_changed notification.
 func (n Notification) SelectionChanged() (*Selection, error) {
-	if n.Method != MethodSelectionChanged {
-		return nil, fmt.Errorf("notification is %q, not %s", n.Method, MethodSelectionChanged)
+	if n.Method != mcp.MethodSelectionChanged {
+		return nil, fmt.Errorf("notification is %q, not %s", n.Method, mcp.MethodSelectionChanged)
 	}
 	var s Selection
 	if err := json.Unmarshal(n.Params, &s); err != nil {
@@ -78,8 +67,8 @@ func (n Notification) SelectionChanged() (*Selection, error) {
 
 // AtMentioned decodes an at_mentioned notification.
 func (n Notification) AtMentioned() (*AtMentioned, error) {
-	if n.Method != MethodAtMentioned {
-		return nil, fmt.Errorf("notification is %q, not %s", n.Method, MethodAtMentioned)
+	if n.Method != mcp.MethodAtMentioned {
+		return nil, fmt.Errorf("notification is %q, not %s", n.Method, mcp.MethodAtMentioned)
 	}
 	var a AtMentioned
 	if err := json.Unmarshal(n.Params, &a); err != nil {

@@ -6,8 +6,10 @@ import (
 )
 
 // ProcessInspector answers the two questions discovery asks about
-// processes. SystemInspector is the real one; tests can simulate a process
-// tree.
+// processes. DiscoverOptions.Processes nil means the system's own (on
+// Linux signal 0 and /proc/<pid>/stat, on other Unix systems signal 0 and
+// `ps -o ppid= -p <pid>`, on Windows the process API); tests can simulate a
+// process tree.
 type ProcessInspector interface {
 	// Alive reports whether a process with this pid exists (a process
 	// that exists but may not be signalled counts as alive). It must not
@@ -22,11 +24,8 @@ type ProcessInspector interface {
 // not exist.
 var ErrNoProcess = errors.New("no such process")
 
-// SystemInspector inspects the real processes: on Linux through signal 0
-// and /proc/<pid>/stat, on other Unix systems through signal 0 and `ps -o
-// ppid= -p <pid>`, on Windows through the process API.
-var SystemInspector ProcessInspector = systemInspector{}
-
+// systemInspector inspects the real processes (proc_linux.go, proc_ps.go,
+// proc_windows.go).
 type systemInspector struct{}
 
 // MaxAncestors is how many parents the ancestry check walks.

@@ -69,7 +69,7 @@ func TestSystemInspectorAlive(t *testing.T) {
 		{"zero", 0, false},
 		{"negative", -5, false},
 	} {
-		got, err := SystemInspector.Alive(ctx, tt.pid)
+		got, err := (systemInspector{}).Alive(ctx, tt.pid)
 		if err != nil || got != tt.want {
 			t.Errorf("%s: Alive(%d) = %v, %v; want %v", tt.name, tt.pid, got, err, tt.want)
 		}
@@ -78,23 +78,23 @@ func TestSystemInspectorAlive(t *testing.T) {
 
 func TestSystemInspectorParent(t *testing.T) {
 	ctx := context.Background()
-	if got, err := SystemInspector.Parent(ctx, os.Getpid()); err != nil || got != os.Getppid() {
+	if got, err := (systemInspector{}).Parent(ctx, os.Getpid()); err != nil || got != os.Getppid() {
 		t.Errorf("Parent(self) = %d, %v; want %d", got, err, os.Getppid())
 	}
 	live := startLiveProcess(t)
-	if got, err := SystemInspector.Parent(ctx, live); err != nil || got != os.Getpid() {
+	if got, err := (systemInspector{}).Parent(ctx, live); err != nil || got != os.Getpid() {
 		t.Errorf("Parent(child) = %d, %v; want %d", got, err, os.Getpid())
 	}
 	dead := deadPID(t)
-	if got, err := SystemInspector.Parent(ctx, dead); !errors.Is(err, ErrNoProcess) {
+	if got, err := (systemInspector{}).Parent(ctx, dead); !errors.Is(err, ErrNoProcess) {
 		t.Errorf("Parent(dead %d) = %d, %v; want ErrNoProcess", dead, got, err)
 	}
-	if _, err := SystemInspector.Parent(ctx, 0); !errors.Is(err, ErrNoProcess) {
+	if _, err := (systemInspector{}).Parent(ctx, 0); !errors.Is(err, ErrNoProcess) {
 		t.Errorf("Parent(0) = %v", err)
 	}
 
 	// The real walk from a child: the test process, then its parent.
-	chain, err := ancestors(ctx, SystemInspector, live)
+	chain, err := ancestors(ctx, systemInspector{}, live)
 	if err != nil {
 		t.Fatal(err)
 	}

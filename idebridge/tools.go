@@ -8,62 +8,47 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
+	"github.com/idebridge/idebridge/mcpclient"
 
 	"github.com/idebridge/idebridge/diag"
 
-	"github.com/idebridge/idebridge/internal/jsonrpc"
 	"github.com/idebridge/idebridge/pathconv"
 )
 
-// Tool names as deployed IDEs spell them (PROTOCOL.md section 6).
-const (
-	ToolOpenDiff            = "openDiff"
-	ToolCloseTab            = "close_tab"
-	ToolCloseAllDiffTabs    = "closeAllDiffTabs"
-	ToolOpenFile            = "openFile"
-	ToolGetDiagnostics      = "getDiagnostics"
-	ToolGetOpenEditors      = "getOpenEditors"
-	ToolGetWorkspaceFolders = "getWorkspaceFolders"
-	ToolGetCurrentSelection = "getCurrentSelection"
-	ToolGetLatestSelection  = "getLatestSelection"
-	ToolCheckDocumentDirty  = "checkDocumentDirty"
-	ToolSaveDocument        = "saveDocument"
-	ToolExecuteCode         = "executeCode"
-)
-
-const toolOpenDiff = ToolOpenDiff
-
 // argWriter appends a JSON object of arguments.
-type argWriter struct{ b *msgBuf }
+type argWriter struct{ m *mcpclient.Message }
 
 func (w argWriter) str(first bool, key, val string) {
 	if !first {
-		w.b.b = append(w.b.b, ',')
+		w.m.AppendRaw(",")
 	}
-	w.b.b = jsonrpc.AppendString(w.b.b, key)
-	w.b.b = append(w.b.b, ':')
-	w.b.b = jsonrpc.AppendString(w.b.b, val)
+	w.m.AppendString(key)
+	w.m.AppendRaw(":")
+	w.m.AppendString(val)
 }
 
 func (w argWriter) boolean(key string, val bool) {
-	w.b.b = append(w.b.b, ',')
-	w.b.b = jsonrpc.AppendString(w.b.b, key)
-	w.b.b = strconv.AppendBool(append(w.b.b, ':'), val)
+	w.m.AppendRaw(",")
+	w.m.AppendString(key)
+	if val {
+		w.m.AppendRaw(":true")
+	} else {
+		w.m.AppendRaw(":false")
+	}
 }
 
 // callWith calls a tool whose arguments are appended by args.
-func (c *Client) callWith(ctx context.Context, name string, args func(w argWriter)) (*ToolResult, error) {
-	return c.callTool(ctx, name, func(b *msgBuf) error {
-		b.b = append(b.b, '{')
+func (c *Client) callWith(ctx context.Context, name string, args func(w argWriter)) (*mcp.ToolResult, error) {
+	return c.callTool(ctx, name, func(m *mcpclient.Message) error {
+		m.AppendRaw("{")
 		if args != nil {
-			args(argWriter{b})
+			args(argWriter{m})
 		}
-		b.b = append(b.b, '}')
+		m.AppendRaw("}")
 		return nil
 	})
 }
@@ -78,70 +63,44 @@ type OpenDiffArgs struct {
 	// NewContents is the proposed text (new_file_contents).
 	NewContents string
 	// TabName is tab_name, opaque and unique per diff; empty means one is
-	// made up in the reference agent's style ("✻ [idebridge] main.go
-	// (3f9a1c) ⧉"). Use the same name with CloseTab afterwards.
+	// made up as Claude Code does (see Client.TabName). Use the same name
+	// with CloseTab afterwards.
 	TabName string
-}
-
-// DiffOutcomeKind is what the user did with a proposed diff.
-type DiffOutcomeKind int
-
-const (
-	// DiffOther: the IDE answered something else; nothing was accepted.
-	DiffOther DiffOutcomeKind = iota
-	// DiffSaved (FILE_SAVED): the user accepted, possibly after editing;
-	// write DiffOutcome.FinalText.
-	DiffSaved
-	// DiffTabClosed (TAB_CLOSED): the user closed the diff tab; the
-	// reference agent applies the proposed text (DiffOutcome.FinalText).
-	DiffTabClosed
-	// DiffRejected (DIFF_REJECTED): keep the old file.
-	DiffRejected
-)
-
-// String returns "saved", "tab_closed", "rejected" or "other".
-func (k DiffOutcomeKind) String() string {
-	switch k {
-	case DiffSaved:
-		return "saved"
-	case DiffTabClosed:
-		return "tab_closed"
-	case DiffRejected:
-		return "rejected"
-	}
-	return "other"
 }
 
 // DiffOutcome is the answer to openDiff.
 type DiffOutcome struct {
-	Kind DiffOutcomeKind
+	// Status is what the user did: EditAccepted (FILE_SAVED),
+	// EditTabClosed (TAB_CLOSED), EditRejected (DIFF_REJECTED), or
+	// EditNotAccepted for any other answer.
+	Status EditStatus
 	// FinalText is the text to write when Accepted: the IDE's final text
-	// for DiffSaved (the user may have edited the proposal), the proposal
-	// for DiffTabClosed. The IDE never writes the file itself.
+	// for EditAccepted (the user may have edited the proposal), the
+	// proposal for EditTabClosed. The IDE never writes the file itself.
 	FinalText string
 	// TabName is the tab the diff was shown in (for CloseTab).
 	TabName string
 	// Result is the tool result as received.
-	Result *ToolResult
+	Result *mcp.ToolResult
 }
 
 // Accepted reports whether the file should be written with FinalText.
-func (o *DiffOutcome) Accepted() bool { return o.Kind == DiffSaved || o.Kind == DiffTabClosed }
+func (o *DiffOutcome) Accepted() bool { return o.Status.Accepted() }
 
 // OpenDiff shows a proposed edit in the IDE's diff viewer and waits until
 // the user acts; there is no default deadline (ctx still ends it, and the
 // call fails at once if the connection is lost). Call CloseTab with the
-// outcome's TabName afterwards, as the reference agent does.
+// outcome's TabName afterwards, as Claude Code does.
 func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, error) {
 	if a.NewPath == "" {
 		a.NewPath = a.OldPath
 	}
 	if a.TabName == "" {
-		a.TabName = makeTabName(c.cfg.ClientName, a.NewPath)
+		a.TabName = c.TabName(a.NewPath)
 	}
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	oldPath, newPath := conv.toIDE(a.OldPath), conv.toIDE(a.NewPath)
-	r, err := c.callWith(ctx, ToolOpenDiff, func(w argWriter) {
+	r, err := c.callWith(ctx, mcp.ToolOpenDiff, func(w argWriter) {
 		w.str(true, "old_file_path", oldPath)
 		w.str(false, "new_file_path", newPath)
 		w.str(false, "new_file_contents", a.NewContents)
@@ -150,7 +109,7 @@ func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, er
 	if err != nil {
 		return nil, err
 	}
-	out := &DiffOutcome{TabName: a.TabName, Result: r}
+	out := &DiffOutcome{Status: EditNotAccepted, TabName: a.TabName, Result: r}
 	var texts []string
 	for _, b := range r.Content {
 		if b.Type == "text" {
@@ -161,51 +120,50 @@ func (c *Client) OpenDiff(ctx context.Context, a OpenDiffArgs) (*DiffOutcome, er
 		return out, nil
 	}
 	switch strings.TrimSpace(texts[0]) {
-	case "FILE_SAVED":
-		out.Kind = DiffSaved
+	case mcp.FileSaved:
+		out.Status = EditAccepted
 		out.FinalText = a.NewContents
 		if len(texts) > 1 {
 			out.FinalText = texts[1]
 		}
-	case "TAB_CLOSED":
-		out.Kind = DiffTabClosed
+	case mcp.TabClosed:
+		out.Status = EditTabClosed
 		out.FinalText = a.NewContents
-	case "DIFF_REJECTED":
-		out.Kind = DiffRejected
+	case mcp.DiffRejected:
+		out.Status = EditRejected
 	}
 	return out, nil
 }
 
-// makeTabName makes a unique tab name in the reference agent's style.
-func makeTabName(client, path string) string {
+// TabName makes up a diff tab name for path as Claude Code does, with the
+// client's name (ClientOptions.ClientName): "✻ [idebridge] main.go (3f9a1c)
+// ⧉". The six hex digits are random; IDEs show the name as the diff tab's
+// title and only need it unique among open diffs.
+func (c *Client) TabName(path string) string {
 	var id [3]byte
-	_, _ = rand.Read(id[:])
-	return fmt.Sprintf("✻ [%s] %s (%s) ⧉", client, filepath.Base(path), hex.EncodeToString(id[:]))
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand, Go 1.24)
+	return "✻ [" + c.cfg.ClientName + "] " + filepath.Base(path) + " (" + hex.EncodeToString(id[:]) + ") ⧉"
 }
 
 // CloseTab closes a tab by name (close_tab), typically a diff's tab after
 // its outcome is known. Deployed IDEs answer TAB_CLOSED; after an accepted
 // diff Neovim may answer with an error object instead, which comes back as
-// a *ToolError that a caller whose outcome is already known can ignore.
+// a *mcp.ToolError that a caller whose outcome is already known can ignore.
 func (c *Client) CloseTab(ctx context.Context, tabName string) error {
-	_, err := c.callWith(ctx, ToolCloseTab, func(w argWriter) { w.str(true, "tab_name", tabName) })
+	_, err := c.callWith(ctx, mcp.ToolCloseTab, func(w argWriter) { w.str(true, "tab_name", tabName) })
 	return err
 }
 
-var closedTabsRE = regexp.MustCompile(`^CLOSED_(\d+)_DIFF_TABS$`)
-
-// CloseAllDiffTabs closes every diff tab (the reference agent calls it at
+// CloseAllDiffTabs closes every diff tab (Claude Code calls it at
 // the start of each user turn and on cancel). It returns how many were
 // closed, or -1 when the IDE did not say.
 func (c *Client) CloseAllDiffTabs(ctx context.Context) (int, error) {
-	r, err := c.callWith(ctx, ToolCloseAllDiffTabs, nil)
+	r, err := c.callWith(ctx, mcp.ToolCloseAllDiffTabs, nil)
 	if err != nil {
 		return 0, err
 	}
-	if m := closedTabsRE.FindStringSubmatch(strings.TrimSpace(r.Text())); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil {
-			return n, nil
-		}
+	if n, ok := mcp.ParseClosedDiffTabs(r.Text()); ok {
+		return n, nil
 	}
 	return -1, nil
 }
@@ -239,9 +197,9 @@ type OpenFileResult struct {
 
 // OpenFile opens a file in the IDE, optionally selecting text.
 func (c *Client) OpenFile(ctx context.Context, a OpenFileArgs) (*OpenFileResult, error) {
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	path := conv.toIDE(a.FilePath)
-	r, err := c.callWith(ctx, ToolOpenFile, func(w argWriter) {
+	r, err := c.callWith(ctx, mcp.ToolOpenFile, func(w argWriter) {
 		w.str(true, "filePath", path)
 		w.boolean("preview", a.Preview)
 		if a.StartText != "" {
@@ -257,7 +215,7 @@ func (c *Client) OpenFile(ctx context.Context, a OpenFileArgs) (*OpenFileResult,
 		return nil, err
 	}
 	out := &OpenFileResult{Text: r.Text()}
-	if ok, err := decodeJSONText(ToolOpenFile, r, out); err != nil {
+	if ok, err := decodeJSONText(mcp.ToolOpenFile, r, out); err != nil {
 		return nil, err
 	} else if ok {
 		out.FilePath = conv.toLocal(out.FilePath)
@@ -269,12 +227,12 @@ func (c *Client) OpenFile(ctx context.Context, a OpenFileArgs) (*OpenFileResult,
 // URI or an absolute path on the agent's side) or, when uri is empty, for
 // every open file. Neovim answers -32001 for a file it has not opened.
 func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]diag.FileDiagnostics, error) {
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	if uri != "" && !strings.Contains(uri, "://") {
 		uri = fileuri.FromPath(uri)
 	}
 	ideURI := conv.uriToIDE(uri)
-	r, err := c.callWith(ctx, ToolGetDiagnostics, func(w argWriter) {
+	r, err := c.callWith(ctx, mcp.ToolGetDiagnostics, func(w argWriter) {
 		if ideURI != "" {
 			w.str(true, "uri", ideURI)
 		}
@@ -284,7 +242,7 @@ func (c *Client) GetDiagnostics(ctx context.Context, uri string) ([]diag.FileDia
 	}
 	files, err := parseDiagnostics(r)
 	if err != nil {
-		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", ToolGetDiagnostics, err)
+		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", mcp.ToolGetDiagnostics, err)
 	}
 	for i := range files {
 		f := &files[i]
@@ -356,7 +314,7 @@ func (d *wireDiagnostic) toDiagnostic() diag.Diagnostic {
 
 // parseDiagnostics reads every text block of a getDiagnostics result,
 // grouping diagnostics by file in the order first seen.
-func parseDiagnostics(r *ToolResult) ([]diag.FileDiagnostics, error) {
+func parseDiagnostics(r *mcp.ToolResult) ([]diag.FileDiagnostics, error) {
 	files := []diag.FileDiagnostics{}
 	index := map[string]int{}
 	add := func(uri, path string, ds []diag.Diagnostic) {
@@ -460,7 +418,7 @@ type OpenEditor struct {
 
 // GetOpenEditors returns the IDE's open editor tabs.
 func (c *Client) GetOpenEditors(ctx context.Context) ([]OpenEditor, error) {
-	r, err := c.callWith(ctx, ToolGetOpenEditors, nil)
+	r, err := c.callWith(ctx, mcp.ToolGetOpenEditors, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -481,9 +439,9 @@ func (c *Client) GetOpenEditors(ctx context.Context) ([]OpenEditor, error) {
 		tabs = wrapped.Tabs
 	}
 	if err != nil {
-		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", ToolGetOpenEditors, err)
+		return nil, fmt.Errorf("decoding result of IDE tool %s: %w", mcp.ToolGetOpenEditors, err)
 	}
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	out := make([]OpenEditor, 0, len(tabs))
 	for _, t := range tabs {
 		e := t.OpenEditor
@@ -517,15 +475,15 @@ type WorkspaceFolders struct {
 
 // GetWorkspaceFolders returns the folders open in the IDE.
 func (c *Client) GetWorkspaceFolders(ctx context.Context) (*WorkspaceFolders, error) {
-	r, err := c.callWith(ctx, ToolGetWorkspaceFolders, nil)
+	r, err := c.callWith(ctx, mcp.ToolGetWorkspaceFolders, nil)
 	if err != nil {
 		return nil, err
 	}
 	var out WorkspaceFolders
-	if _, err := decodeJSONText(ToolGetWorkspaceFolders, r, &out); err != nil {
+	if _, err := decodeJSONText(mcp.ToolGetWorkspaceFolders, r, &out); err != nil {
 		return nil, err
 	}
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	for i := range out.Folders {
 		f := &out.Folders[i]
 		f.URI = conv.uriToLocal(f.URI)
@@ -539,15 +497,15 @@ func (c *Client) GetWorkspaceFolders(ctx context.Context) (*WorkspaceFolders, er
 }
 
 // GetCurrentSelection returns the selection in the active editor. An IDE
-// with no active editor answers success false, returned as a *ToolError.
+// with no active editor answers success false, returned as a *mcp.ToolError.
 func (c *Client) GetCurrentSelection(ctx context.Context) (*Selection, error) {
-	return c.selection(ctx, ToolGetCurrentSelection)
+	return c.selection(ctx, mcp.ToolGetCurrentSelection)
 }
 
 // GetLatestSelection returns the most recent selection, even in an editor
 // that is no longer active.
 func (c *Client) GetLatestSelection(ctx context.Context) (*Selection, error) {
-	return c.selection(ctx, ToolGetLatestSelection)
+	return c.selection(ctx, mcp.ToolGetLatestSelection)
 }
 
 func (c *Client) selection(ctx context.Context, tool string) (*Selection, error) {
@@ -559,7 +517,7 @@ func (c *Client) selection(ctx context.Context, tool string) (*Selection, error)
 	if _, err := decodeJSONText(tool, r, &s); err != nil {
 		return nil, err
 	}
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	s.FilePath = conv.toLocal(s.FilePath)
 	s.FileURL = conv.uriToLocal(s.FileURL)
 	return &s, nil
@@ -578,18 +536,18 @@ type DocumentStatus struct {
 
 // CheckDocumentDirty reports whether a document has unsaved changes. A
 // document the IDE has not open is answered with success false, returned
-// as a *ToolError.
+// as a *mcp.ToolError.
 func (c *Client) CheckDocumentDirty(ctx context.Context, path string) (*DocumentStatus, error) {
-	return c.document(ctx, ToolCheckDocumentDirty, path)
+	return c.document(ctx, mcp.ToolCheckDocumentDirty, path)
 }
 
 // SaveDocument saves a document's unsaved changes.
 func (c *Client) SaveDocument(ctx context.Context, path string) (*DocumentStatus, error) {
-	return c.document(ctx, ToolSaveDocument, path)
+	return c.document(ctx, mcp.ToolSaveDocument, path)
 }
 
 func (c *Client) document(ctx context.Context, tool, path string) (*DocumentStatus, error) {
-	conv := converter{c.paths}
+	conv := converter{c.cfg.Paths}
 	idePath := conv.toIDE(path)
 	r, err := c.callWith(ctx, tool, func(w argWriter) { w.str(true, "filePath", idePath) })
 	if err != nil {
@@ -608,18 +566,18 @@ func (c *Client) document(ctx context.Context, tool, path string) (*DocumentStat
 
 // ExecuteCode runs code in the IDE's kernel (Jupyter in VS Code) and returns
 // the result's content blocks.
-func (c *Client) ExecuteCode(ctx context.Context, code string) (*ToolResult, error) {
-	return c.callWith(ctx, ToolExecuteCode, func(w argWriter) { w.str(true, "code", code) })
+func (c *Client) ExecuteCode(ctx context.Context, code string) (*mcp.ToolResult, error) {
+	return c.callWith(ctx, mcp.ToolExecuteCode, func(w argWriter) { w.str(true, "code", code) })
 }
 
 // decodeJSONText decodes the result's text as JSON into v. A JSON object
-// with "success": false is returned as a *ToolError carrying its message.
+// with "success": false is returned as a *mcp.ToolError carrying its message.
 // Text that is not JSON is left alone (ok false) when v can live without
 // it, which is only openFile's case.
-func decodeJSONText(tool string, r *ToolResult, v any) (ok bool, err error) {
+func decodeJSONText(tool string, r *mcp.ToolResult, v any) (ok bool, err error) {
 	text := bytes.TrimSpace([]byte(r.Text()))
 	if len(text) == 0 || (text[0] != '{' && text[0] != '[') {
-		if tool == ToolOpenFile {
+		if tool == mcp.ToolOpenFile {
 			return false, nil
 		}
 		return false, fmt.Errorf("decoding result of IDE tool %s: not JSON: %q", tool, truncateText(string(text), 80))
@@ -634,7 +592,7 @@ func decodeJSONText(tool string, r *ToolResult, v any) (ok bool, err error) {
 		if msg == "" {
 			msg = status.Error
 		}
-		return false, &ToolError{Tool: tool, Message: msg, Result: r}
+		return false, &mcp.ToolError{Tool: tool, Message: msg, Result: r}
 	}
 	if err := json.Unmarshal(text, v); err != nil {
 		return false, fmt.Errorf("decoding result of IDE tool %s: %w", tool, err)
@@ -653,7 +611,7 @@ func truncateText(s string, n int) string {
 // nothing at all (URIs stay byte for byte) for the identity.
 type converter struct{ c pathconv.Converter }
 
-func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity }
+func (v converter) identity() bool { return v.c == nil || v.c == pathconv.Identity{} }
 
 func (v converter) toLocal(p string) string {
 	if p == "" || v.identity() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/diag"
 
@@ -82,7 +83,7 @@ func TestGetDiagnosticsShapes(t *testing.T) {
 		map[string]any{"type": "text", "text": `{"filePath":"/p/c.go","line":4,"character":2,"severity":2,"message":"old1","source":"gopls"}`},
 		map[string]any{"type": "text", "text": `{"filePath":"/p/c.go","line":1,"character":1,"severity":1,"message":"old2"}`},
 	}
-	c, _ := newCannedIDE(t, map[string]any{ToolGetDiagnostics: textResult(lspShape)}, nil)
+	c, _ := newCannedIDE(t, map[string]any{mcp.ToolGetDiagnostics: textResult(lspShape)}, nil)
 	got, err := c.GetDiagnostics(testCtx(t), "")
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestGetDiagnosticsShapes(t *testing.T) {
 		t.Errorf("LSP shape (-want +got):\n%s", diff)
 	}
 
-	c2, _ := newCannedIDE(t, map[string]any{ToolGetDiagnostics: map[string]any{"content": oldNeovim}}, nil)
+	c2, _ := newCannedIDE(t, map[string]any{mcp.ToolGetDiagnostics: map[string]any{"content": oldNeovim}}, nil)
 	got, err = c2.GetDiagnostics(testCtx(t), "")
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestGetDiagnosticsShapes(t *testing.T) {
 		t.Errorf("old Neovim shape (-want +got):\n%s", diff)
 	}
 
-	c3, _ := newCannedIDE(t, map[string]any{ToolGetDiagnostics: textResult("no diagnostics here")}, nil)
+	c3, _ := newCannedIDE(t, map[string]any{mcp.ToolGetDiagnostics: textResult("no diagnostics here")}, nil)
 	if _, err := c3.GetDiagnostics(testCtx(t), ""); err == nil {
 		t.Error("plain text accepted as diagnostics")
 	}
@@ -147,14 +148,14 @@ func TestSeverityNames(t *testing.T) {
 // back as WSL paths.
 func TestPathsConvertBothWays(t *testing.T) {
 	results := map[string]any{
-		ToolOpenDiff:            textResult("FILE_SAVED", "new text"),
-		ToolOpenFile:            textResult(`{"success":true,"filePath":"C:\\Users\\me\\p\\main.go","languageId":"go","lineCount":3}`),
-		ToolSaveDocument:        textResult(`{"success":true,"filePath":"C:\\Users\\me\\p\\main.go","saved":true,"message":"Document saved"}`),
-		ToolCheckDocumentDirty:  textResult(`{"success":true,"filePath":"C:\\Users\\me\\p\\main.go","isDirty":true,"isUntitled":false}`),
-		ToolGetDiagnostics:      textResult(`[{"uri":"file:///c%3A/Users/me/p/main.go","diagnostics":[{"message":"m","severity":"Error","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]}]`),
-		ToolGetWorkspaceFolders: textResult(`{"success":true,"folders":[{"name":"p","uri":"file:///C:/Users/me/p","path":"C:\\Users\\me\\p"}],"rootPath":"C:\\Users\\me\\p"}`),
-		ToolGetOpenEditors:      textResult(`{"tabs":[{"uri":"file:///C:/Users/me/p/main.go","isActive":true,"label":"main.go","languageId":"go","isDirty":false}]}`),
-		ToolGetCurrentSelection: textResult(`{"success":true,"text":"x","filePath":"C:\\Users\\me\\p\\main.go","fileUrl":"file:///C:/Users/me/p/main.go","selection":{"start":{"line":1,"character":0},"end":{"line":1,"character":1},"isEmpty":false}}`),
+		mcp.ToolOpenDiff:            textResult("FILE_SAVED", "new text"),
+		mcp.ToolOpenFile:            textResult(`{"success":true,"filePath":"C:\\Users\\me\\p\\main.go","languageId":"go","lineCount":3}`),
+		mcp.ToolSaveDocument:        textResult(`{"success":true,"filePath":"C:\\Users\\me\\p\\main.go","saved":true,"message":"Document saved"}`),
+		mcp.ToolCheckDocumentDirty:  textResult(`{"success":true,"filePath":"C:\\Users\\me\\p\\main.go","isDirty":true,"isUntitled":false}`),
+		mcp.ToolGetDiagnostics:      textResult(`[{"uri":"file:///c%3A/Users/me/p/main.go","diagnostics":[{"message":"m","severity":"Error","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]}]`),
+		mcp.ToolGetWorkspaceFolders: textResult(`{"success":true,"folders":[{"name":"p","uri":"file:///C:/Users/me/p","path":"C:\\Users\\me\\p"}],"rootPath":"C:\\Users\\me\\p"}`),
+		mcp.ToolGetOpenEditors:      textResult(`{"tabs":[{"uri":"file:///C:/Users/me/p/main.go","isActive":true,"label":"main.go","languageId":"go","isDirty":false}]}`),
+		mcp.ToolGetCurrentSelection: textResult(`{"success":true,"text":"x","filePath":"C:\\Users\\me\\p\\main.go","fileUrl":"file:///C:/Users/me/p/main.go","selection":{"start":{"line":1,"character":0},"end":{"line":1,"character":1},"isEmpty":false}}`),
 	}
 	c, ci := newCannedIDE(t, results, &ClientOptions{Paths: pathconv.NewWSL("Ubuntu", nil)})
 	ctx := testCtx(t)
@@ -165,7 +166,7 @@ func TestPathsConvertBothWays(t *testing.T) {
 	if err != nil || out.FinalText != "new text" {
 		t.Fatalf("openDiff: %+v, %v", out, err)
 	}
-	a := ci.argsOf(t, ToolOpenDiff)
+	a := ci.argsOf(t, mcp.ToolOpenDiff)
 	if a["old_file_path"] != ide || a["new_file_path"] != ide || a["new_file_contents"] != "new text" {
 		t.Errorf("openDiff args %v", a)
 	}
@@ -178,7 +179,7 @@ func TestPathsConvertBothWays(t *testing.T) {
 		t.Errorf("openFile: %+v, %v", of, err)
 	}
 	want := map[string]any{"filePath": ide, "preview": false, "startText": "func", "endText": "}", "selectToEndOfLine": true, "makeFrontmost": true}
-	if diff := cmp.Diff(want, ci.argsOf(t, ToolOpenFile)); diff != "" {
+	if diff := cmp.Diff(want, ci.argsOf(t, mcp.ToolOpenFile)); diff != "" {
 		t.Errorf("openFile args (-want +got):\n%s", diff)
 	}
 
@@ -186,7 +187,7 @@ func TestPathsConvertBothWays(t *testing.T) {
 	if err != nil || st.FilePath != local || !st.Saved {
 		t.Errorf("saveDocument: %+v, %v", st, err)
 	}
-	if a := ci.argsOf(t, ToolSaveDocument); a["filePath"] != ide {
+	if a := ci.argsOf(t, mcp.ToolSaveDocument); a["filePath"] != ide {
 		t.Errorf("saveDocument args %v", a)
 	}
 	st, err = c.CheckDocumentDirty(ctx, local)
@@ -198,7 +199,7 @@ func TestPathsConvertBothWays(t *testing.T) {
 	if err != nil || len(diags) != 1 || diags[0].Path != local || diags[0].URI != "file://"+local {
 		t.Errorf("getDiagnostics: %+v, %v", diags, err)
 	}
-	if a := ci.argsOf(t, ToolGetDiagnostics); a["uri"] != "file:///C:/Users/me/p/main.go" {
+	if a := ci.argsOf(t, mcp.ToolGetDiagnostics); a["uri"] != "file:///C:/Users/me/p/main.go" {
 		t.Errorf("getDiagnostics args %v", a)
 	}
 
@@ -216,7 +217,7 @@ func TestPathsConvertBothWays(t *testing.T) {
 	}
 
 	// Notifications convert too.
-	n := Notification{Method: MethodAtMentioned, Params: json.RawMessage(`{"filePath":"C:\\Users\\me\\p\\main.go","lineStart":1}`), paths: c.paths}
+	n := Notification{Method: mcp.MethodAtMentioned, Params: json.RawMessage(`{"filePath":"C:\\Users\\me\\p\\main.go","lineStart":1}`), paths: c.cfg.Paths}
 	am, err := n.AtMentioned()
 	if err != nil || am.FilePath != local || *am.LineStart != 1 || am.LineEnd != nil {
 		t.Errorf("at_mentioned: %+v, %v", am, err)
@@ -225,40 +226,40 @@ func TestPathsConvertBothWays(t *testing.T) {
 
 func TestToolOutcomes(t *testing.T) {
 	results := map[string]any{
-		ToolOpenDiff:            textResult("TAB_CLOSED"),
-		ToolCloseAllDiffTabs:    textResult("CLOSED_2_DIFF_TABS"),
-		ToolCheckDocumentDirty:  textResult(`{"success":false,"message":"Document not open: /x"}`),
-		ToolGetLatestSelection:  textResult(`{"success":false,"message":"No selection available"}`),
-		ToolOpenFile:            textResult("Opened file: /x"),
-		ToolExecuteCode:         map[string]any{"content": []any{map[string]any{"type": "text", "text": "42"}, map[string]any{"type": "image", "data": "AA==", "mimeType": "image/png"}}},
-		ToolGetOpenEditors:      textResult(`[{"uri":"file:///x","label":"x","isActive":false,"isDirty":true}]`),
-		ToolGetWorkspaceFolders: textResult("not json"),
+		mcp.ToolOpenDiff:            textResult("TAB_CLOSED"),
+		mcp.ToolCloseAllDiffTabs:    textResult("CLOSED_2_DIFF_TABS"),
+		mcp.ToolCheckDocumentDirty:  textResult(`{"success":false,"message":"Document not open: /x"}`),
+		mcp.ToolGetLatestSelection:  textResult(`{"success":false,"message":"No selection available"}`),
+		mcp.ToolOpenFile:            textResult("Opened file: /x"),
+		mcp.ToolExecuteCode:         map[string]any{"content": []any{map[string]any{"type": "text", "text": "42"}, map[string]any{"type": "image", "data": "AA==", "mimeType": "image/png"}}},
+		mcp.ToolGetOpenEditors:      textResult(`[{"uri":"file:///x","label":"x","isActive":false,"isDirty":true}]`),
+		mcp.ToolGetWorkspaceFolders: textResult("not json"),
 	}
 	c, ci := newCannedIDE(t, results, nil)
 	ctx := testCtx(t)
 	out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/x", NewPath: "/y", NewContents: "proposed", TabName: "tab"})
-	if err != nil || out.Kind != DiffTabClosed || !out.Accepted() || out.FinalText != "proposed" || out.Kind.String() != "tab_closed" {
+	if err != nil || out.Status != EditTabClosed || !out.Accepted() || out.FinalText != "proposed" || string(out.Status) != "tab_closed" {
 		t.Errorf("TAB_CLOSED: %+v, %v", out, err)
 	}
-	if a := ci.argsOf(t, ToolOpenDiff); a["old_file_path"] != "/x" || a["new_file_path"] != "/y" || a["tab_name"] != "tab" {
+	if a := ci.argsOf(t, mcp.ToolOpenDiff); a["old_file_path"] != "/x" || a["new_file_path"] != "/y" || a["tab_name"] != "tab" {
 		t.Errorf("openDiff args %v", a)
 	}
-	ci.set(ToolOpenDiff, textResult("SOMETHING_ELSE"))
-	if out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/x", NewContents: "p"}); err != nil || out.Kind != DiffOther || out.Accepted() || out.FinalText != "" {
+	ci.set(mcp.ToolOpenDiff, textResult("SOMETHING_ELSE"))
+	if out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/x", NewContents: "p"}); err != nil || out.Status != EditNotAccepted || out.Accepted() || out.FinalText != "" {
 		t.Errorf("other answer: %+v, %v", out, err)
 	}
 	if n, err := c.CloseAllDiffTabs(ctx); n != 2 || err != nil {
 		t.Errorf("closeAllDiffTabs: %d, %v", n, err)
 	}
-	if a := ci.argsOf(t, ToolCloseAllDiffTabs); len(a) != 0 {
+	if a := ci.argsOf(t, mcp.ToolCloseAllDiffTabs); len(a) != 0 {
 		t.Errorf("closeAllDiffTabs args %v, want {}", a)
 	}
-	ci.set(ToolCloseAllDiffTabs, textResult("done"))
+	ci.set(mcp.ToolCloseAllDiffTabs, textResult("done"))
 	if n, err := c.CloseAllDiffTabs(ctx); n != -1 || err != nil {
 		t.Errorf("closeAllDiffTabs without a count: %d, %v", n, err)
 	}
-	var te *ToolError
-	if _, err := c.CheckDocumentDirty(ctx, "/x"); !errors.As(err, &te) || te.Message != "Document not open: /x" || te.Tool != ToolCheckDocumentDirty {
+	var te *mcp.ToolError
+	if _, err := c.CheckDocumentDirty(ctx, "/x"); !errors.As(err, &te) || te.Message != "Document not open: /x" || te.Tool != mcp.ToolCheckDocumentDirty {
 		t.Errorf("success false: %v", err)
 	}
 	if _, err := c.GetLatestSelection(ctx); !errors.As(err, &te) || te.Message != "No selection available" {
@@ -267,14 +268,14 @@ func TestToolOutcomes(t *testing.T) {
 	if of, err := c.OpenFile(ctx, OpenFileArgs{FilePath: "/x", Background: true}); err != nil || of.Text != "Opened file: /x" || of.FilePath != "" {
 		t.Errorf("plain-text openFile: %+v, %v", of, err)
 	}
-	if a := ci.argsOf(t, ToolOpenFile); a["makeFrontmost"] != false {
+	if a := ci.argsOf(t, mcp.ToolOpenFile); a["makeFrontmost"] != false {
 		t.Errorf("Background did not send makeFrontmost false: %v", a)
 	}
 	r, err := c.ExecuteCode(ctx, "print(42)")
 	if err != nil || r.Text() != "42" || len(r.Content) != 2 {
 		t.Errorf("executeCode: %+v, %v", r, err)
 	}
-	if a := ci.argsOf(t, ToolExecuteCode); a["code"] != "print(42)" {
+	if a := ci.argsOf(t, mcp.ToolExecuteCode); a["code"] != "print(42)" {
 		t.Errorf("executeCode args %v", a)
 	}
 	eds, err := c.GetOpenEditors(ctx)
@@ -311,7 +312,7 @@ func TestFileURIConversion(t *testing.T) {
 	}
 	// The identity converter leaves URIs byte for byte, even odd ones.
 	odd := "file:///home/dev/proj/main.go-accept (proposed)"
-	if got := (converter{pathconv.Identity}).uriToLocal(odd); got != odd {
+	if got := (converter{pathconv.Identity{}}).uriToLocal(odd); got != odd {
 		t.Errorf("identity changed %q to %q", odd, got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // exchange is one client message of a transcript and the IDE's messages
@@ -154,13 +155,13 @@ func TestNeovimTranscriptReplay(t *testing.T) {
 	if err := c.CloseTab(ctx, "nope"); err != nil {
 		t.Errorf("close_tab: %v", err)
 	}
-	var te *ToolError
+	var te *mcp.ToolError
 	if _, err := c.CallTool(ctx, "noSuchTool", nil); !errors.As(err, &te) || te.Code != jsonrpc.CodeMethodNotFound || te.Message != "Tool not found: noSuchTool" {
 		t.Errorf("unknown tool: %v", err)
 	}
 
 	out, err := c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/home/dev/proj/main.go", NewContents: "package main\n\nfunc main() { println(1) }\n", TabName: "main.go-accept"})
-	if err != nil || out.Kind != DiffSaved || !out.Accepted() || out.FinalText != "package main\n\nfunc main() { println(1) }\n" || out.TabName != "main.go-accept" {
+	if err != nil || out.Status != EditAccepted || !out.Accepted() || out.FinalText != "package main\n\nfunc main() { println(1) }\n" || out.TabName != "main.go-accept" {
 		t.Errorf("openDiff accept: %+v, %v", out, err)
 	}
 	// The selection_changed sent while the diff was pending arrived.
@@ -174,7 +175,7 @@ func TestNeovimTranscriptReplay(t *testing.T) {
 		t.Errorf("close_tab after accept: %v", err)
 	}
 	out, err = c.OpenDiff(ctx, OpenDiffArgs{OldPath: "/home/dev/proj/main.go", NewContents: "package main\n\nfunc main() { println(2) }\n", TabName: "main.go-deny"})
-	if err != nil || out.Kind != DiffRejected || out.Accepted() {
+	if err != nil || out.Status != EditRejected || out.Accepted() {
 		t.Errorf("openDiff deny: %+v, %v", out, err)
 	}
 	if _, err := c.GetDiagnostics(ctx, "/no/such/file.go"); !errors.As(err, &te) || te.Code != jsonrpc.CodeFileNotOpen {

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/env"
 )
 
 // DefaultWindowsUsersRoot is where WSL sees the Windows user profiles.
@@ -29,7 +31,7 @@ var ErrNoHome = errors.New("no lockfile directory: CLAUDE_CONFIG_DIR is not set 
 type DirOptions struct {
 	// Home is the user's home directory. Empty means HOME from the
 	// environment passed in (USERPROFILE on Windows); when that environment
-	// is the process's own (a nil getenv), os.UserHomeDir as a last resort.
+	// is the process's own (a nil environ), os.UserHomeDir as a last resort.
 	Home string
 	// WindowsUsersRoot is where the Windows user profiles are seen under
 	// WSL. Empty means DefaultWindowsUsersRoot.
@@ -45,35 +47,30 @@ var skippedProfiles = map[string]bool{
 	"all users":    true,
 }
 
-// IsWSL reports whether the environment is that of a process inside WSL.
-// getenv nil means os.Getenv.
-func IsWSL(getenv func(string) string) bool {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	return getenv(EnvWSLDistro) != ""
+// IsWSL reports whether environ (os.Environ form; nil means the
+// process's environment) is that of a process inside WSL.
+func IsWSL(environ []string) bool {
+	return env.Get(environ, EnvWSLDistro) != ""
 }
 
 // Dir returns the directory where an IDE on this system writes its
 // lockfiles: $CLAUDE_CONFIG_DIR/ide when that is set and not empty, else
-// ~/.claude/ide. getenv nil means os.Getenv.
-func Dir(getenv func(string) string, opts *DirOptions) (string, error) {
-	ownEnv := getenv == nil
-	if ownEnv {
-		getenv = os.Getenv
-	}
+// ~/.claude/ide. environ is the environment in os.Environ form; nil means
+// the process's own.
+func Dir(environ []string, opts *DirOptions) (string, error) {
+	ownEnv := environ == nil
 	if opts == nil {
 		opts = &DirOptions{}
 	}
-	if d := getenv(EnvConfigDir); d != "" {
+	if d := env.Get(environ, EnvConfigDir); d != "" {
 		return filepath.Join(d, "ide"), nil
 	}
 	home := opts.Home
 	if home == "" {
 		if runtime.GOOS == "windows" {
-			home = getenv("USERPROFILE")
+			home = env.Get(environ, "USERPROFILE")
 		} else {
-			home = getenv("HOME")
+			home = env.Get(environ, "HOME")
 		}
 	}
 	if home == "" && ownEnv {
@@ -87,13 +84,14 @@ func Dir(getenv func(string) string, opts *DirOptions) (string, error) {
 
 // Dirs returns every directory in which an agent looks for lockfiles: Dir,
 // then, under WSL, the Windows side's (WindowsDirs). Directories that do
-// not exist are included; Scan skips them. getenv nil means os.Getenv.
-func Dirs(getenv func(string) string, opts *DirOptions) []string {
+// not exist are included; Scan skips them. environ nil means the process's
+// environment.
+func Dirs(environ []string, opts *DirOptions) []string {
 	var dirs []string
-	if d, err := Dir(getenv, opts); err == nil {
+	if d, err := Dir(environ, opts); err == nil {
 		dirs = append(dirs, d)
 	}
-	for _, d := range WindowsDirs(getenv, opts) {
+	for _, d := range WindowsDirs(environ, opts) {
 		if !containsPath(dirs, d) {
 			dirs = append(dirs, d)
 		}
@@ -106,9 +104,9 @@ func Dirs(getenv func(string) string, opts *DirOptions) []string {
 // Default, Default User and All Users; outside WSL, or when the profiles
 // cannot be listed, it returns nil. Their Unix permissions are made up by
 // the mount (often 0777), so Scan must not judge them by mode: pass them as
-// ScanOptions.ForeignDirs.
-func WindowsDirs(getenv func(string) string, opts *DirOptions) []string {
-	if !IsWSL(getenv) {
+// ScanOptions.ForeignDirs. environ nil means the process's environment.
+func WindowsDirs(environ []string, opts *DirOptions) []string {
+	if !IsWSL(environ) {
 		return nil
 	}
 	root := DefaultWindowsUsersRoot

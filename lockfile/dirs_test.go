@@ -9,9 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// envFunc returns a getenv over m, so tests never read the real environment.
-func envFunc(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+// envFunc returns m in os.Environ form (never nil), so tests never read
+// the real environment.
+func envFunc(m map[string]string) []string {
+	out := []string{}
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 func TestDirConfigDirWins(t *testing.T) {
@@ -92,5 +97,15 @@ func TestDirsDeduplicatesConfigDirOnWindowsSide(t *testing.T) {
 	got := Dirs(envFunc(env), &DirOptions{WindowsUsersRoot: users})
 	if len(got) != 1 {
 		t.Errorf("Dirs = %q, want the one directory once", got)
+	}
+}
+
+func TestIsWSL(t *testing.T) {
+	if !IsWSL([]string{"WSL_DISTRO_NAME=Ubuntu"}) || IsWSL([]string{"WSL_DISTRO_NAME="}) || IsWSL([]string{}) {
+		t.Error("IsWSL does not read WSL_DISTRO_NAME of the environment given")
+	}
+	t.Setenv("WSL_DISTRO_NAME", "Debian")
+	if !IsWSL(nil) || IsWSL([]string{}) {
+		t.Error("nil must mean the process's environment, and only nil")
 	}
 }

@@ -7,7 +7,7 @@
 // and keeps those whose workspace folders contain its working directory
 // (Match):
 //
-//	for _, r := range lockfile.Scan(lockfile.Dirs(os.Getenv, nil), nil) {
+//	for _, r := range lockfile.Scan(lockfile.Dirs(nil, nil), nil) {
 //		if r.Err == nil && lockfile.Match(r.Lockfile.WorkspaceFolders, cwd, nil) {
 //			fmt.Println(r.Lockfile.Port, r.Lockfile.IDEName)
 //		}
@@ -22,8 +22,8 @@
 // may write, because a planted lockfile would point the agent at someone
 // else's server (and hand it the agent's edits).
 //
-// Everything that reads the environment takes it as a function (os.Getenv,
-// or a map lookup in tests), and every path can be redirected through
-// options, so tests never touch the real home directory. All functions are
-// safe for concurrent use.
+// Everything that reads the environment takes it in os.Environ form
+// ("KEY=value" strings; nil means the process's own), and every path can be
+// redirected through options, so tests never touch the real home
+// directory. All functions are safe for concurrent use.
 package lockfile

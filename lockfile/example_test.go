@@ -13,11 +13,10 @@ import (
 func Example() {
 	config, _ := os.MkdirTemp("", "claude-config")
 	defer os.RemoveAll(config)
-	env := map[string]string{"CLAUDE_CONFIG_DIR": config}
-	getenv := func(k string) string { return env[k] }
+	env := []string{"CLAUDE_CONFIG_DIR=" + config} // os.Environ form; nil is the process's
 
 	// The IDE side.
-	dir, _ := lockfile.Dir(getenv, nil)
+	dir, _ := lockfile.Dir(env, nil)
 	path, _ := lockfile.Write(dir, &lockfile.Lockfile{
 		Port:             41234,
 		PID:              os.Getpid(),
@@ -29,7 +28,7 @@ func Example() {
 	defer lockfile.Remove(path)
 
 	// The agent side.
-	for _, r := range lockfile.Scan(lockfile.Dirs(getenv, nil), nil) {
+	for _, r := range lockfile.Scan(lockfile.Dirs(env, nil), nil) {
 		if r.Err != nil {
 			fmt.Println("unusable:", r.Err)
 			continue

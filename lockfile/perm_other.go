@@ -2,7 +2,9 @@
 
 package lockfile
 
-import "io/fs"
+import (
+	"io/fs"
+)
 
 // checkPermissions does nothing where Unix owners and modes do not exist
 // (Windows protects user profiles with ACLs).

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/idebridge/idebridge/internal/safefile"
 )
 
 // ScanOptions adjusts Scan. A nil *ScanOptions means the zero value: the
@@ -20,7 +22,8 @@ type ScanOptions struct {
 	AllowInsecure bool
 	// UID is the uid that must own lockfiles (and, or root, their
 	// directories). Nil means os.Getuid(). Tests set it to simulate a file
-	// owned by someone else.
+	// owned by someone else. A negative UID is rejected: every directory
+	// is then reported with a *DirError saying so, and nothing is read.
 	UID *int
 	// ForeignDirs are directories whose Unix owner and mode are made up by
 	// a mount (the Windows side under WSL: see WindowsDirs) and so are not
@@ -61,8 +64,12 @@ func Scan(dirs []string, opts *ScanOptions) []ScanResult {
 		opts = &ScanOptions{}
 	}
 	uid := os.Getuid()
+	var badUID error
 	if opts.UID != nil {
 		uid = *opts.UID
+		if uid < 0 {
+			badUID = fmt.Errorf("ScanOptions.UID is negative (%d)", uid)
+		}
 	}
 	var results []ScanResult
 	var seen []string
@@ -71,6 +78,10 @@ func Scan(dirs []string, opts *ScanOptions) []ScanResult {
 			continue
 		}
 		seen = append(seen, dir)
+		if badUID != nil {
+			results = append(results, ScanResult{Path: dir, Dir: dir, Err: &DirError{Dir: dir, Err: badUID}})
+			continue
+		}
 		check := !opts.AllowInsecure && !containsPath(opts.ForeignDirs, dir)
 		results = append(results, scanDir(dir, check, uid)...)
 	}
@@ -127,29 +138,63 @@ func scanDir(dir string, check bool, uid int) []ScanResult {
 	return results
 }
 
-// readLockfile reads and parses one lockfile, checking its owner and mode on
-// the opened file so that a swap after the check cannot go unnoticed.
+// Read reads and parses the one lockfile at path with Scan's checks: the
+// name must be <port>.lock, and unless opts.AllowInsecure is set (or the
+// file's directory is one of opts.ForeignDirs) neither the file nor its
+// directory may be writable by group or others or owned by another user.
+// Reconnecting to a known IDE uses it to re-read its lockfile. A nil
+// *ScanOptions means the zero value, as for Scan.
+//
+// The file is opened once, without blocking and without becoming a
+// controlling terminal, and what was opened is checked: a FIFO or device
+// under a lockfile name (even one swapped in after a check) is reported
+// with a *ParseError, never read. A missing file gives an error matching
+// fs.ErrNotExist.
+func Read(path string, opts *ScanOptions) (*Lockfile, error) {
+	if opts == nil {
+		opts = &ScanOptions{}
+	}
+	if _, ok := PortFromName(path); !ok {
+		return nil, &ParseError{Path: path, Err: ErrNotLockfile}
+	}
+	uid := os.Getuid()
+	if opts.UID != nil {
+		if uid = *opts.UID; uid < 0 {
+			return nil, fmt.Errorf("reading lockfile %s: ScanOptions.UID is negative (%d)", path, uid)
+		}
+	}
+	dir := filepath.Dir(path)
+	check := !opts.AllowInsecure && !containsPath(opts.ForeignDirs, dir)
+	if check {
+		info, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("reading lockfile %s: %w", path, err)
+		}
+		if p := checkPermissions(dir, info, uid, true); p != nil {
+			p.Lockfile = path
+			return nil, p
+		}
+	}
+	lf, _, err := readLockfile(path, check, uid)
+	return lf, err
+}
+
+// readLockfile reads and parses one lockfile. It opens the path once, in a
+// way that cannot block (a FIFO swapped in after the directory was listed
+// would otherwise hold open(2) until someone writes to it) and checks type,
+// owner and mode on the opened descriptor, so that a swap after any check
+// cannot go unnoticed. A symbolic link is followed, and what it leads to is
+// checked.
 func readLockfile(path string, check bool, uid int) (*Lockfile, time.Time, error) {
-	// Stat first: opening a FIFO planted under a lockfile name would block.
-	info, err := os.Stat(path)
+	f, info, err := safefile.Open(path, nil)
+	var pe *fs.PathError
+	if errors.Is(err, safefile.ErrNotRegular) && errors.As(err, &pe) {
+		return nil, info.ModTime(), &ParseError{Path: path, Err: pe.Err} // "not a regular file (a FIFO)"
+	}
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("reading lockfile %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, info.ModTime(), &ParseError{Path: path, Err: fmt.Errorf("not a regular file (%v)", info.Mode().Type())}
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, info.ModTime(), fmt.Errorf("reading lockfile %s: %w", path, err)
 	}
 	defer f.Close()
-	info, err = f.Stat()
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("reading lockfile %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, info.ModTime(), &ParseError{Path: path, Err: fmt.Errorf("not a regular file (%v)", info.Mode().Type())}
-	}
 	if check {
 		if p := checkPermissions(path, info, uid, false); p != nil {
 			p.Lockfile = path

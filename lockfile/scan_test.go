@@ -109,6 +109,20 @@ func TestScanUnreadableDirectory(t *testing.T) {
 	}
 }
 
+func TestScanNegativeUIDRejected(t *testing.T) {
+	dir := t.TempDir()
+	writeAt(t, dir, &Lockfile{Port: 1, PID: 1, Transport: TransportWS}, time.Now())
+	uid := -1
+	results := Scan([]string{dir, dir}, &ScanOptions{UID: &uid})
+	var de *DirError
+	if len(results) != 1 || !errors.As(results[0].Err, &de) || de.Dir != dir || !strings.Contains(de.Error(), "UID is negative") {
+		t.Fatalf("Scan with UID -1 = %+v, want one *DirError naming the option", results)
+	}
+	if results[0].Lockfile != nil {
+		t.Errorf("a lockfile was read with a rejected option: %+v", results[0].Lockfile)
+	}
+}
+
 func TestScanTooLarge(t *testing.T) {
 	dir := t.TempDir()
 	writeRaw(t, dir, "1.lock", `{"x":"`+strings.Repeat("a", MaxSize)+`"}`, time.Now())

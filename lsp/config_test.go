@@ -61,9 +61,8 @@ func TestParseServersDefaultsAndFields(t *testing.T) {
 	want := []ServerConfig{
 		{
 			Name: "plugin:py:minimal", Plugin: "py", Server: "minimal", Root: "/plugins/py", DataDir: "/data/py",
-			ProjectDir: "/proj", File: src.File, Command: "gopls", Transport: "stdio",
+			ProjectDir: "/proj", File: src.File, Command: "gopls",
 			ExtensionToLanguage: map[string]string{".go": "go"},
-			RestartOnCrash:      true, MaxRestarts: 3, Diagnostics: true,
 		},
 		{
 			Name: "plugin:py:full", Plugin: "py", Server: "full", Root: "/plugins/py", DataDir: "/data/py",
@@ -77,11 +76,88 @@ func TestParseServersDefaultsAndFields(t *testing.T) {
 			Settings:              json.RawMessage(`{"python":{"analysis":{"mode":"strict"}}}`),
 			WorkspaceFolder:       "/proj/sub",
 			StartupTimeout:        1500 * time.Millisecond, ShutdownTimeout: 2 * time.Second,
-			RestartOnCrash: false, MaxRestarts: 7, Diagnostics: false,
+			NoRestartOnCrash: true, MaxRestarts: 7, NoDiagnostics: true,
 		},
 	}
 	if diff := cmp.Diff(want, cfgs); diff != "" {
 		t.Errorf("configs (-want +got):\n%s", diff)
+	}
+}
+
+// A ServerConfig literal means what the .lsp.json entry with the same
+// fields means: the zero values are the documented defaults, and the one
+// field whose JSON zero differs from Go's, maxRestarts, maps 0 to -1.
+func TestServerConfigZeroValueIsTheDefault(t *testing.T) {
+	doc := `{
+	  "plain": {"command": "ls", "extensionToLanguage": {".x": "x"}},
+	  "spelled": {"command": "ls", "extensionToLanguage": {".x": "x"}, "transport": "stdio",
+	              "restartOnCrash": true, "maxRestarts": 3, "diagnostics": true},
+	  "none": {"command": "ls", "extensionToLanguage": {".x": "x"}, "maxRestarts": 0},
+	  "off": {"command": "ls", "extensionToLanguage": {".x": "x"}, "restartOnCrash": false, "diagnostics": false}
+	}`
+	cfgs, errs := ParseServers([]byte(doc), Source{Root: "/r"}, &LoadOptions{ProjectDir: "/p"})
+	if len(errs) != 0 || len(cfgs) != 4 {
+		t.Fatalf("cfgs %+v errs %v", cfgs, errs)
+	}
+	lit := func(name string) ServerConfig {
+		return ServerConfig{Name: name, Server: name, Root: "/r", ProjectDir: "/p", Command: "ls", ExtensionToLanguage: map[string]string{".x": "x"}}
+	}
+	plain := lit("plain")
+	if diff := cmp.Diff(plain, cfgs[0]); diff != "" {
+		t.Errorf("plain entry vs literal (-literal +parsed):\n%s", diff)
+	}
+	spelled := lit("spelled")
+	if !spelled.Equal(&cfgs[1]) {
+		t.Errorf("defaults spelled out are not Equal to the literal: %+v", cfgs[1])
+	}
+	if cfgs[2].MaxRestarts != -1 || cfgs[2].restartLimit() != 0 {
+		t.Errorf(`"maxRestarts": 0 loads as %d (limit %d), want -1 (none)`, cfgs[2].MaxRestarts, cfgs[2].restartLimit())
+	}
+	if !cfgs[3].NoRestartOnCrash || !cfgs[3].NoDiagnostics || cfgs[3].restartLimit() != 0 {
+		t.Errorf("off: %+v", cfgs[3])
+	}
+	for _, tc := range []struct {
+		c    ServerConfig
+		want int
+	}{{ServerConfig{}, 3}, {ServerConfig{MaxRestarts: 5}, 5}, {ServerConfig{MaxRestarts: -7}, 0}, {ServerConfig{MaxRestarts: 5, NoRestartOnCrash: true}, 0}} {
+		if got := tc.c.restartLimit(); got != tc.want {
+			t.Errorf("restartLimit(%+v) = %d, want %d", tc.c, got, tc.want)
+		}
+	}
+}
+
+func TestResolveConflictsValidatesLiterals(t *testing.T) {
+	ok := NewServerConfig("ok", "ls", nil, map[string]string{".a": "a"})
+	cfgs, errs := ResolveConflicts([]ServerConfig{
+		ok,
+		{Name: "nocmd", ExtensionToLanguage: map[string]string{".b": "b"}},
+		{Name: "noext", Command: "x"},
+		{Name: "badext", Command: "x", ExtensionToLanguage: map[string]string{"b": "b"}},
+		{Name: "badtransport", Command: "x", Transport: "pigeon", ExtensionToLanguage: map[string]string{".c": "c"}},
+		{Name: "negative", Command: "x", StartupTimeout: -1, ExtensionToLanguage: map[string]string{".d": "d"}},
+		{Command: "x", ExtensionToLanguage: map[string]string{".e": "e"}},
+		{Server: "byserver", Command: "x", ExtensionToLanguage: map[string]string{".f": "f"}},
+		NewServerConfig("ok", "other", nil, map[string]string{".g": "g"}),
+		NewServerConfig("cased", "x", nil, map[string]string{".h": "c", ".H": "cpp"}),
+	})
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"ok", "byserver", "cased"}, names); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	var fields []string
+	for _, ce := range configErrors(errs) {
+		fields = append(fields, ce.Server+":"+ce.Field)
+	}
+	want := []string{"nocmd:command", "noext:extensionToLanguage", "badext:extensionToLanguage", "badtransport:transport",
+		"negative:startupTimeout", ":", "ok:"}
+	if diff := cmp.Diff(want, fields); diff != "" || len(errs) != len(want) {
+		t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
+	}
+	if !strings.Contains(errs[len(errs)-1].Error(), "duplicate server name ok") {
+		t.Errorf("last error %v", errs[len(errs)-1])
 	}
 }
 
@@ -185,8 +261,14 @@ func TestLoadPluginMergesFiles(t *testing.T) {
 	  "lspServers": ["./lsp/more.json", {"py": {"command": "pyright", "extensionToLanguage": {".py": "python"}}}]
 	}`)
 	cfgs, errs := LoadPlugin(Plugin{Root: root, DataDir: "/data"}, &LoadOptions{ProjectDir: "/proj"})
-	if len(errs) != 0 {
-		t.Fatalf("errors: %v", errs)
+	// py is defined twice, differently: the manifest's definition wins,
+	// and the error says so.
+	var re *RedefinedError
+	if len(errs) != 1 || !errors.As(errs[0], &re) || !errors.Is(errs[0], ErrRedefined) {
+		t.Fatalf("errors: %v, want one *RedefinedError", errs)
+	}
+	if re.Server != "py" || re.Kept != filepath.Join(root, ".claude-plugin", "plugin.json") || re.Dropped != filepath.Join(root, ".lsp.json") {
+		t.Errorf("redefinition %+v", re)
 	}
 	var got []string
 	for _, c := range cfgs {
@@ -214,6 +296,20 @@ func TestLoadPluginManifestForms(t *testing.T) {
 		cfgs, errs := LoadPlugin(Plugin{Root: root}, nil)
 		if len(errs) != 0 || len(cfgs) != 1 || cfgs[0].Name != "plugin:dirname:a" {
 			t.Errorf("cfgs %+v errs %v", cfgs, errs)
+		}
+	})
+	t.Run("manifest at the root, as community marketplaces write it", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "dirname")
+		writeFile(t, filepath.Join(root, "plugin.json"), `{"name": "rooted", "lspServers": {"a": {"command": "a", "extensionToLanguage": {".a": "a"}}}}`)
+		cfgs, errs := LoadPlugin(Plugin{Root: root}, nil)
+		if len(errs) != 0 || len(cfgs) != 1 || cfgs[0].Name != "plugin:rooted:a" || cfgs[0].File != filepath.Join(root, "plugin.json") {
+			t.Errorf("cfgs %+v errs %v", cfgs, errs)
+		}
+		// .claude-plugin/plugin.json is read first when both exist.
+		writeFile(t, filepath.Join(root, ".claude-plugin", "plugin.json"), `{"name": "dotted"}`)
+		cfgs, errs = LoadPlugin(Plugin{Root: root}, nil)
+		if len(errs) != 0 || len(cfgs) != 0 {
+			t.Errorf("both manifests: cfgs %+v errs %v", cfgs, errs)
 		}
 	})
 	t.Run("wrong type", func(t *testing.T) {
@@ -294,7 +390,7 @@ func TestLoadPluginsConflicts(t *testing.T) {
 	if len(errs) != 2 {
 		t.Fatalf("errs = %v, want 2 conflicts", errs)
 	}
-	var ce *ConflictError
+	var ce *ExtensionConflictError
 	if !errors.As(errs[0], &ce) || ce.Extension != ".GO" || ce.Winner != "plugin:a:gopls" || !errors.Is(errs[0], ErrExtensionConflict) {
 		t.Errorf("first conflict = %v", errs[0])
 	}

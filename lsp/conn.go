@@ -46,6 +46,7 @@ var (
 	ErrContentModified  error = &RPCError{Code: CodeContentModified, Message: "content modified"}
 	ErrRequestCancelled error = &RPCError{Code: CodeRequestCancelled, Message: "request cancelled"}
 	ErrMethodNotFound   error = &RPCError{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found"}
+	ErrServerCancelled  error = &RPCError{Code: CodeServerCancelled, Message: "server cancelled"}
 )
 
 // ErrConnClosed is returned for requests on a connection that is gone.
@@ -369,44 +370,59 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 }
 
 func (c *conn) callOnce(ctx context.Context, method string, params, result any) error {
+	wait, err := c.start(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	return wait(ctx, result)
+}
+
+// start sends a request and returns a function that waits for its
+// response and decodes the result into result (when not nil). When the
+// wait's ctx ends first the server is told with $/cancelRequest. Sending
+// and waiting are apart so that a caller can send under a lock (pinning
+// the document version the request is about) and wait without it.
+func (c *conn) start(ctx context.Context, method string, params any) (func(ctx context.Context, result any) error, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
 	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
-		return c.sendErr(method, err)
+		return nil, c.sendErr(method, err)
 	}
-	var raw json.RawMessage
-	err = w.Wait(ctx, &raw)
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		// Tell the server; its answer (usually RequestCancelled) is
-		// dropped by jsonrpc2 when it comes.
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = c.rpc.Notify(cctx, "$/cancelRequest", map[string]any{"id": id.Num})
-		cancel()
-		return fmt.Errorf("%s: %w", method, ctx.Err())
-	case errors.Is(err, jsonrpc2.ErrClosed):
-		return fmt.Errorf("%s: %w", method, c.closedErr())
-	default:
-		var je *jsonrpc2.Error
-		if errors.As(err, &je) {
-			re := &RPCError{Code: je.Code, Message: je.Message}
-			if je.Data != nil {
-				re.Data = *je.Data
+	return func(ctx context.Context, result any) error {
+		var raw json.RawMessage
+		err := w.Wait(ctx, &raw)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			// Tell the server; its answer (usually RequestCancelled) is
+			// dropped by jsonrpc2 when it comes.
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = c.rpc.Notify(cctx, "$/cancelRequest", map[string]any{"id": id.Num})
+			cancel()
+			return fmt.Errorf("%s: %w", method, ctx.Err())
+		case errors.Is(err, jsonrpc2.ErrClosed):
+			return fmt.Errorf("%s: %w", method, c.closedErr())
+		default:
+			var je *jsonrpc2.Error
+			if errors.As(err, &je) {
+				re := &RPCError{Code: je.Code, Message: je.Message}
+				if je.Data != nil {
+					re.Data = *je.Data
+				}
+				return fmt.Errorf("%s: %w", method, re)
 			}
-			return fmt.Errorf("%s: %w", method, re)
+			return fmt.Errorf("%s: %w", method, err)
 		}
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	if result != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, result); err != nil {
-			return fmt.Errorf("%s: decoding result: %w", method, err)
+		if result != nil && len(raw) > 0 {
+			if err := json.Unmarshal(raw, result); err != nil {
+				return fmt.Errorf("%s: decoding result: %w", method, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	}, nil
 }
 
 func (c *conn) sendErr(method string, err error) error {

@@ -4,14 +4,17 @@
 // a crashed one within bounds), keeps the files the agent touches in sync
 // with them, and feeds their diagnostics to a registry (package lspdiag).
 //
-// After an edit, Settle says how it knows the diagnostics are current, and
-// Drain hands out what is new, with notes where it may be stale:
+// After an edit, Settle says how it knows the diagnostics are current (a
+// pull answer for the text, a publish for its version, the end of the
+// server's work, or a publish and then the server's learned quiet period)
+// and never takes silence for "no errors"; Drain hands out what is new,
+// with notes where it is unknown or may be stale:
 //
 //	configs, errs := lsp.LoadPlugins(plugins, nil) // errs: per plugin and entry
-//	m := lsp.NewManager(configs, &lsp.ManagerOptions{ProjectDir: dir})
+//	m, err := lsp.NewManager(configs, &lsp.ManagerOptions{ProjectDir: dir}) // err: bad options
 //	defer m.Shutdown(ctx)
 //	m.Change(ctx, "main.go", newText) // opens the file in its server first if needed
-//	m.Settle(ctx, "main.go")
+//	res, _ := m.Settle(ctx, "main.go") // res.Freshness, res.Reason: how it knew
 //	if att, ok := m.Drain(); ok {
 //		prompt += att.Render(&diag.RenderOptions{ProjectDir: dir})
 //	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
@@ -24,7 +25,7 @@ import (
 // Defaults of ManagerOptions.
 const (
 	DefaultMaxOpenDocuments = 50
-	DefaultQuietPeriod      = 300 * time.Millisecond
+	DefaultQuietPeriod      = 50 * time.Millisecond
 	DefaultSettleTimeout    = 10 * time.Second
 	DefaultStartupTimeout   = 30 * time.Second
 	DefaultShutdownTimeout  = 5 * time.Second
@@ -38,10 +39,13 @@ const (
 const maxRestartDelay = 30 * time.Second
 
 // ManagerOptions configures a Manager. A nil *ManagerOptions, and any field
-// left at its zero value, means the default.
+// left at its zero value, means the default. A negative number or duration
+// is rejected by NewManager with an error naming the field, unless the
+// field says that negative means off.
 type ManagerOptions struct {
 	// Registry receives the servers' diagnostics; nil means a new
-	// NewRegistry(nil), available from Manager.Registry.
+	// registry with the default options (remembering at least
+	// MaxOpenDocuments documents), available from Manager.Registry.
 	Registry *lspdiag.Registry
 	// ProjectDir is CLAUDE_PROJECT_DIR for servers whose configuration
 	// does not name one, and their default workspace folder. Default: the
@@ -54,9 +58,12 @@ type ManagerOptions struct {
 	// SafeMode starts no server at all: document operations return
 	// ErrSafeMode.
 	SafeMode bool
-	// QuietPeriod is how long Settle waits without any publish or
-	// progress from a server before it concludes that nothing changed.
-	// Default 300 ms.
+	// QuietPeriod is the shortest silence Settle waits for where silence
+	// is the only signal: after the publish that answered a change from a
+	// server that sends no document versions (Settle then waits longer
+	// for a server measured to publish in several steps, or slowly), and
+	// after the reactions to other documents' changes. Silence alone never
+	// settles a document the server has not published for. Default 50 ms.
 	QuietPeriod time.Duration
 	// SettleTimeout bounds one Settle (ctx may end it sooner). Default
 	// 10 s.
@@ -83,12 +90,67 @@ type ManagerOptions struct {
 	// Default name "idebridge".
 	ClientName    string
 	ClientVersion string
-	// Environ is the base environment of server processes; nil means
-	// os.Environ().
-	Environ []string
+	// LoadWait bounds how long a navigation request (Definition,
+	// References, ...) waits for a server that is still loading the
+	// workspace before it asks anyway; the answer then says that it may be
+	// incomplete. Default DefaultLoadWait (30 s); negative: do not wait.
+	LoadWait time.Duration
+	// Env is the base environment of server processes, in os.Environ
+	// form; nil means the process's own.
+	Env []string
 	// Logger receives the servers' log messages and the manager's
 	// warnings. Nil is silent.
 	Logger *slog.Logger
+}
+
+// ErrInvalidOptions is matched (errors.Is) by the error NewManager returns
+// for options it cannot use.
+var ErrInvalidOptions = errors.New("invalid manager options")
+
+// withDefaults checks o and fills in the defaults of its zero fields.
+func (o ManagerOptions) withDefaults() (ManagerOptions, error) {
+	var bad []error
+	negative := func(name string, v int64) {
+		if v < 0 {
+			bad = append(bad, fmt.Errorf("%s is negative (%d); use 0 for the default", name, v))
+		}
+	}
+	negativeDur := func(name string, d time.Duration) {
+		if d < 0 {
+			bad = append(bad, fmt.Errorf("%s is negative (%v); use 0 for the default", name, d))
+		}
+	}
+	negative("MaxOpenDocuments", int64(o.MaxOpenDocuments))
+	negativeDur("QuietPeriod", o.QuietPeriod)
+	negativeDur("SettleTimeout", o.SettleTimeout)
+	negativeDur("StartupTimeout", o.StartupTimeout)
+	negativeDur("ShutdownTimeout", o.ShutdownTimeout)
+	negativeDur("RestartBackoff", o.RestartBackoff)
+	negativeDur("RetryBackoff", o.RetryBackoff)
+	negativeDur("WriteTimeout", o.WriteTimeout)
+	if len(bad) > 0 {
+		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(bad...))
+	}
+	setDefault(&o.MaxOpenDocuments, DefaultMaxOpenDocuments)
+	setDefault(&o.QuietPeriod, DefaultQuietPeriod)
+	setDefault(&o.SettleTimeout, DefaultSettleTimeout)
+	setDefault(&o.StartupTimeout, DefaultStartupTimeout)
+	setDefault(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	setDefault(&o.RestartBackoff, DefaultRestartBackoff)
+	setDefault(&o.RetryBackoff, DefaultRetryBackoff)
+	setDefault(&o.WriteTimeout, DefaultWriteTimeout)
+	setDefault(&o.ClientName, DefaultClientName)
+	setDefault(&o.LoadWait, DefaultLoadWait)
+	if o.ProjectDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, fmt.Errorf("%w: no ProjectDir and no current directory: %w", ErrInvalidOptions, err)
+		}
+		o.ProjectDir = wd
+	} else if abs, err := filepath.Abs(o.ProjectDir); err == nil {
+		o.ProjectDir = abs
+	}
+	return o, nil
 }
 
 // Manager starts and supervises the language servers of a set of
@@ -132,27 +194,24 @@ type document struct {
 	text    string
 	openOn  *instance // the instance the document is open in, if any
 	closed  bool
+	// The file on disk as last seen, to tell a change by someone else.
+	stamp   fileStamp
+	diskSum uint64
 }
 
 // NewManager returns a manager for configs (see LoadPlugins). Extension
 // conflicts are resolved as ResolveConflicts does and reported by
-// Problems. No server starts until a file needs it.
-func NewManager(configs []ServerConfig, opts *ManagerOptions) *Manager {
+// Problems. No server starts until a file needs it. Options it cannot use
+// (a negative number or duration) give an error matching
+// ErrInvalidOptions, and no manager.
+func NewManager(configs []ServerConfig, opts *ManagerOptions) (*Manager, error) {
 	var o ManagerOptions
 	if opts != nil {
 		o = *opts
 	}
-	setDefault(&o.MaxOpenDocuments, DefaultMaxOpenDocuments)
-	setDefault(&o.QuietPeriod, DefaultQuietPeriod)
-	setDefault(&o.SettleTimeout, DefaultSettleTimeout)
-	setDefault(&o.StartupTimeout, DefaultStartupTimeout)
-	setDefault(&o.ShutdownTimeout, DefaultShutdownTimeout)
-	setDefault(&o.RestartBackoff, DefaultRestartBackoff)
-	setDefault(&o.RetryBackoff, DefaultRetryBackoff)
-	setDefault(&o.WriteTimeout, DefaultWriteTimeout)
-	setDefault(&o.ClientName, DefaultClientName)
-	if o.ProjectDir == "" {
-		o.ProjectDir, _ = os.Getwd()
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	m := &Manager{
 		opts:     o,
@@ -163,16 +222,22 @@ func NewManager(configs []ServerConfig, opts *ManagerOptions) *Manager {
 		notes:    map[string]string{},
 	}
 	if m.log == nil {
-		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		m.log = slog.New(slog.DiscardHandler)
 	}
 	if m.reg == nil {
-		m.reg = lspdiag.NewRegistry(nil)
+		// The registry remembers versions for at least the open documents.
+		// Options in range: NewRegistry cannot fail.
+		m.reg, _ = lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxDocuments: max(o.MaxOpenDocuments, lspdiag.DefaultMaxDocuments)})
 	}
-	m.docs, _ = simplelru.NewLRU(o.MaxOpenDocuments, func(path string, d *document) {
+	docs, err := simplelru.NewLRU(o.MaxOpenDocuments, func(path string, d *document) {
 		m.closing[path] = d // sent by whoever holds the server's syncMu next
 	})
+	if err != nil { // withDefaults rules out a size below 1
+		return nil, fmt.Errorf("%w: MaxOpenDocuments: %w", ErrInvalidOptions, err)
+	}
+	m.docs = docs
 	m.problems = m.install(configs, nil)
-	return m
+	return m, nil
 }
 
 func setDefault[T comparable](v *T, def T) {
@@ -220,7 +285,7 @@ func (m *Manager) install(configs []ServerConfig, keep map[string]*server) []err
 func (m *Manager) Registry() *lspdiag.Registry { return m.reg }
 
 // Problems returns the configuration problems found by NewManager or the
-// last Reload: extension conflicts (*ConflictError) and duplicate names.
+// last Reload: extension conflicts (*ExtensionConflictError) and duplicate names.
 func (m *Manager) Problems() []error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -312,8 +377,10 @@ func (m *Manager) Save(ctx context.Context, path string) error {
 	return m.syncDoc(ctx, path, nil, true)
 }
 
-// Close closes path in its server (didClose) and forgets its
-// diagnostics. Closing a file that is not open does nothing.
+// Close closes path in its server (didClose) and drops its pending
+// diagnostics; which of them were delivered is remembered, so reopening
+// the file unchanged delivers nothing again. Closing a file that is not
+// open does nothing.
 func (m *Manager) Close(ctx context.Context, path string) error {
 	r, abs, err := m.route(path)
 	if err != nil {
@@ -347,15 +414,18 @@ func (m *Manager) syncDoc(ctx context.Context, path string, text *string, save b
 			m.noteFailure(abs, r.srv, err)
 			return err
 		}
+		var disk *diskView
 		if text == nil {
-			data, err := os.ReadFile(abs)
+			dv, err := readDisk(abs)
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", abs, err)
 			}
-			t := string(data)
-			text = &t
+			t := dv.text
+			text, disk = &t, &dv
+		} else if dv, err := readDisk(abs); err == nil {
+			disk = &dv // what is on disk now, to tell a later change by someone else
 		}
-		retry, err := m.send(ctx, r, abs, inst, *text, save)
+		retry, err := m.send(ctx, r, abs, inst, *text, save, disk)
 		if retry && attempt < 3 {
 			continue // the instance was replaced meanwhile
 		}
@@ -368,7 +438,7 @@ func (m *Manager) syncDoc(ctx context.Context, path string, text *string, save b
 
 // send brings the document at abs to text in inst, under the server's
 // sync lock. retry reports that inst is no longer current.
-func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance, text string, save bool) (retry bool, err error) {
+func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance, text string, save bool, disk *diskView) (retry bool, err error) {
 	srv := r.srv
 	srv.syncMu.Lock()
 	if srv.current() != inst {
@@ -390,6 +460,9 @@ func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance,
 	// Close what was evicted from this server before opening anything, so
 	// a path evicted and reopened is never open twice.
 	others := m.closePending(ctx, srv)
+	if disk != nil {
+		doc.stamp, doc.diskSum = disk.stamp, disk.sum
+	}
 
 	switch {
 	case doc.openOn != inst:
@@ -400,6 +473,9 @@ func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance,
 		err = m.didChange(ctx, inst, doc)
 	}
 	if err == nil && save {
+		// A save may make a server work (linters on save): Settle waits
+		// for its reaction, or its quiet, as after another file's change.
+		inst.setMark()
 		err = inst.conn.notify(ctx, "textDocument/didSave", map[string]any{
 			"textDocument": map[string]string{"uri": doc.uri},
 		})
@@ -429,11 +505,10 @@ func (m *Manager) nextVersion(uri string) int {
 
 func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document) error {
 	m.reg.SetVersion(doc.uri, doc.version)
-	mark := inst.setText(doc.uri, doc.version, doc.text)
+	inst.setText(doc.uri, doc.lang, doc.version, doc.text, true)
 	err := inst.conn.notify(ctx, "textDocument/didOpen", map[string]any{
 		"textDocument": map[string]any{"uri": doc.uri, "languageId": doc.lang, "version": doc.version, "text": doc.text},
 	})
-	inst.setMark(mark)
 	if err == nil {
 		doc.openOn = inst
 	}
@@ -442,13 +517,11 @@ func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document) er
 
 func (m *Manager) didChange(ctx context.Context, inst *instance, doc *document) error {
 	m.reg.SetVersion(doc.uri, doc.version)
-	mark := inst.setText(doc.uri, doc.version, doc.text)
-	err := inst.conn.notify(ctx, "textDocument/didChange", map[string]any{
+	inst.setText(doc.uri, doc.lang, doc.version, doc.text, false)
+	return inst.conn.notify(ctx, "textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": doc.uri, "version": doc.version},
 		"contentChanges": []map[string]string{{"text": doc.text}},
 	})
-	inst.setMark(mark)
-	return err
 }
 
 // closePending sends didClose for the evicted documents of srv, whose
@@ -489,17 +562,18 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 	}
 	d.closed = true
 	if inst := d.openOn; inst != nil && !inst.isGone() && d.srv.current() == inst {
-		mark := inst.dropText(d.uri)
+		inst.dropText(d.uri)
 		err := inst.conn.notify(context.WithoutCancel(ctx), "textDocument/didClose", map[string]any{
 			"textDocument": map[string]string{"uri": d.uri},
 		})
-		inst.setMark(mark)
 		if err != nil {
 			d.srv.log.Debug("lsp: didClose failed", "uri", d.uri, "err", err)
 		}
 	}
 	d.openOn = nil
-	m.reg.Forget(d.uri)
+	// Pending diagnostics go, the delivered memory stays: reopening the
+	// file unchanged must not deliver its diagnostics again.
+	m.reg.Close(d.uri)
 }
 
 // reopen opens, in a freshly started instance of s, every document routed
@@ -707,4 +781,138 @@ func (m *Manager) display(path string) string {
 		return filepath.ToSlash(rel)
 	}
 	return path
+}
+
+// diskView is a file's contents as read, with what identifies that state.
+type diskView struct {
+	text  string
+	stamp fileStamp
+	sum   uint64
+}
+
+// maxTrackedFileBytes bounds the files whose changes on disk are followed.
+const maxTrackedFileBytes = DefaultMaxMessageBytes
+
+// readDisk reads path with its stamp and checksum.
+func readDisk(path string) (diskView, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return diskView{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return diskView{}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxTrackedFileBytes+1))
+	if err != nil {
+		return diskView{}, err
+	}
+	dv := diskView{text: string(data), stamp: stampOf(fi), sum: checksum(data)}
+	if len(data) > maxTrackedFileBytes {
+		dv.stamp = fileStamp{} // too large to follow
+	}
+	return dv, nil
+}
+
+// checksum identifies file contents (not against an adversary: against
+// "touched but unchanged").
+func checksum(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// syncDisk brings the servers up to date with the disk before Settle (the
+// documents of only) or Drain (every server, only nil): an open document
+// whose file changed since it was last read or sent (a formatter, a shell
+// command, a git checkout) is sent as a change, and the files matching the
+// watchers a server registered are reported to it.
+func (m *Manager) syncDisk(ctx context.Context, only *server) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	byServer := map[*server][]*document{}
+	var order []*server
+	for _, p := range m.docs.Keys() {
+		d, _ := m.docs.Peek(p)
+		if only != nil && d.srv != only {
+			continue
+		}
+		if byServer[d.srv] == nil {
+			order = append(order, d.srv)
+		}
+		byServer[d.srv] = append(byServer[d.srv], d)
+	}
+	if only != nil && byServer[only] == nil {
+		order = append(order, only)
+	}
+	m.mu.Unlock()
+	for _, s := range order {
+		m.syncServerDisk(ctx, s, byServer[s])
+	}
+}
+
+func (m *Manager) syncServerDisk(ctx context.Context, s *server, docs []*document) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	inst := s.current()
+	if inst == nil {
+		return
+	}
+	open := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		if d.closed || d.openOn != inst {
+			continue
+		}
+		open[d.path] = true
+		if !d.stamp.ok {
+			continue
+		}
+		fi, err := os.Stat(d.path)
+		if err != nil || stampOf(fi) == d.stamp {
+			continue // gone files stay open with their last text
+		}
+		dv, err := readDisk(d.path)
+		if err != nil {
+			continue
+		}
+		changed := dv.sum != d.diskSum
+		d.stamp, d.diskSum = dv.stamp, dv.sum
+		if !changed || dv.text == d.text {
+			continue
+		}
+		d.version, d.text = m.nextVersion(d.uri), dv.text
+		d.dirty.Store(true)
+		if err := m.didChange(ctx, inst, d); err != nil {
+			s.log.Debug("lsp: sending a file changed on disk failed", "path", d.path, "err", err)
+			return
+		}
+		s.log.Debug("lsp: open file changed on disk; sent its new text", "path", d.path, "version", d.version)
+	}
+	if events := inst.files.poll(open); len(events) > 0 {
+		inst.setMark()
+		err := inst.conn.notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{"changes": events})
+		if err != nil {
+			s.log.Debug("lsp: didChangeWatchedFiles failed", "err", err)
+		}
+		// The documents of this server may change: Drain checks them.
+		for _, d := range docs {
+			d.dirty.Store(true)
+		}
+	}
+}
+
+// markDirty makes the next Drain check the documents of s: the server
+// said its results may have changed.
+func (m *Manager) markDirty(s *server) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.docs.Keys() {
+		if d, _ := m.docs.Peek(p); d.srv == s {
+			d.dirty.Store(true)
+		}
+	}
 }

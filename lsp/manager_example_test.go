@@ -20,7 +20,10 @@ func ExampleManager() {
 	for _, p := range problems {
 		log.Print(p) // invalid entries; the valid ones still load
 	}
-	m := lsp.NewManager(cfgs, &lsp.ManagerOptions{ProjectDir: "/home/me/project"})
+	m, err := lsp.NewManager(cfgs, &lsp.ManagerOptions{ProjectDir: "/home/me/project"})
+	if err != nil {
+		log.Fatal(err) // a negative option
+	}
 	defer m.Shutdown(context.Background())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -33,7 +36,7 @@ func ExampleManager() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("fresh:", res.Freshness) // published, progress-ended, quiet or timed-out
+	fmt.Println("fresh:", res.Freshness, res.Reason) // published, pulled, progress-ended, quiet or timed-out, and how
 	if att, ok := m.Drain(); ok {
 		fmt.Println(att.Render(&diag.RenderOptions{ProjectDir: "/home/me/project"}))
 	}

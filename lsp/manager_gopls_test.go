@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -74,7 +75,7 @@ func TestGopls(t *testing.T) {
 	logs := &recordHandler{}
 	opts := &ManagerOptions{
 		ProjectDir:    dir,
-		Environ:       goplsEnviron(t),
+		Env:           goplsEnviron(t),
 		SettleTimeout: time.Minute,
 		Logger:        slog.New(logs),
 	}
@@ -252,4 +253,115 @@ func TestGopls(t *testing.T) {
 			t.Errorf("state %v", st.State)
 		}
 	})
+}
+
+// TestGoplsSeesAChangedGoMod: go.mod changed on disk by someone else
+// reaches gopls through the file watchers it registered
+// (workspace/didChangeWatchedFiles), and Settle waits for what follows:
+// raising the go version makes a range over an integer legal.
+func TestGoplsSeesAChangedGoMod(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	gomod := filepath.Join(dir, "go.mod")
+	writeFile(t, gomod, "module example.com/m\n\ngo 1.21\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {\n\tfor range 3 {\n\t}\n}\n")
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{
+		ProjectDir: dir, Env: goplsEnviron(t), SettleTimeout: time.Minute,
+	})
+	ctx := context.Background()
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, main); res.Freshness != FreshPublished {
+		t.Errorf("settle: %+v", res)
+	}
+	att, ok := m.Drain()
+	if !ok || len(att.Files) != 1 || !strings.Contains(att.Files[0].Diagnostics[0].Message, "go1.22") {
+		t.Fatalf("with go 1.21: %+v", att)
+	}
+	writeFile(t, gomod, "module example.com/m\n\ngo 1.22\n")
+	res := settle(t, m, main)
+	if !res.Freshness.Fresh() {
+		t.Errorf("settle after go.mod changed: %+v", res)
+	}
+	info, ok := m.Registry().LastPublish("gopls", fileuri.FromPath(main))
+	if !ok || info.Count != 0 {
+		t.Errorf("after go.mod changed, gopls's last publish for main.go: %+v (%+v)", info, res)
+	}
+}
+
+// TestGoplsPullDiagnostics: gopls with pullDiagnostics serves
+// textDocument/diagnostic (its report kind is "", not "full"); Settle asks
+// it, and the answer is exact.
+func TestGoplsPullDiagnostics(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {\n\ts := \"😀\"; _ = s + undefinedName\n}\n")
+	cfg := GoplsConfig(gopls, dir)
+	cfg.InitializationOptions = json.RawMessage(`{"pullDiagnostics":true}`)
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t), SettleTimeout: time.Minute})
+	ctx := context.Background()
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, main); res.Freshness != FreshPulled || res.Version != 1 {
+		t.Errorf("settle: %+v", res)
+	}
+	att, ok := m.Drain()
+	if !ok || len(att.Files) != 1 {
+		t.Fatalf("drained %+v", att)
+	}
+	d := att.Files[0].Diagnostics[0]
+	if !strings.Contains(d.Message, "undefined: undefinedName") || d.Range.Start.Character != 19 { // the emoji is one character (two UTF-16 units)
+		t.Errorf("diagnostic %+v", d)
+	}
+	if err := m.Change(ctx, main, "package main\n\nfunc main() {\n}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, main); res.Freshness != FreshPulled || res.Version != 2 {
+		t.Errorf("settle after the fix: %+v", res)
+	}
+	if att, ok := m.Drain(); ok {
+		t.Errorf("drained after the fix: %+v", att)
+	}
+}
+
+// TestGoplsAnalyzerFindings: gopls publishes an empty set for a package
+// without type errors and, about a second later (its diagnosticsDelay),
+// the analyzers' findings for the same version. Once Settle has seen that,
+// an empty publish from gopls waits for its "diagnosing" progress to end.
+func TestGoplsAnalyzerFindings(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	vet := func(arg string) string {
+		return "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Printf(\"😀 %d\\n\", " + arg + ")\n}\n"
+	}
+	writeFile(t, main, vet(`"x"`))
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t), SettleTimeout: time.Minute})
+	ctx := context.Background()
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, main)
+	waitFor(t, "the printf finding", func() bool {
+		info, ok := m.Registry().LastPublish("gopls", fileuri.FromPath(main))
+		return ok && info.Count == 1
+	})
+	m.Drain()
+	for i, arg := range []string{`"y"`, `true`} {
+		if err := m.Change(ctx, main, vet(arg)); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, main)
+		att, ok := m.Drain()
+		if !ok || len(att.Files) != 1 || len(att.Files[0].Diagnostics) != 1 ||
+			!strings.Contains(att.Files[0].Diagnostics[0].Message, "fmt.Printf format %d has arg") {
+			t.Errorf("change %d: settled without the finding: %+v %+v", i, res, att)
+		}
+	}
 }

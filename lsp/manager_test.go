@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -88,7 +89,7 @@ func TestManagerUnsupportedTransport(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("sock", ".s")
 	cfg.Transport = TransportSocket
-	cfg.MaxRestarts = 0
+	cfg.MaxRestarts = -1 // none
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	if err := m.Open(context.Background(), writeSource(t, dir, "a.s", "")); !errors.Is(err, ErrUnsupportedTransport) {
 		t.Errorf("Open: %v", err)
@@ -98,7 +99,7 @@ func TestManagerUnsupportedTransport(t *testing.T) {
 func TestManagerMissingCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := NewServerConfig("ghost", filepath.Join(dir, "no-such-server"), nil, map[string]string{".s": "s"})
-	cfg.MaxRestarts = 0
+	cfg.MaxRestarts = -1 // none
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	err := m.Open(context.Background(), writeSource(t, dir, "a.s", ""))
 	var se *ServerError
@@ -251,7 +252,10 @@ func TestManagerReload(t *testing.T) {
 func TestManagerLeavesNoGoroutines(t *testing.T) {
 	before := runtime.NumGoroutine()
 	dir := t.TempDir()
-	m := NewManager([]ServerConfig{scriptConfig("crashy", ".c", "-crash-on", "2"), scriptConfig("ok", ".s")}, testOptions(dir))
+	m, err := NewManager([]ServerConfig{scriptConfig("crashy", ".c", "-crash-on", "2"), scriptConfig("ok", ".s")}, testOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	c := writeSource(t, dir, "a.c", "ERROR")
 	s := writeSource(t, dir, "a.s", "ERROR")
@@ -308,5 +312,225 @@ func TestManagerShutdownDuringSettle(t *testing.T) {
 	}
 	if err := <-errc; !errors.Is(err, ErrManagerClosed) {
 		t.Errorf("Settle during Shutdown: %v", err)
+	}
+}
+
+// TestManagerReopenDoesNotRedeliver: a document closed (or evicted from
+// the open-document LRU) and opened again unchanged gets the same
+// diagnostics from its server; they were delivered already, so Drain
+// must not hand them out again. A real reset stays explicit.
+func TestManagerReopenDoesNotRedeliver(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.MaxOpenDocuments = 1
+	m := newManager(t, []ServerConfig{scriptConfig("script", ".s")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	b := writeSource(t, dir, "b.s", "fine\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if got, _ := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Fatalf("first drain %v", got)
+	}
+	// Evicted by b, then opened again.
+	for _, p := range []string{b, a} {
+		if err := m.Open(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, p); res.Freshness != FreshPublished {
+			t.Errorf("settle %s: %+v", p, res)
+		}
+	}
+	if got, notes := drainMessages(t, m); len(got["a.s"]) != 0 || len(notes) != 0 {
+		t.Errorf("after eviction and reopen: drained %v %q", got, notes)
+	}
+	// Closed, then opened again.
+	if err := m.Close(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if got, _ := drainMessages(t, m); len(got["a.s"]) != 0 {
+		t.Errorf("after close and reopen: drained %v", got)
+	}
+	// An explicit reset delivers again.
+	m.Registry().Reset(fileuri.FromPath(a))
+	if err := m.Change(ctx, a, "ERROR\n\n"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if got, _ := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("after Reset: drained %v", got)
+	}
+}
+
+// TestManagerOptionsRule: zero means the default; every negative number
+// or duration is rejected at construction with an error naming the field,
+// never a crash later.
+func TestManagerOptionsRule(t *testing.T) {
+	dir := t.TempDir()
+	for name, o := range map[string]ManagerOptions{
+		"MaxOpenDocuments": {MaxOpenDocuments: -1},
+		"QuietPeriod":      {QuietPeriod: -time.Millisecond},
+		"SettleTimeout":    {SettleTimeout: -1},
+		"StartupTimeout":   {StartupTimeout: -time.Second},
+		"ShutdownTimeout":  {ShutdownTimeout: -time.Second},
+		"RestartBackoff":   {RestartBackoff: -time.Second},
+		"RetryBackoff":     {RetryBackoff: -time.Second},
+		"WriteTimeout":     {WriteTimeout: -time.Second},
+	} {
+		o.ProjectDir = dir
+		m, err := NewManager([]ServerConfig{scriptConfig("script", ".s")}, &o)
+		if m != nil || !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), name+" is negative") {
+			t.Errorf("%s negative: %v, %v", name, m, err)
+		}
+	}
+	// Zero values and nil options: the defaults, and a working manager.
+	for _, o := range []*ManagerOptions{nil, {ProjectDir: dir}} {
+		m, err := NewManager(nil, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.opts.MaxOpenDocuments != DefaultMaxOpenDocuments || m.opts.QuietPeriod != DefaultQuietPeriod ||
+			m.opts.SettleTimeout != DefaultSettleTimeout || m.opts.StartupTimeout != DefaultStartupTimeout ||
+			m.opts.ShutdownTimeout != DefaultShutdownTimeout || m.opts.RestartBackoff != DefaultRestartBackoff ||
+			m.opts.RetryBackoff != DefaultRetryBackoff || m.opts.WriteTimeout != DefaultWriteTimeout ||
+			m.opts.ClientName != DefaultClientName || m.opts.ProjectDir == "" {
+			t.Errorf("defaults %+v", m.opts)
+		}
+		_ = m.Shutdown(context.Background())
+	}
+}
+
+// TestManagerExternalEdit: an open file changed on disk by someone else
+// reaches the server before Settle and Drain speak; a file touched but
+// unchanged sends nothing.
+func TestManagerExternalEdit(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "server.log")
+	m := newManager(t, []ServerConfig{scriptConfig("script", ".s", "-log", log)}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "fine\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if att, ok := m.Drain(); ok {
+		t.Fatalf("clean file drained %+v", att)
+	}
+	// A formatter rewrites the file.
+	writeFile(t, a, "x ERROR\n")
+	res := settle(t, m, a)
+	if res.Freshness != FreshPublished || res.Version != 2 {
+		t.Errorf("settle after the external edit: %+v", res)
+	}
+	if got, _ := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:2-7 found ERROR]" {
+		t.Errorf("after the external edit: %v", got)
+	}
+	// Drain alone sees the next one: it sends it, and says the file is
+	// still being analysed, or has its diagnostics already.
+	writeFile(t, a, "WARN\n")
+	got, notes := drainMessages(t, m)
+	if fmt.Sprint(got["a.s"]) != "[0:0-4 found WARN]" && (len(notes) != 1 || !strings.Contains(notes[0], "a.s: diagnostics may be incomplete")) {
+		t.Errorf("Drain after an external edit: %v %q", got, notes)
+	}
+	settle(t, m, a)
+	drainMessages(t, m)
+	// Touched, same contents: nothing sent.
+	n := len(logged(t, log, "textDocument/didChange"))
+	now := time.Now().Add(time.Second)
+	if err := os.Chtimes(a, now, now); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if got := len(logged(t, log, "textDocument/didChange")); got != n {
+		t.Errorf("%d didChange after a touch, want %d", got, n)
+	}
+	// The agent's own unsaved text is not overwritten by a touch either.
+	if err := m.Change(ctx, a, "ERROR unsaved\n"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	if err := os.Chtimes(a, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, a); res.Version != 4 {
+		t.Errorf("settle after the agent's change and a touch: %+v", res)
+	}
+}
+
+// TestManagerWatchedFiles: files matching the watchers the server
+// registered are reported with workspace/didChangeWatchedFiles before
+// Settle, and the server's new diagnostics are waited for.
+func TestManagerWatchedFiles(t *testing.T) {
+	for _, rel := range []bool{false, true} {
+		t.Run(fmt.Sprint("relative=", rel), func(t *testing.T) {
+			dir := t.TempDir()
+			log := filepath.Join(dir, "server.log")
+			args := []string{"-log", log, "-watch", "**/*.cfg,**/*.s", "-mode-file", "mode.cfg"}
+			if rel {
+				args = append(args, "-watch-relative")
+			}
+			m := newManager(t, []ServerConfig{scriptConfig("script", ".s", args...)}, testOptions(dir))
+			ctx := context.Background()
+			a := writeSource(t, dir, "a.s", "USE\n")
+			if err := m.Open(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			settle(t, m, a)
+			if att, ok := m.Drain(); ok {
+				t.Fatalf("drained %+v before strict mode", att)
+			}
+			events := func() []string {
+				var out []string
+				for _, p := range logged(t, log, "workspace/didChangeWatchedFiles") {
+					var c struct {
+						Changes []struct {
+							URI  string
+							Type int
+						}
+					}
+					_ = json.Unmarshal(p, &c)
+					for _, e := range c.Changes {
+						out = append(out, fmt.Sprintf("%s:%d", filepath.Base(e.URI), e.Type))
+					}
+				}
+				return out
+			}
+			// Someone else writes the configuration file.
+			writeSource(t, dir, "mode.cfg", "strict\n")
+			if res := settle(t, m, a); !res.Freshness.Fresh() {
+				t.Errorf("settle after the watched file appeared: %+v", res)
+			}
+			if got, _ := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:0-3 USE in strict mode]" {
+				t.Errorf("after the watched file appeared: %v", got)
+			}
+			if got := fmt.Sprint(events()); got != "[mode.cfg:1]" {
+				t.Errorf("events %s", got)
+			}
+			// Changed, then deleted; a new file that no watcher covers is
+			// not reported; the open document's own writes are not either.
+			writeSource(t, dir, "mode.cfg", "relaxed\n")
+			writeSource(t, dir, "notes.txt", "x")
+			writeFile(t, a, "USE\n") // same text: nothing to send
+			settle(t, m, a)
+			if err := os.Remove(filepath.Join(dir, "mode.cfg")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeSource(t, dir, "sub/b.s", "x")
+			m.Drain()
+			waitFor(t, "events", func() bool { return len(events()) == 4 })
+			// One poll reports creations first, then changes and deletions.
+			if got := fmt.Sprint(events()); got != "[mode.cfg:1 mode.cfg:2 b.s:1 mode.cfg:3]" {
+				t.Errorf("events %s", got)
+			}
+		})
 	}
 }

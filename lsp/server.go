@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/lspdiag"
 )
 
 // ServerState is the life-cycle state of a language server.
@@ -88,6 +90,10 @@ type server struct {
 	restarts int
 	failedAt time.Time
 	retired  bool // stopped by Reload or Shutdown for good
+
+	// pace is what Settle has measured of the server's timing, across
+	// restarts.
+	pace pace
 }
 
 func newServer(m *Manager, cfg ServerConfig) *server {
@@ -124,7 +130,7 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 			s.mu.Unlock()
 			return inst, nil
 		case StateError:
-			if !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts {
+			if s.restarts >= s.cfg.restartLimit() {
 				e := *s.lastErr
 				e.Final, e.Restarts = true, s.restarts
 				s.mu.Unlock()
@@ -232,10 +238,7 @@ func (s *server) workspaceFolder() string {
 // environ is the server's environment: the base environment, the three
 // CLAUDE_* variables, then the configuration's env.
 func (s *server) environ() []string {
-	env := append([]string(nil), s.m.opts.Environ...)
-	if s.m.opts.Environ == nil {
-		env = os.Environ()
-	}
+	env := append([]string(nil), env.Resolve(s.m.opts.Env)...)
 	project := s.cfg.ProjectDir
 	if project == "" {
 		project = s.m.opts.ProjectDir
@@ -285,11 +288,16 @@ func (s *server) spawn() (*instance, error) {
 		return nil, inst.failure(fmt.Errorf("initializing: %w", err))
 	}
 	var res initializeResult
-	if err := inst.conn.call(ctx, "initialize", s.initializeParams(folder), &res); err != nil {
+	params := s.initializeParams(folder)
+	params["processId"] = p.clientProcessID() // null inside a PID namespace
+	if err := inst.conn.call(ctx, "initialize", params, &res); err != nil {
 		return abort(err)
 	}
 	inst.fmu.Lock()
 	inst.enc = res.encoding()
+	if p, ok := parsePullOptions(res.Capabilities.DiagnosticProvider); ok {
+		inst.pullStatic = &p
+	}
 	inst.fmu.Unlock()
 	if err := inst.conn.notify(ctx, "initialized", struct{}{}); err != nil {
 		return abort(err)
@@ -307,6 +315,8 @@ func (s *server) spawn() (*instance, error) {
 type initializeResult struct {
 	Capabilities struct {
 		PositionEncoding string `json:"positionEncoding"`
+		// DiagnosticProvider offers pull diagnostics.
+		DiagnosticProvider json.RawMessage `json:"diagnosticProvider"`
 	} `json:"capabilities"`
 	// OffsetEncoding is clangd's pre-3.17 form of the same choice.
 	OffsetEncoding string `json:"offsetEncoding"`
@@ -343,6 +353,9 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"configuration":          true,
 				"workspaceFolders":       true,
 				"didChangeConfiguration": map[string]any{"dynamicRegistration": false},
+				// Files changed on disk are polled before Settle and Drain.
+				"didChangeWatchedFiles": map[string]any{"dynamicRegistration": true, "relativePatternSupport": true},
+				"diagnostics":           map[string]any{"refreshSupport": true},
 			},
 			"textDocument": map[string]any{
 				"synchronization": map[string]any{"dynamicRegistration": false, "didSave": true,
@@ -354,6 +367,8 @@ func (s *server) initializeParams(folder string) map[string]any {
 					"codeDescriptionSupport": true,
 					"dataSupport":            false,
 				},
+				// Pull diagnostics, asked by Settle whenever offered.
+				"diagnostic":     map[string]any{"dynamicRegistration": true, "relatedDocumentSupport": false},
 				"hover":          map[string]any{"contentFormat": []string{"markdown", "plaintext"}},
 				"definition":     map[string]any{"linkSupport": true},
 				"references":     map[string]any{},
@@ -404,7 +419,7 @@ func (s *server) failure() error {
 	if s.state == StateError && s.lastErr != nil {
 		e := *s.lastErr
 		e.Restarts = s.restarts
-		e.Final = !s.cfg.RestartOnCrash || s.restarts >= s.cfg.MaxRestarts
+		e.Final = s.restarts >= s.cfg.restartLimit()
 		return &e
 	}
 	return nil
@@ -475,32 +490,54 @@ type instance struct {
 	restarts int  // restarts used before this instance
 	dead     bool // guarded by s.mu; set before gone is closed
 
-	fmu       sync.Mutex
-	fresh     chan struct{} // closed and replaced at every freshness event
-	mark      uint64        // messages received when the last document message was sent
-	markTime  time.Time
-	activity  time.Time            // last progress or publish
-	active    map[string]uint64    // progress token -> arrival of its begin
-	ended     uint64               // latest arrival of the begin of an ended progress
-	pubs      map[string]pubRecord // uri -> last publish
-	versioned bool                 // the server has published with a version
-	texts     map[string]*docText  // uri -> text of the open document
+	fmu      sync.Mutex
+	fresh    chan struct{} // closed and replaced at every freshness event
+	mark     uint64        // messages received when the last document message was sent
+	markTime time.Time
+	sent     uint64               // document messages (and watched-file changes) sent
+	activity time.Time            // last progress, publish or pull answer
+	active   map[string]uint64    // progress token -> arrival of its begin
+	ended    uint64               // latest arrival of the begin of an ended progress
+	docs     map[string]*docTrack // uri -> open document
+	clearing map[string]bool      // closed documents whose clearing publish may still come
+	// Pull diagnostics: offered in the initialize answer or registered;
+	// pullOff when the server turned out not to serve them.
+	pullStatic *pullProvider
+	pullDyn    map[string]pullProvider // registration id -> provider
+	pullOff    bool
+	refreshGen uint64 // workspace/diagnostic/refresh requests so far
+	refreshing bool   // the refresher goroutine runs
+	refreshC   chan struct{}
+	files      *watcher
+	nav        navLoad // the server's loading, for navigation (nav_load.go)
 }
 
-// pubRecord is the last publish of a document.
-type pubRecord struct {
-	seq     uint64
-	version *int
-}
-
-// docText is a document's text as last sent, for column conversion.
-type docText struct {
+// docTrack is what an instance knows of one open document: its text as
+// last sent (for column conversion) and what the server said about it.
+type docTrack struct {
 	version int
+	lang    string
 	text    string
 	idx     *lineIndex // built on first use
+	sentSeq uint64     // messages received when its last didOpen/didChange was sent
+	sentAt  time.Time
+	opened  bool // the last message was didOpen
+
+	// Publishes answering the last message.
+	pubSeq     uint64 // arrival of the last publish that counts for it; 0: none
+	pubVersion *int
+	pubEmpty   bool      // that publish had no diagnostics
+	firstAt    time.Time // the first publish after sentSeq
+	lastAt     time.Time
+	everPub    bool // the server published for it in this session
+
+	// Pull diagnostics.
+	pulled    pullRecord
+	items     map[string][]diag.Diagnostic // identifier -> last full set, converted
+	resultIDs map[string]string
 }
 
-func (t *docText) index() *lineIndex {
+func (t *docTrack) index() *lineIndex {
 	if t.idx == nil {
 		t.idx = newLineIndex(t.text)
 	}
@@ -511,9 +548,15 @@ func newInstance(s *server, p *proc, restarts int) *instance {
 	inst := &instance{
 		s: s, proc: p, restarts: restarts, gone: make(chan struct{}),
 		fresh: make(chan struct{}), active: map[string]uint64{},
-		pubs: map[string]pubRecord{}, texts: map[string]*docText{},
-		markTime: time.Now(),
+		docs: map[string]*docTrack{}, clearing: map[string]bool{},
+		pullDyn: map[string]pullProvider{}, refreshC: make(chan struct{}, 1),
+		markTime: time.Now(), nav: navLoad{start: time.Now()},
 	}
+	roots := []string{s.workspaceFolder()}
+	if pd := s.m.opts.ProjectDir; pd != "" && pd != roots[0] {
+		roots = append(roots, pd)
+	}
+	inst.files = newWatcher(roots, func(msg string, args ...any) { s.log.Warn(msg, args...) })
 	inst.rwc = &pipeRWC{r: p.stdout, w: p.stdin, writeTimeout: s.m.opts.WriteTimeout, broken: p.kill}
 	inst.conn = newConn(inst.rwc, inst, s.m.opts.RetryBackoff, s.log)
 	return inst
@@ -588,8 +631,7 @@ func (inst *instance) watch() {
 	crashed := inst.s.instanceGone(inst, !stopping)
 	inst.goneOnce.Do(func() { close(inst.gone) })
 	inst.fmu.Lock()
-	close(inst.fresh)
-	inst.fresh = make(chan struct{})
+	inst.signal()
 	inst.fmu.Unlock()
 	if crashed {
 		inst.s.log.Warn("lsp: language server crashed", "err", inst.exitErr)
@@ -635,33 +677,56 @@ func (inst *instance) shutdown(ctx context.Context, timeout time.Duration) {
 }
 
 // setText records the text of a document about to be sent (didOpen or
-// didChange), so that the columns of publishes for it can be converted,
-// and returns the arrival count to pass to setMark once it is sent.
-// Reading the count before sending means a publish that overtakes the
-// return of the write still counts as a reaction to it.
-func (inst *instance) setText(uri string, version int, text string) uint64 {
+// didChange), so that the columns of publishes for it can be converted and
+// their freshness judged. Reading the arrival count before sending means a
+// publish that overtakes the return of the write still counts as a
+// reaction to it. Call with the server's syncMu held.
+func (inst *instance) setText(uri, lang string, version int, text string, open bool) {
 	inst.fmu.Lock()
-	inst.texts[uri] = &docText{version: version, text: text}
-	inst.fmu.Unlock()
-	return inst.conn.received()
+	defer inst.fmu.Unlock()
+	t := inst.docs[uri]
+	if t == nil {
+		t = &docTrack{}
+		inst.docs[uri] = t
+	}
+	t.version, t.lang, t.text, t.idx, t.opened = version, lang, text, nil, open
+	inst.markLocked()
+	t.sentSeq, t.sentAt = inst.mark, inst.markTime
 }
 
-// dropText forgets a document about to be closed; see setText.
-func (inst *instance) dropText(uri string) uint64 {
+// dropText forgets a document about to be closed. Servers answer a close
+// with an empty publish, which may arrive after the document was opened
+// again: clearing remembers to expect it. Call with syncMu held.
+func (inst *instance) dropText(uri string) {
 	inst.fmu.Lock()
-	delete(inst.texts, uri)
-	delete(inst.pubs, uri)
-	inst.fmu.Unlock()
-	return inst.conn.received()
+	defer inst.fmu.Unlock()
+	delete(inst.docs, uri)
+	if len(inst.clearing) >= 4*maxWatchedEntries {
+		clear(inst.clearing) // servers that never clear: stay bounded
+	}
+	inst.clearing[uri] = true
+	inst.markLocked()
 }
 
-// setMark records that a document message was sent when mark messages had
-// arrived: later publishes and progress count as reactions to it.
-func (inst *instance) setMark(mark uint64) {
+// setMark records that a message that may change diagnostics (other than
+// a document's own) is about to be sent: later publishes and progress
+// count as reactions to it. Call with syncMu held.
+func (inst *instance) setMark() {
 	inst.fmu.Lock()
-	inst.mark = max(inst.mark, mark)
+	inst.markLocked()
+	inst.fmu.Unlock()
+}
+
+func (inst *instance) markLocked() {
+	inst.sent++
+	inst.mark = max(inst.mark, inst.conn.received())
 	inst.markTime = time.Now()
-	inst.fmu.Unlock()
+}
+
+// signal wakes everyone waiting for a freshness event. Call with fmu held.
+func (inst *instance) signal() {
+	close(inst.fresh)
+	inst.fresh = make(chan struct{})
 }
 
 // notification applies a server notification; it runs on the connection's
@@ -715,9 +780,17 @@ func (inst *instance) request(_ context.Context, _ uint64, method string, params
 			out[i] = settingsSection(inst.s.cfg.Settings, it.Section)
 		}
 		return out, nil
-	case "window/workDoneProgress/create", "client/registerCapability", "client/unregisterCapability",
-		"window/showMessageRequest", "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh",
-		"workspace/codeLens/refresh", "workspace/diagnostic/refresh", "workspace/inlineValue/refresh",
+	case "client/registerCapability":
+		inst.register(params)
+		return nil, nil
+	case "client/unregisterCapability":
+		inst.unregister(params)
+		return nil, nil
+	case "workspace/diagnostic/refresh":
+		inst.onRefresh()
+		return nil, nil
+	case "window/workDoneProgress/create", "window/showMessageRequest", "workspace/semanticTokens/refresh",
+		"workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/inlineValue/refresh",
 		"workspace/foldingRange/refresh":
 		return nil, nil
 	case "workspace/workspaceFolders":
@@ -729,6 +802,60 @@ func (inst *instance) request(_ context.Context, _ uint64, method string, params
 		return map[string]bool{"success": false}, nil
 	}
 	return nil, &RPCError{Code: -32601, Message: "method not found: " + method}
+}
+
+// register records the capabilities a server registers that Settle uses:
+// pull diagnostics and file watchers.
+func (inst *instance) register(params json.RawMessage) {
+	var p struct {
+		Registrations []struct {
+			ID              string          `json:"id"`
+			Method          string          `json:"method"`
+			RegisterOptions json.RawMessage `json:"registerOptions"`
+		} `json:"registrations"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	for _, r := range p.Registrations {
+		switch r.Method {
+		case "textDocument/diagnostic":
+			prov, ok := parsePullOptions(r.RegisterOptions)
+			if !ok {
+				prov = pullProvider{}
+			}
+			inst.fmu.Lock()
+			inst.pullDyn[r.ID] = prov
+			inst.signal()
+			inst.fmu.Unlock()
+		case "workspace/didChangeWatchedFiles":
+			inst.files.register(r.ID, parseWatchers(r.RegisterOptions, inst.s.workspaceFolder()))
+		}
+	}
+}
+
+func (inst *instance) unregister(params json.RawMessage) {
+	var p struct {
+		// The protocol's own spelling.
+		Unregisterations []struct {
+			ID     string `json:"id"`
+			Method string `json:"method"`
+		} `json:"unregisterations"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	for _, r := range p.Unregisterations {
+		switch r.Method {
+		case "textDocument/diagnostic":
+			inst.fmu.Lock()
+			delete(inst.pullDyn, r.ID)
+			inst.signal()
+			inst.fmu.Unlock()
+		case "workspace/didChangeWatchedFiles":
+			inst.files.unregister(r.ID)
+		}
+	}
 }
 
 // settingsSection returns the part of settings a workspace/configuration
@@ -790,8 +917,12 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 		return
 	}
 	tok := string(p.Token)
+	if isNavToken(tok) {
+		return // a navigation request's own progress, not the server's work
+	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
+	inst.navProgress(tok, p.Value.Kind, params)
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq
@@ -805,51 +936,56 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 		return
 	}
 	inst.activity = time.Now()
-	close(inst.fresh)
-	inst.fresh = make(chan struct{})
+	inst.signal()
 }
 
-// onPublish converts a publishDiagnostics to characters of the document
-// and hands it to the registry.
+// onPublish converts a publishDiagnostics to characters of the document,
+// hands it to the registry, and records what it says about the freshness
+// of the document's diagnostics.
 func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	if inst.stopping.Load() {
 		return // servers clear everything on shutdown; that is not news
 	}
 	name := inst.s.cfg.Name
 	reg := inst.s.m.reg
-	var p diag.PublishParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		// Publish re-checks the shape and counts the failure.
+	decoded, err := lspdiag.DecodePublish(params)
+	if err != nil {
+		// Publish counts the failure of the server.
 		if err := reg.Publish(name, params); err != nil {
 			inst.s.log.Warn("lsp: malformed publishDiagnostics", "err", err)
 		}
 		return
 	}
+	p := &decoded.Params
 	p.URI = fileuri.Canonical(p.URI)
 	inst.fmu.Lock()
 	enc := inst.enc
-	txt := inst.texts[p.URI]
+	t := inst.docs[p.URI]
 	var idx *lineIndex
-	if txt != nil && len(p.Diagnostics) > 0 && enc != EncodingUTF32 {
-		idx = txt.index()
+	version := 0
+	if t != nil {
+		version = t.version
+		if len(p.Diagnostics) > 0 && enc != EncodingUTF32 {
+			idx = t.index()
+		}
 	}
 	others := map[string]*lineIndex{}
 	for i := range p.Diagnostics {
 		for _, ri := range p.Diagnostics[i].RelatedInformation {
 			u := fileuri.Canonical(ri.Location.URI)
-			if t := inst.texts[u]; t != nil && u != p.URI {
-				others[u] = t.index()
+			if o := inst.docs[u]; o != nil && u != p.URI {
+				others[u] = o.index()
 			}
 		}
 	}
 	inst.fmu.Unlock()
 
-	if p.Version != nil && txt == nil {
+	if p.Version != nil && t == nil {
 		// A version refers to an open document; this one is closed, so
 		// the publish belongs to an earlier session of it.
 		return
 	}
-	stale := p.Version != nil && *p.Version < txt.version
+	stale := p.Version != nil && *p.Version < version
 	if enc != EncodingUTF32 && len(p.Diagnostics) > 0 {
 		if idx == nil {
 			idx = diskIndex(p.URI)
@@ -871,26 +1007,54 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			}
 		}
 	}
-	if inst.s.cfg.Diagnostics {
-		if err := reg.PublishParams(name, &p); err != nil {
+	if !inst.s.cfg.NoDiagnostics {
+		if err := reg.PublishDecoded(name, decoded); err != nil {
 			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
 		}
 	}
-	inst.fmu.Lock()
+	pc := &inst.s.pace
 	if p.Version != nil {
-		inst.versioned = true
+		pc.setVersioned()
+	}
+	versioned := pc.isVersioned()
+	now := time.Now()
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	inst.activity = now
+	inst.signal()
+	t = inst.docs[p.URI] // it may have been closed or reopened meanwhile
+	if inst.clearing[p.URI] {
+		delete(inst.clearing, p.URI)
+		if p.Version == nil && len(p.Diagnostics) == 0 {
+			return // the answer to an earlier close, not to what is open now
+		}
+	}
+	if t == nil {
+		return
 	}
 	// A stale publish says nothing about the current version. Nor does an
 	// unversioned one from a server that versions its publishes: gopls
 	// clears a closed document with one, and it can arrive after the
 	// document has been opened again.
-	if !stale && (p.Version != nil || !inst.versioned) {
-		inst.pubs[p.URI] = pubRecord{seq: seq, version: p.Version}
+	if stale || (p.Version == nil && versioned) {
+		return
 	}
-	inst.activity = time.Now()
-	close(inst.fresh)
-	inst.fresh = make(chan struct{})
-	inst.fmu.Unlock()
+	if t.pubSeq <= t.sentSeq {
+		t.firstAt = now
+		if !t.opened {
+			// A change's latency is the server's pace; an open's
+			// includes loading the project.
+			pc.observeFirst(now.Sub(t.sentAt))
+		}
+	} else if inst.mark <= t.sentSeq {
+		// A later step of the same answer (nothing else was sent since).
+		pc.observeTail(t.opened, now.Sub(t.firstAt), t.firstAt.Sub(t.sentAt))
+		if t.pubEmpty && len(p.Diagnostics) > 0 && p.Version != nil && t.pubVersion != nil && *p.Version == *t.pubVersion {
+			pc.setFindsAfterEmpty()
+		}
+	}
+	t.pubSeq, t.pubVersion, t.lastAt, t.everPub = seq, p.Version, now, true
+	t.pubEmpty = len(p.Diagnostics) == 0
 }
 
 // maxDiskIndexBytes bounds the files read from disk to convert the

@@ -64,7 +64,10 @@ func testOptions(dir string) *ManagerOptions {
 // process behind, when the test ends.
 func newManager(t *testing.T, configs []ServerConfig, opts *ManagerOptions) *Manager {
 	t.Helper()
-	m := NewManager(configs, opts)
+	m, err := NewManager(configs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		pids := m.pids()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -456,7 +459,7 @@ func TestScriptedCrashRestartThenError(t *testing.T) {
 func TestScriptedNoRestartOnCrash(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("crashy", ".s", "-crash-on", "1")
-	cfg.RestartOnCrash = false
+	cfg.NoRestartOnCrash = true
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	ctx := context.Background()
 	a := writeSource(t, dir, "a.s", "")
@@ -634,7 +637,7 @@ func TestScriptedStartupTimeout(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("mute", ".s", "-no-init")
 	cfg.StartupTimeout = 200 * time.Millisecond
-	cfg.MaxRestarts = 0
+	cfg.MaxRestarts = -1 // none
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	a := writeSource(t, dir, "a.s", "")
 	err := m.Open(context.Background(), a)
@@ -652,7 +655,10 @@ func TestScriptedShutdownKillsStubbornServerAndGrandchild(t *testing.T) {
 	pidFile := filepath.Join(dir, "pids")
 	cfg := scriptConfig("stubborn", ".s", "-ignore-exit", "-pidfile", pidFile)
 	cfg.ShutdownTimeout = 300 * time.Millisecond
-	m := NewManager([]ServerConfig{cfg}, testOptions(dir))
+	m, err := NewManager([]ServerConfig{cfg}, testOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := writeSource(t, dir, "a.s", "")
 	if err := m.Open(context.Background(), a); err != nil {
 		t.Fatal(err)
@@ -688,7 +694,7 @@ func TestScriptedShutdownKillsStubbornServerAndGrandchild(t *testing.T) {
 func TestScriptedMalformedFrame(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("garbled", ".s", "-malformed-on-open")
-	cfg.RestartOnCrash = false
+	cfg.NoRestartOnCrash = true
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	a := writeSource(t, dir, "a.s", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -711,7 +717,7 @@ func TestScriptedServerStopsReading(t *testing.T) {
 	opts := testOptions(dir)
 	opts.WriteTimeout = 200 * time.Millisecond
 	cfg := scriptConfig("deaf", ".s", "-stop-reading")
-	cfg.RestartOnCrash = false
+	cfg.NoRestartOnCrash = true
 	m := newManager(t, []ServerConfig{cfg}, opts)
 	a := writeSource(t, dir, "a.s", "")
 	if err := m.Open(context.Background(), a); err != nil {
@@ -742,7 +748,7 @@ func TestScriptedSettleReasons(t *testing.T) {
 	for _, tt := range []struct {
 		ext  string
 		want Freshness
-	}{{".pub", FreshPublished}, {".prog", FreshProgressEnded}, {".quiet", FreshQuiet}, {".hung", FreshTimedOut}} {
+	}{{".pub", FreshPublished}, {".prog", FreshProgressEnded}, {".quiet", FreshTimedOut}, {".hung", FreshTimedOut}} {
 		p := writeSource(t, dir, "f"+tt.ext, "ERROR")
 		if err := m.Open(ctx, p); err != nil {
 			t.Fatal(err)
@@ -755,8 +761,12 @@ func TestScriptedSettleReasons(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.ext, res.Freshness, tt.want)
 		}
 	}
+	// Silence after a change is not an answer: a server that publishes
+	// nothing for a change (and reports no progress that ended) leaves the
+	// diagnostics unknown, and Drain says so for each.
 	_, notes := drainMessages(t, m)
-	if len(notes) != 1 || !strings.HasPrefix(notes[0], "f.hung: diagnostics may be stale or incomplete: hung did not finish") {
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "f.hung: diagnostics may be stale or incomplete: hung published nothing for its last change within") ||
+		!strings.HasPrefix(notes[1], "f.quiet: diagnostics may be stale or incomplete: quiet published nothing for its last change within") {
 		t.Errorf("notes %q", notes)
 	}
 	// A cancelled Settle reports ctx's error.
@@ -779,7 +789,7 @@ func TestScriptedSettleReasons(t *testing.T) {
 func TestScriptedDiagnosticsFalse(t *testing.T) {
 	dir := t.TempDir()
 	cfg := scriptConfig("silent", ".s")
-	cfg.Diagnostics = false
+	cfg.NoDiagnostics = true
 	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
 	a := writeSource(t, dir, "a.s", "ERROR")
 	if err := m.Open(context.Background(), a); err != nil {

@@ -2,9 +2,11 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/diag"
@@ -14,25 +16,33 @@ import (
 // current, or that it could not know.
 type Freshness int
 
-// The outcomes of Settle.
+// The outcomes of Settle. A document just opened (or opened again after an
+// eviction or a server restart) is never fresh before its server has
+// published for it or answered a pull for it: silence never reads as "no
+// errors".
 const (
 	// FreshUnknown is the zero value: not settled.
 	FreshUnknown Freshness = iota
 	// FreshPublished: the server published diagnostics for the document's
-	// current version after the last change.
+	// current version (it sends versions with its publishes).
 	FreshPublished
 	// FreshProgressEnded: the work-done progress the server began after
-	// the last change has ended (gopls with verboseWorkDoneProgress), and
-	// either a publish for the version arrived or the quiet period passed
-	// after it.
+	// the last change has ended (gopls with verboseWorkDoneProgress),
+	// after a publish for the version, or, for a document the server had
+	// published before, without one (its set did not change).
 	FreshProgressEnded
-	// FreshQuiet: nothing changed: the server sent no publish and no
-	// progress for the quiet period (gopls does not republish an
-	// unchanged set).
+	// FreshQuiet: the server, which sends no versions with its publishes,
+	// published for the document after its last change, and then nothing
+	// more for the quiet period learned for it (see
+	// ManagerOptions.QuietPeriod).
 	FreshQuiet
 	// FreshTimedOut: none of the above before the timeout; diagnostics may
 	// be stale or incomplete, and the next Drain says so.
 	FreshTimedOut
+	// FreshPulled: the server answered a pull request
+	// (textDocument/diagnostic) for the document's current version, sent
+	// after every message that could change it.
+	FreshPulled
 )
 
 func (f Freshness) String() string {
@@ -47,6 +57,8 @@ func (f Freshness) String() string {
 		return "quiet"
 	case FreshTimedOut:
 		return "timed-out"
+	case FreshPulled:
+		return "pulled"
 	}
 	return fmt.Sprintf("Freshness(%d)", int(f))
 }
@@ -56,37 +68,63 @@ func (f Freshness) MarshalText() ([]byte, error) { return []byte(f.String()), ni
 
 // Fresh reports whether f means the diagnostics are known to be current.
 func (f Freshness) Fresh() bool {
-	return f == FreshPublished || f == FreshProgressEnded || f == FreshQuiet
+	switch f {
+	case FreshPublished, FreshProgressEnded, FreshQuiet, FreshPulled:
+		return true
+	}
+	return false
 }
 
 // SettleResult is the outcome of Settle for one document.
 type SettleResult struct {
-	Path      string        `json:"path"`
-	URI       string        `json:"uri"`
-	Server    string        `json:"server"`
-	Version   int           `json:"version"`
-	Freshness Freshness     `json:"freshness"`
-	Elapsed   time.Duration `json:"elapsedNs"`
+	Path      string    `json:"path"`
+	URI       string    `json:"uri"`
+	Server    string    `json:"server"`
+	Version   int       `json:"version"`
+	Freshness Freshness `json:"freshness"`
+	// Fresh is Freshness.Fresh(): the diagnostics are known to be
+	// current. For callers in other languages, which have no method.
+	Fresh   bool          `json:"fresh"`
+	Elapsed time.Duration `json:"elapsedNs"`
+	// Reason says in words how Settle knew, or why it could not: "published
+	// for version 3", "pulled for version 3", "no publish for it from
+	// pyright within 10s".
+	Reason string `json:"reason"`
 }
 
 // Settle waits until the diagnostics of path (open in its server) are
 // known for its current version, and says how it knew (see Freshness). It
 // considers every document message sent to the server before the call, so
-// it also covers a change of another file that affects this one.
+// it also covers a change of another file that affects this one. First it
+// brings the server up to date with the disk: open documents whose files
+// changed are sent as changes, and files matching the watchers the server
+// registered are reported (workspace/didChangeWatchedFiles).
 //
-// By default a publish for the current version settles at once, even when
-// the server's work continues: gopls publishes type errors first and
-// analysis results a moment later, which the next Drain delivers. With
+// A server that offers pull diagnostics is asked (textDocument/diagnostic):
+// its answer is exact for the version asked. Otherwise Settle waits for
+// the server's publish: for the document's version when the server sends
+// versions; when it does not, the first publish after the change and then
+// a quiet period that adapts to the server's measured pace. By default a
+// publish for the current version settles at once, even when the server's
+// work continues: gopls publishes type errors first and analysis results
+// a moment later, which the next Drain delivers. With
 // ManagerOptions.WaitForProgress, Settle waits for the work-done progress
 // to end (FreshProgressEnded), for one-shot callers such as the command
 // line.
 //
 // Settle waits at most the manager's SettleTimeout. Running out of time is
-// not an error: the result says FreshTimedOut and the next Drain notes that
-// the file's diagnostics may be stale. When ctx ends first, the result says
-// FreshTimedOut, the error is ctx's, and the next Drain checks the file. A server that has failed returns a
-// *ServerError; a file that is not open, ErrNotOpen.
+// not an error: the result says FreshTimedOut and the next Drain notes,
+// naming the file and the server, that its diagnostics are unknown or may
+// be stale. When ctx ends first, the result says FreshTimedOut, the error
+// is ctx's, and the next Drain checks the file. A server that has failed
+// returns a *ServerError; a file that is not open, ErrNotOpen.
 func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error) {
+	res, err := m.settle(ctx, path)
+	res.Fresh = res.Freshness.Fresh()
+	return res, err
+}
+
+func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error) {
 	r, abs, err := m.route(path)
 	res := SettleResult{Path: abs}
 	if err != nil {
@@ -99,6 +137,8 @@ func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error)
 		return res, fmt.Errorf("settling %s: %w", abs, ErrNotOpen)
 	}
 	res.URI, res.Server = doc.uri, r.srv.cfg.Name
+	start := time.Now()
+	m.syncDisk(ctx, doc.srv)
 	doc.srv.syncMu.Lock()
 	inst, version, closed := doc.openOn, doc.version, doc.closed
 	doc.srv.syncMu.Unlock()
@@ -114,10 +154,6 @@ func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error)
 		m.noteFailure(abs, doc.srv, err)
 		return res, err
 	}
-	start := time.Now()
-	inst.fmu.Lock()
-	mark := inst.mark
-	inst.fmu.Unlock()
 	deadline := time.NewTimer(m.opts.SettleTimeout)
 	defer deadline.Stop()
 	var quiet *time.Timer
@@ -134,24 +170,63 @@ func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error)
 			doc.dirty.Store(false)
 		}
 	}()
+	// A pull runs beside the wait, so that the wait still sees the
+	// server's end, the deadline and ctx.
+	pctx, pcancel := context.WithCancel(ctx)
+	defer pcancel()
+	var pullDone chan error
+	var retry *time.Timer
+	var retryC <-chan time.Time
+	backoff := 20 * time.Millisecond
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	opts := evalOptions{quiet: m.opts.QuietPeriod, waitProgress: m.opts.WaitForProgress}
 	for {
-		f, wait, changed := inst.freshness(doc.uri, version, mark, m.opts.QuietPeriod, time.Now(), m.opts.WaitForProgress)
-		if f != FreshUnknown {
-			res.Freshness, res.Elapsed = f, time.Since(start)
+		v, changed := inst.evaluate(doc.uri, version, time.Now(), opts)
+		if v.f != FreshUnknown {
+			res.Freshness, res.Elapsed, res.Reason = v.f, time.Since(start), v.reason
 			return res, nil
 		}
+		if v.pull && pullDone == nil && retryC == nil {
+			pullDone = make(chan error, 1)
+			go func() { pullDone <- inst.pull(pctx, doc.uri) }()
+		}
 		var quietC <-chan time.Time
-		if wait > 0 {
+		if v.wait > 0 {
 			if quiet == nil {
-				quiet = time.NewTimer(wait)
+				quiet = time.NewTimer(v.wait)
 			} else {
-				quiet.Reset(wait)
+				quiet.Reset(v.wait)
 			}
 			quietC = quiet.C
 		}
 		select {
 		case <-changed:
 		case <-quietC:
+		case err := <-pullDone:
+			pullDone = nil
+			switch {
+			case err == nil, errors.Is(err, errNoPull):
+			case errors.Is(err, ErrNotOpen):
+			default:
+				// Asked again after a pause: the server cancelled, the
+				// content changed under it, or it failed.
+				if !errors.Is(err, errRetrigger) && pctx.Err() == nil {
+					doc.srv.log.Debug("lsp: pull diagnostics failed", "uri", doc.uri, "err", err)
+				}
+				if retry == nil {
+					retry = time.NewTimer(backoff)
+				} else {
+					retry.Reset(backoff)
+				}
+				retryC = retry.C
+				backoff = min(2*backoff, time.Second)
+			}
+		case <-retryC:
+			retryC = nil
 		case <-inst.gone:
 			res.Elapsed = time.Since(start)
 			if inst.stopping.Load() {
@@ -170,77 +245,201 @@ func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error)
 			return res, err
 		case <-deadline.C:
 			res.Elapsed = time.Since(start)
-			if f, _, _ := inst.freshness(doc.uri, version, mark, 0, time.Now(), false); f == FreshPublished {
+			v, _ := inst.evaluate(doc.uri, version, time.Now(), evalOptions{quiet: 0})
+			if v.f == FreshPublished {
 				// Waiting for progress: the version was published, the
 				// work did not finish.
-				res.Freshness = FreshPublished
+				res.Freshness, res.Reason = FreshPublished, v.reason+"; its work-done progress did not end in time"
 				return res, nil
 			}
 			res.Freshness = FreshTimedOut
-			m.noteStale(abs, res.Server, m.opts.SettleTimeout)
+			res.Reason = inst.timeoutReason(doc.uri, m.opts.SettleTimeout)
+			m.noteTimedOut(abs, res.Server, inst, doc.uri, m.opts.SettleTimeout)
 			return res, nil
 		case <-ctx.Done():
 			// The caller gave up; the next Drain checks the document.
 			cancelled = true
 			res.Freshness, res.Elapsed = FreshTimedOut, time.Since(start)
+			res.Reason = inst.timeoutReason(doc.uri, res.Elapsed.Round(100*time.Millisecond)) + " (" + ctx.Err().Error() + ")"
 			return res, ctx.Err()
 		}
 	}
 }
 
-// freshness evaluates what is known about uri at version, reacting to the
-// document messages sent up to mark. It returns FreshUnknown with the time
-// left until the quiet period is over (0: wait for an event) and a channel
-// closed at the next event. With waitProgress, a publish for the version
-// does not settle while a work-done progress is active.
-func (inst *instance) freshness(uri string, version int, mark uint64, quiet time.Duration, now time.Time, waitProgress bool) (Freshness, time.Duration, <-chan struct{}) {
+// evalOptions tune evaluate.
+type evalOptions struct {
+	quiet        time.Duration // the floor of quiet periods
+	waitProgress bool
+}
+
+// verdict is what evaluate found.
+type verdict struct {
+	f      Freshness
+	reason string
+	wait   time.Duration // > 0: look again after this long
+	pull   bool          // a pull request would tell
+}
+
+// evaluate says what is known about the diagnostics of uri at version.
+// FreshUnknown comes with what to wait for: the channel, closed at the
+// next event; a time after which to look again; or that a pull is due.
+func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOptions) (verdict, <-chan struct{}) {
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
-	p, ok := inst.pubs[uri]
-	published := ok && p.seq > mark && (p.version == nil || *p.version >= version)
-	if published && !waitProgress {
-		return FreshPublished, 0, nil
+	ch := inst.fresh
+	t := inst.docs[uri]
+	if t == nil {
+		return verdict{}, ch
+	}
+	if len(inst.pullProviders(uri, t.lang)) > 0 {
+		p := t.pulled
+		if p.ok && p.version >= version && p.version == t.version && p.sent == inst.sent && p.gen == inst.refreshGen {
+			return verdict{f: FreshPulled, reason: fmt.Sprintf("pulled for version %d", p.version)}, nil
+		}
+		return verdict{pull: true}, ch
+	}
+	idle := inst.conn.idle()
+	// quietSince waits for q of silence after from, on an idle connection.
+	quietSince := func(from time.Time, q time.Duration) (bool, time.Duration) {
+		if inst.activity.After(from) {
+			from = inst.activity
+		}
+		if !idle {
+			return false, max(q, time.Millisecond)
+		}
+		if d := now.Sub(from); d < q {
+			return false, q - d
+		}
+		return true, 0
+	}
+	if t.pubSeq <= t.sentSeq {
+		// Nothing answered the document's last message. A progress begun
+		// after it that ended says the server is done: for a document it
+		// published before, its set did not change (servers that do not
+		// republish an unchanged set). Never for one it has not published.
+		if t.everPub && len(inst.active) == 0 && inst.ended > t.sentSeq {
+			q := inst.s.pace.quiet(t.opened, o.quiet, 0)
+			if ok, wait := quietSince(inst.markTime, q); !ok {
+				return verdict{wait: wait}, ch
+			}
+			return verdict{f: FreshProgressEnded, reason: "its work-done progress ended with no new publish: the set is unchanged"}, nil
+		}
+		return verdict{}, ch
+	}
+	exact := t.pubVersion != nil && *t.pubVersion >= version
+	// An empty publish from a server seen to follow one with findings for
+	// the same version (gopls runs its analyzers only on packages without
+	// type errors, a second later) is final only once its work is done.
+	waitProgress := o.waitProgress || (exact && t.pubEmpty && inst.s.pace.findsAfterEmpty())
+	if exact && !waitProgress && t.pubSeq > inst.mark {
+		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
 	if len(inst.active) > 0 {
-		return FreshUnknown, 0, inst.fresh
+		return verdict{}, ch
 	}
-	// A progress that began after the mark has ended.
-	ended := inst.ended > mark
-	if ended && published {
-		return FreshProgressEnded, 0, nil
-	}
-	if published {
-		return FreshPublished, 0, nil
-	}
-	// Ended without a publish for this version: a server that does not
-	// republish an unchanged set, or one whose publish is still on its way
-	// (gopls, loaded, can end its "diagnosing" progress just before the
-	// publish, and on a first open it may end one progress and begin the
-	// next). Settle only after a quiet period since the last progress.
-	if !inst.conn.idle() {
-		// A message is on its way: look again after a quiet period.
-		return FreshUnknown, quiet, inst.fresh
-	}
-	last := inst.markTime
-	if inst.activity.After(last) {
-		last = inst.activity
-	}
-	if idle := now.Sub(last); idle >= quiet {
-		if ended {
-			return FreshProgressEnded, 0, nil
+	ended := inst.ended > t.sentSeq
+	// Messages sent after the document's own (other documents' changes,
+	// watched files) may change its set too: a publish for it since, an
+	// ended progress, or a quiet period settles that.
+	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark
+	if exact {
+		if !crossDone {
+			q := inst.s.pace.quiet(false, o.quiet, 0)
+			if ok, wait := quietSince(inst.markTime, q); !ok {
+				return verdict{wait: wait}, ch
+			}
 		}
-		return FreshQuiet, 0, nil
-	} else {
-		return FreshUnknown, quiet - idle, inst.fresh
+		if waitProgress && !o.waitProgress && !ended {
+			// No progress to wait for: the gaps learned instead.
+			q := inst.s.pace.quiet(t.opened, o.quiet, t.firstAt.Sub(t.sentAt))
+			if ok, wait := quietSince(t.lastAt, q); !ok {
+				return verdict{wait: wait}, ch
+			}
+		}
+		if ended && waitProgress {
+			why := "its work-done progress ended"
+			if !o.waitProgress {
+				why = "its work-done progress ended (the server has followed an empty set with findings before)"
+			}
+			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
+		}
+		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
+	}
+	// A server without versions: the first publish after the change, then
+	// the quiet period learned for it.
+	latency := t.firstAt.Sub(t.sentAt)
+	q := inst.s.pace.quiet(t.opened, o.quiet, latency)
+	if t.opened && t.pubEmpty {
+		// An empty answer to an open is what a quick first pass sends
+		// before the full check (typescript-language-server, cold: an
+		// empty set, the errors up to 430 ms later): the weakest
+		// evidence, given half the server's time to be contradicted.
+		q = max(q, min(latency/2, maxQuiet))
+	}
+	from := t.lastAt
+	if !crossDone && inst.markTime.After(from) {
+		from = inst.markTime
+	}
+	if ok, wait := quietSince(from, q); !ok {
+		return verdict{wait: wait}, ch
+	}
+	if ended && o.waitProgress {
+		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond))}, nil
+	}
+	return verdict{f: FreshQuiet, reason: fmt.Sprintf("published (without a version) %v after the change, then quiet for %v",
+		latency.Round(time.Millisecond), q.Round(time.Millisecond))}, nil
+}
+
+// timeoutReason says why a Settle of uri ran out of time.
+func (inst *instance) timeoutReason(uri string, waited time.Duration) string {
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	name := inst.s.cfg.Name
+	t := inst.docs[uri]
+	switch {
+	case t == nil:
+		return "closed while waiting"
+	case len(inst.pullProviders(uri, t.lang)) > 0:
+		return fmt.Sprintf("%s did not answer a pull for it within %v", name, waited.Round(time.Millisecond))
+	case !t.everPub:
+		return fmt.Sprintf("no publish for it from %s within %v", name, waited.Round(time.Millisecond))
+	case t.pubSeq <= t.sentSeq:
+		return fmt.Sprintf("no publish for version %d from %s within %v", t.version, name, waited.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%s did not finish analysing it within %v", name, waited.Round(time.Millisecond))
+}
+
+// reported says whether the server has published for uri, or answered a
+// pull for it, since it was opened.
+func (inst *instance) reported(uri string) bool {
+	inst.fmu.Lock()
+	defer inst.fmu.Unlock()
+	t := inst.docs[uri]
+	return t != nil && (t.everPub || t.pulled.ok)
+}
+
+// noteTimedOut records, for the next Drain, that path's diagnostics are
+// unknown (the server never reported any for it) or may be stale.
+func (m *Manager) noteTimedOut(path, server string, inst *instance, uri string, waited time.Duration) {
+	inst.fmu.Lock()
+	t := inst.docs[uri]
+	never := t != nil && !t.everPub && !t.pulled.ok
+	silent := t != nil && t.pubSeq <= t.sentSeq && !t.pulled.ok
+	inst.fmu.Unlock()
+	w := waited.Round(time.Millisecond)
+	switch {
+	case never:
+		m.addNote(path, fmt.Sprintf("%s: diagnostics unknown: %s has not reported any for it (waited %v)", m.display(path), server, w))
+	case silent:
+		m.addNote(path, fmt.Sprintf("%s: diagnostics may be stale or incomplete: %s published nothing for its last change within %v", m.display(path), server, w))
+	default:
+		m.addNote(path, fmt.Sprintf("%s: diagnostics may be stale or incomplete: %s did not finish analysing it within %v", m.display(path), server, w))
 	}
 }
 
-// noteStale records, for the next Drain, that path's diagnostics may be
-// stale.
-func (m *Manager) noteStale(path, server string, waited time.Duration) {
-	m.addNote(path, fmt.Sprintf("%s: diagnostics may be stale or incomplete: %s did not finish analysing it within %v",
-		m.display(path), server, waited.Round(time.Millisecond)))
-}
+// drainPullWait bounds how long Drain waits for the pull answers it asks
+// for.
+const drainPullWait = 500 * time.Millisecond
 
 // maxListedFiles is how many files a note names before it summarizes.
 const maxListedFiles = 3
@@ -248,11 +447,15 @@ const maxListedFiles = 3
 // Drain returns the diagnostics that are new since the last Drain (see
 // Registry.Drain), with notes saying which files' diagnostics may be stale
 // or incomplete: a Settle that timed out, a server that failed, a file
-// changed since its last Settle whose server is still working. It returns
+// changed since its last Settle whose server is still working. Like
+// Settle, it first brings the servers up to date with the disk; it does not
+// wait for servers, except that a server serving pull diagnostics is asked
+// about such files, for at most half a second. It returns
 // an attachment holding only notes when there are no new diagnostics, so
 // that silence never reads as "no errors"; nil, false when there is
 // nothing at all.
 func (m *Manager) Drain() (*diag.Attachment, bool) {
+	m.syncDisk(context.Background(), nil)
 	// Files changed but not settled: check without waiting.
 	m.mu.Lock()
 	var dirty []*document
@@ -264,6 +467,12 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 	m.mu.Unlock()
 	busy := map[*server][]string{}
 	var busyOrder []*server
+	type check struct {
+		d       *document
+		inst    *instance
+		version int
+	}
+	var checks, pulls []check
 	for _, d := range dirty {
 		d.srv.syncMu.Lock()
 		inst, version, closed := d.openOn, d.version, d.closed
@@ -277,10 +486,35 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 			}
 			continue
 		}
-		inst.fmu.Lock()
-		mark := inst.mark
-		inst.fmu.Unlock()
-		if f, _, _ := inst.freshness(d.uri, version, mark, m.opts.QuietPeriod, time.Now(), false); f == FreshUnknown {
+		checks = append(checks, check{d, inst, version})
+		if v, _ := inst.evaluate(d.uri, version, time.Now(), evalOptions{quiet: m.opts.QuietPeriod}); v.pull {
+			pulls = append(pulls, check{d, inst, version})
+		}
+	}
+	// Servers that serve pull diagnostics are asked, briefly: an answer
+	// is exact, and one that is analysed answers at once (a refresh after
+	// a change, say, leaves the last answer in doubt).
+	if len(pulls) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), drainPullWait)
+		var wg sync.WaitGroup
+		for _, c := range pulls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = c.inst.pull(ctx, c.d.uri)
+			}()
+		}
+		wg.Wait()
+		cancel()
+	}
+	for _, c := range checks {
+		d, inst, version := c.d, c.inst, c.version
+		if v, _ := inst.evaluate(d.uri, version, time.Now(), evalOptions{quiet: m.opts.QuietPeriod}); v.f == FreshUnknown {
+			if !inst.reported(d.uri) {
+				m.addNote("busy:"+m.display(d.path), fmt.Sprintf("%s: diagnostics unknown: %s has not reported any for it yet",
+					m.display(d.path), d.srv.cfg.Name))
+				continue
+			}
 			if busy[d.srv] == nil {
 				busyOrder = append(busyOrder, d.srv)
 			}

@@ -3,6 +3,8 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +58,288 @@ func TestFreshnessString(t *testing.T) {
 	}
 	if !FreshQuiet.Fresh() || FreshTimedOut.Fresh() || FreshUnknown.Fresh() {
 		t.Error("Fresh")
+	}
+}
+
+// TestSettleWaitsForALatePublish: a server that takes 2 s to publish,
+// after opening and after a change. Settle waits for it and is right; it
+// never reads the silence before as "no errors".
+func TestSettleWaitsForALatePublish(t *testing.T) {
+	for _, args := range [][]string{{"-publish-delay", "2s"}, {"-publish-delay", "2s", "-unversioned"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			opts := testOptions(dir)
+			opts.QuietPeriod = 0 // the default: the server's pace, not a long guess, must make it right
+			m := newManager(t, []ServerConfig{scriptConfig("slow", ".s", args...)}, opts)
+			ctx := context.Background()
+			a := writeSource(t, dir, "a.s", "x ERROR\n")
+			if err := m.Open(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			res := settle(t, m, a)
+			if !res.Fresh || res.Elapsed < 2*time.Second || res.Version != 1 {
+				t.Errorf("after open: %+v", res)
+			}
+			if got, notes := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:2-7 found ERROR]" || len(notes) != 0 {
+				t.Errorf("after open: %v %q", got, notes)
+			}
+			if err := m.Change(ctx, a, "WARN\n"); err != nil {
+				t.Fatal(err)
+			}
+			res = settle(t, m, a)
+			if !res.Freshness.Fresh() || res.Elapsed < 2*time.Second || res.Version != 2 {
+				t.Errorf("after change: %+v", res)
+			}
+			if got, notes := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:0-4 found WARN]" || len(notes) != 0 {
+				t.Errorf("after change: %v %q", got, notes)
+			}
+			want := FreshPublished
+			if len(args) > 2 {
+				want = FreshQuiet
+			}
+			if res.Freshness != want || res.Reason == "" {
+				t.Errorf("freshness %v (%s), want %v", res.Freshness, res.Reason, want)
+			}
+		})
+	}
+}
+
+// TestSettleServerNeverPublishes: Settle times out, Drain notes the file
+// and the server, and the outcome is not fresh.
+func TestSettleServerNeverPublishes(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.SettleTimeout = 700 * time.Millisecond
+	m := newManager(t, []ServerConfig{scriptConfig("mute", ".s", "-never-publish")}, opts)
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	if res.Freshness != FreshTimedOut || res.Fresh || !strings.Contains(res.Reason, "no publish for it from mute") {
+		t.Errorf("settle: %+v", res)
+	}
+	got, notes := drainMessages(t, m)
+	if len(got) != 0 || len(notes) != 1 || !strings.HasPrefix(notes[0], "a.s: diagnostics unknown: mute has not reported any for it") {
+		t.Errorf("drained %v %q", got, notes)
+	}
+	// An unsettled open is noted too: Drain never reads silence as clean.
+	b := writeSource(t, dir, "b.s", "ERROR\n")
+	if err := m.Open(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if _, notes := drainMessages(t, m); len(notes) != 1 || notes[0] != "b.s: diagnostics unknown: mute has not reported any for it yet" {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestSettlePullDiagnostics: servers that offer textDocument/diagnostic,
+// in their initialize answer or by registering it, are asked, and the
+// answer is exact for the version asked.
+func TestSettlePullDiagnostics(t *testing.T) {
+	for _, args := range [][]string{
+		{"-pull"},
+		{"-pull", "-pull-delay", "700ms"},
+		{"-pull-dynamic", "-refresh"},
+		{"-pull", "-pull-cancel", "2"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			log := filepath.Join(dir, "server.log")
+			m := newManager(t, []ServerConfig{scriptConfig("pull", ".s", append(args, "-log", log)...)}, testOptions(dir))
+			ctx := context.Background()
+			a := writeSource(t, dir, "a.s", "😀 ERROR\n")
+			if err := m.Open(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			res := settle(t, m, a)
+			if res.Freshness != FreshPulled || res.Reason != "pulled for version 1" {
+				t.Errorf("after open: %+v", res)
+			}
+			if got, _ := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:2-7 found ERROR]" {
+				t.Errorf("after open: %v", got)
+			}
+			if err := m.Change(ctx, a, "WARN\n"); err != nil {
+				t.Fatal(err)
+			}
+			if res := settle(t, m, a); res.Freshness != FreshPulled || res.Version != 2 {
+				t.Errorf("after change: %+v", res)
+			}
+			if got, _ := drainMessages(t, m); fmt.Sprint(got["a.s"]) != "[0:0-4 found WARN]" {
+				t.Errorf("after change: %v", got)
+			}
+			// Settled, and nothing sent since: known without asking.
+			if res := settle(t, m, a); res.Freshness != FreshPulled || res.Version != 2 {
+				t.Errorf("again: %+v", res)
+			}
+			// Another document opened since: a.s is asked again, answered
+			// "unchanged", and its set stands.
+			b := writeSource(t, dir, "b.s", "fine\n")
+			if err := m.Open(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			if res := settle(t, m, a); res.Freshness != FreshPulled || res.Version != 2 {
+				t.Errorf("after another open: %+v", res)
+			}
+			if got, _ := drainMessages(t, m); len(got["a.s"]) != 0 {
+				t.Errorf("after another open: drained %v", got)
+			}
+			var unchanged bool
+			for _, p := range logged(t, log, "textDocument/diagnostic") {
+				unchanged = unchanged || strings.Contains(string(p), `"previousResultId":"2"`)
+			}
+			if !unchanged {
+				t.Error("no pull sent the previous result id")
+			}
+			if n := len(logged(t, log, "textDocument/publishDiagnostics")); n != 0 {
+				t.Errorf("%d publishes", n)
+			}
+		})
+	}
+}
+
+// TestSettlePullRefresh: workspace/diagnostic/refresh makes the open
+// documents be asked again, and a Settle after it does not take the old
+// answer as current.
+func TestSettlePullRefresh(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "server.log")
+	m := newManager(t, []ServerConfig{scriptConfig("pull", ".s", "-pull", "-refresh", "-log", log)}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	b := writeSource(t, dir, "b.s", "WARN\n")
+	for _, p := range []string{a, b} {
+		if err := m.Open(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, m, p)
+	}
+	drainMessages(t, m)
+	before := len(logged(t, log, "textDocument/diagnostic"))
+	if err := m.Change(ctx, a, "fine\n"); err != nil { // answered by a refresh
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	// Both documents are asked again after the refresh, in the background.
+	waitFor(t, "pulls after the refresh", func() bool {
+		var uris []string
+		for _, p := range logged(t, log, "textDocument/diagnostic")[before:] {
+			uris = append(uris, string(p))
+		}
+		return strings.Contains(fmt.Sprint(uris), "b.s")
+	})
+	if res := settle(t, m, b); res.Freshness != FreshPulled {
+		t.Errorf("b: %+v", res)
+	}
+}
+
+// TestSettleLearnsAServersPace: a server without versions that publishes
+// in two steps, 400 ms apart (errors, then everything). Settle cannot know
+// the first time that a second step follows; once it has seen one after a
+// change, it waits for it after every change.
+func TestSettleLearnsAServersPace(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 0
+	m := newManager(t, []ServerConfig{scriptConfig("steps", ".s", "-unversioned", "-two-phase", "400ms")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	published := func(n uint64) func() bool {
+		return func() bool { return m.reg.Stats().Published >= n }
+	}
+	waitFor(t, "the open's second step", published(2))
+	// The first change: its second step is learned.
+	if err := m.Change(ctx, a, "WARN ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	waitFor(t, "the change's second step", published(4))
+	drainMessages(t, m)
+	for i, text := range []string{"ERROR WARN\n", "xx WARN\n", "x WARN ERROR\n"} { // each WARN is new: at a new place
+		if err := m.Change(ctx, a, text); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, a)
+		got, _ := drainMessages(t, m)
+		// The WARN comes with the second step only.
+		if res.Freshness != FreshQuiet || !strings.Contains(fmt.Sprint(got["a.s"]), "found WARN") {
+			t.Errorf("change %d: settled before the second step: %+v %v", i, res, got)
+		}
+	}
+}
+
+// TestSettleReopenIgnoresTheCloseClear: servers answer didClose with an
+// empty publish without a version, which can arrive after the document
+// was opened again; it must not pass for the new session's answer.
+func TestSettleReopenIgnoresTheCloseClear(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 0
+	m := newManager(t, []ServerConfig{scriptConfig("clear", ".s", "-unversioned", "-clear-on-close", "-publish-delay", "300ms")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	for i := range 5 {
+		if err := m.Open(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Repeat("x", i) + " WARN\n" // new text each time: something to deliver
+		if err := m.Change(ctx, a, text); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, m, a)
+		drainMessages(t, m)
+		if err := m.Close(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, a, strings.Repeat("y", i)+" ERROR\n")
+		if err := m.Open(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, a)
+		got, _ := drainMessages(t, m)
+		if res.Freshness != FreshQuiet || len(got["a.s"]) != 1 || !strings.Contains(got["a.s"][0], "found ERROR") {
+			t.Fatalf("round %d: %+v %v", i, res, got)
+		}
+		if err := m.Close(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSettleLearnsFindingsAfterAnEmptySet: a versioned server that
+// publishes an empty set and, a moment later and within its work-done
+// progress, findings for the same version (gopls's analyzers run only on
+// packages without type errors). Once seen, an empty publish from it
+// waits for the progress to end; a publish with findings still settles
+// at once.
+func TestSettleLearnsFindingsAfterAnEmptySet(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("vet", ".s", "-progress", "-two-phase", "300ms")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "WARN\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a) // the first time it cannot know
+	waitFor(t, "the findings", func() bool { return m.reg.Stats().Published >= 2 })
+	drainMessages(t, m)
+	if err := m.Change(ctx, a, "x WARN\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	// It waits for the findings (published then), or the progress's end.
+	if got, _ := drainMessages(t, m); !res.Fresh || res.Elapsed < 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:2-6 found WARN]" {
+		t.Errorf("an empty publish, learned: %+v %v", res, got)
+	}
+	if err := m.Change(ctx, a, "ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	res = settle(t, m, a)
+	if got, _ := drainMessages(t, m); res.Freshness != FreshPublished || res.Elapsed >= 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("a publish with findings: %+v %v", res, got)
 	}
 }

@@ -8,14 +8,17 @@
 // (SetVersion), and at each turn hands out one diag.Attachment of what is
 // new (Drain): deduplicated within the batch and against what was delivered
 // before, sorted by severity, at most 10 diagnostics per file and 30 in
-// all. Attachment.Render makes the model-facing <new-diagnostics> block.
+// all, with the true count of what it leaves out. A malformed diagnostic
+// costs only itself: it is dropped and the attachment notes it.
+// Attachment.Render makes the model-facing <new-diagnostics> block.
 //
 // A Registry is safe for concurrent use, starts no goroutines and does no
-// I/O; its output is deterministic. Package lsp runs language servers and
-// feeds one; callers that receive publishes themselves only need the turn
-// loop:
+// I/O; its output is deterministic, its memory bounded by what is pending
+// plus 500 documents (RegistryOptions.MaxDocuments). Package lsp runs
+// language servers and feeds one; callers that receive publishes
+// themselves only need the turn loop:
 //
-//	reg := lspdiag.NewRegistry(nil)
+//	reg, err := lspdiag.NewRegistry(nil) // options out of range are an error
 //	// for each publishDiagnostics notification:
 //	if err := reg.Publish("plugin:go:gopls", params); err != nil { ... }
 //	// once per turn:

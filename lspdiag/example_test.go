@@ -12,7 +12,11 @@ import (
 // A turn of an agent: servers publish, the registry hands out what is new
 // once, and the block goes into the model's next request.
 func Example() {
-	reg := lspdiag.NewRegistry(nil)
+	reg, err := lspdiag.NewRegistry(nil)
+	if err != nil {
+		fmt.Println(err) // only options out of range fail
+		return
+	}
 	reg.SetVersion("file:///home/dev/proj/main.go", 2)
 
 	// What gopls sent (params of textDocument/publishDiagnostics).
@@ -49,7 +53,11 @@ func Example() {
 
 // The attachment as JSON, for callers in other languages.
 func ExampleAttachment_json() {
-	reg := lspdiag.NewRegistry(nil)
+	reg, err := lspdiag.NewRegistry(nil)
+	if err != nil {
+		fmt.Println(err) // only options out of range fail
+		return
+	}
 	_ = reg.PublishParams("plugin:py:pyright", &diag.PublishParams{
 		URI: "file:///home/dev/proj/app.py",
 		Diagnostics: []diag.Diagnostic{{
@@ -99,7 +107,11 @@ func ExampleAttachment_json() {
 
 // Bounding what the model sees: 11 errors in one file give 10 and a count.
 func ExampleRegistry_Drain() {
-	reg := lspdiag.NewRegistry(nil)
+	reg, err := lspdiag.NewRegistry(nil)
+	if err != nil {
+		fmt.Println(err) // only options out of range fail
+		return
+	}
 	var ds []diag.Diagnostic
 	for i := range 11 {
 		ds = append(ds, diag.Diagnostic{
@@ -123,5 +135,43 @@ func ExampleRegistry_Drain() {
 	//   ✘ [Line 4:1] error 4
 	//   ✘ [Line 5:1] error 5
 	// … 6 more not shown
+	// </new-diagnostics>
+}
+
+// Options that would let the registry's memory grow without bound are
+// rejected; the limits of an attachment accept a negative value as "no
+// limit".
+func ExampleNewRegistry() {
+	_, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxDocuments: -1})
+	fmt.Println(err)
+	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{MaxPerFile: -1, MaxTotal: -1})
+	fmt.Println(reg != nil, err)
+	// Output:
+	// lspdiag: invalid RegistryOptions: MaxDocuments is -1: it bounds the registry's memory and must be positive (0 means the default, 500)
+	// true <nil>
+}
+
+// One bad diagnostic does not cost the others: it is dropped, and the
+// block says so.
+func ExampleRegistry_Publish_invalid() {
+	reg, err := lspdiag.NewRegistry(nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = reg.Publish("plugin:go:gopls", json.RawMessage(`{"uri": "file:///p/main.go", "diagnostics": [
+		{"range": {"start": {"line": 2, "character": 4}, "end": {"line": 2, "character": 5}}, "severity": 1, "message": "undefined: x"},
+		{"range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 1}}, "severity": 99, "message": "?"}]}`))
+	fmt.Println("error:", err)
+	att, _ := reg.Drain()
+	fmt.Println(att.Render(&diag.RenderOptions{ProjectDir: "/p"}))
+	// Output:
+	// error: <nil>
+	// <new-diagnostics>
+	// The following new diagnostic issues were detected:
+	//
+	// main.go:
+	//   ✘ [Line 3:5] undefined: x
+	// /p/main.go: 1 invalid diagnostic from plugin:go:gopls was dropped (diagnostics[1].severity: number 99 is not a severity (1 to 4))
 	// </new-diagnostics>
 }

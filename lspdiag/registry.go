@@ -1,18 +1,19 @@
 package lspdiag
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/idebridge/idebridge/diag"
-
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Defaults of RegistryOptions.
@@ -25,35 +26,44 @@ const (
 )
 
 // RegistryOptions configures a Registry. A nil *RegistryOptions, and any
-// field left at its zero value (or set below zero), means the default.
+// field left at its zero value, means the default. A negative value means
+// "no limit" for the limits of an attachment (MaxPerFile, MaxTotal), whose
+// size is bounded by what is pending anyway; the limits that bound the
+// registry's own memory reject it (NewRegistry returns an error).
 type RegistryOptions struct {
 	// MaxPerPublish bounds what one publish may keep pending: a publish
 	// with more diagnostics keeps the most severe MaxPerPublish (then by
-	// position). Default DefaultMaxPerPublish (1,000).
+	// position); the new ones among the rest count in the attachment's
+	// Cut. Default DefaultMaxPerPublish (1,000); negative is an error.
 	MaxPerPublish int
 	// MaxPerFile bounds the diagnostics of one file in an attachment.
-	// Default DefaultMaxPerFile (10).
+	// Default DefaultMaxPerFile (10); negative means no limit.
 	MaxPerFile int
 	// MaxTotal bounds the diagnostics of an attachment. Default
-	// DefaultMaxTotal (30).
+	// DefaultMaxTotal (30); negative means no limit.
 	MaxTotal int
-	// MaxDocuments bounds how many documents' delivered identities are
-	// remembered (least recently delivered forgotten first). Default
-	// DefaultMaxDocuments (500).
+	// MaxDocuments bounds the documents the registry remembers besides
+	// those with diagnostics pending: their delivered identities, version
+	// and last publishes. The least recently used (published, versioned,
+	// drained or reset) is forgotten first, as Forget would: keep it above
+	// the number of documents open at once, or a forgotten document's
+	// stale publishes are no longer recognized. Default
+	// DefaultMaxDocuments (500); negative is an error.
 	MaxDocuments int
 	// MaxDeliveredPerDocument bounds the delivered identities remembered
 	// for one document (oldest forgotten first). Default
-	// DefaultMaxDeliveredPerDocument (2,000).
+	// DefaultMaxDeliveredPerDocument (2,000); negative is an error.
 	MaxDeliveredPerDocument int
 	// MinSeverity is the least severe severity delivered: SeverityWarning
 	// delivers errors and warnings. Default SeverityHint (everything, as
-	// the reference agent does).
+	// Claude Code does); a value outside 0 to 4 is an error.
 	MinSeverity diag.Severity
 	// DropUnnecessary drops diagnostics tagged TagUnnecessary (faded-out
 	// unused code). Default false.
 	DropUnnecessary bool
-	// Logger receives warnings (a server failing repeatedly, a diagnostic
-	// delivered without deduplication). Nil is silent.
+	// Logger receives warnings (a server failing repeatedly, invalid
+	// diagnostics dropped, a diagnostic delivered without deduplication).
+	// Nil is silent.
 	Logger *slog.Logger
 }
 
@@ -63,31 +73,34 @@ type PublishInfo struct {
 	// Version is the document version the publish carried, -1 when it
 	// carried none.
 	Version int `json:"version"`
-	// Count is the number of diagnostics in the publish as received; 0
-	// means the server published the document clean.
+	// Count is the number of diagnostics in the publish as received,
+	// invalid ones included; 0 means the server published the document
+	// clean.
 	Count int `json:"count"`
 	// Seq is the registry-wide sequence number of the publish: every
 	// accepted publish gets the next number, starting at 1.
 	Seq uint64 `json:"seq"`
 }
 
-// Stats are cumulative counters of a Registry (Pending and Documents are
-// current sizes).
+// Stats are cumulative counters of a Registry (Pending, Documents and
+// Tracked are current sizes).
 type Stats struct {
 	Published        uint64 `json:"published"`        // publishes accepted
 	Rejected         uint64 `json:"rejected"`         // publishes rejected for their shape
 	Stale            uint64 `json:"stale"`            // publishes dropped as older than the document version
 	Superseded       uint64 `json:"superseded"`       // pending diagnostics replaced by a newer publish before a drain
+	Invalid          uint64 `json:"invalid"`          // diagnostics dropped from accepted publishes as invalid (and noted)
 	Filtered         uint64 `json:"filtered"`         // diagnostics dropped by MinSeverity or DropUnnecessary
 	Truncated        uint64 `json:"truncated"`        // diagnostics dropped by MaxPerPublish
 	Deduplicated     uint64 `json:"deduplicated"`     // diagnostics already delivered or repeated in a batch
-	Cut              uint64 `json:"cut"`              // new diagnostics left out by MaxPerFile and MaxTotal
+	Cut              uint64 `json:"cut"`              // new diagnostics left out of attachments by the limits
 	Delivered        uint64 `json:"delivered"`        // diagnostics delivered in attachments
 	Attachments      uint64 `json:"attachments"`      // drains that returned an attachment
 	IdentityFailures uint64 `json:"identityFailures"` // diagnostics registered without identity (delivered without dedup)
-	Evictions        uint64 `json:"evictions"`        // delivered sets forgotten by the document LRU
+	Evictions        uint64 `json:"evictions"`        // documents forgotten by the document LRU (MaxDocuments)
 	Pending          int    `json:"pending"`          // diagnostics waiting for the next drain
 	Documents        int    `json:"documents"`        // documents with a remembered delivered set
+	Tracked          int    `json:"tracked"`          // documents remembered at all (pending, or in the LRU)
 }
 
 // Registry collects the publishDiagnostics of language servers and hands
@@ -95,35 +108,59 @@ type Stats struct {
 // which publish whole sets whenever they like, and the model, which must
 // see each problem once, freshly and in bounded space.
 //
+// Its memory is bounded by what is pending plus MaxDocuments documents:
+// what it remembers of a document (versions, last publishes, delivered
+// identities) is forgotten least recently used first.
+//
 // A Registry is safe for concurrent use. It starts no goroutines and does
 // no I/O; its output is deterministic.
 type Registry struct {
 	mu sync.Mutex
 
 	maxPerPublish, maxPerFile, maxTotal int
-	maxDeliveredPerDoc                  int
+	maxDocuments, maxDeliveredPerDoc    int
 	minSeverity                         diag.Severity
 	dropUnnecessary                     bool
 	logger                              *slog.Logger
 	seed                                maphash.Seed
 
-	versions    map[string]int       // document -> current version (SetVersion)
-	docs        map[string]*docState // document -> per-server state
-	pendingDocs map[string]*docState // documents with something pending
-	delivered   *simplelru.LRU[string, *deliveredSet]
-	failures    map[string]int // server -> consecutive failures
+	docs        map[string]*docState // every document remembered
+	pendingDocs map[string]*docState // documents with something pending (never in lru)
+	lru         docList              // the other documents, most recently used first
+	delivered   int                  // documents with a delivered set
+	failures    map[string]int       // server -> consecutive failures (> 0 only)
 	seq         uint64
 	stats       Stats
 
-	// Drain scratch space, reused across drains.
+	// Drain scratch space, reused across drains while it stays small.
 	seen     map[identity]struct{}
 	files    []fileResult
 	consumed []*pendingPublish
 }
 
-// docState is what the registry knows about one document, per server.
+// Bounds of the state that callers name rather than servers send.
+const (
+	// maxServersPerDocument bounds the servers remembered for one
+	// document (LastPublish); beyond it the one that published least
+	// recently, with nothing pending, is forgotten.
+	maxServersPerDocument = 64
+	// maxFailingServers bounds the consecutive-failure counters.
+	maxFailingServers = 1024
+	// maxScratch is the size above which drain scratch space is released
+	// rather than kept for the next drain.
+	maxScratch = 4096
+)
+
+// docState is what the registry knows about one document.
 type docState struct {
-	servers []serverState // sorted by name; a handful at most
+	uri        string
+	version    int
+	hasVersion bool
+	servers    []serverState // sorted by name; a handful at most
+	npending   int           // servers with a pending publish
+	set        *deliveredSet // delivered identities; nil when none
+	prev, next *docState     // lru links
+	inLRU      bool
 }
 
 type serverState struct {
@@ -136,6 +173,14 @@ type pendingPublish struct {
 	version    int
 	hasVersion bool
 	entries    []entry
+	// truncatedNew counts the diagnostics MaxPerPublish dropped that were
+	// new when published: not delivered before, not repeated in the
+	// publish. A drain counts them in Cut.
+	truncatedNew int
+	// invalid counts the diagnostics dropped as invalid; firstInvalid
+	// says what was wrong with the first of them. A drain notes them.
+	invalid      int
+	firstInvalid string
 }
 
 // entry is a normalized diagnostic with its identity.
@@ -145,39 +190,57 @@ type entry struct {
 	idOK bool // false: identity failed; delivered without dedup
 }
 
-// NewRegistry returns an empty registry. opts may be nil.
-func NewRegistry(opts *RegistryOptions) *Registry {
+// NewRegistry returns an empty registry. opts may be nil. It returns an
+// error, and no registry, for options out of range (see RegistryOptions).
+func NewRegistry(opts *RegistryOptions) (*Registry, error) {
 	var o RegistryOptions
 	if opts != nil {
 		o = *opts
 	}
-	def := func(v, d int) int {
-		if v <= 0 {
+	var problems []error
+	bound := func(name string, v, d int) int {
+		switch {
+		case v == 0:
 			return d
+		case v < 0:
+			problems = append(problems, fmt.Errorf("%s is %d: it bounds the registry's memory and must be positive (0 means the default, %d)", name, v, d))
+		}
+		return v
+	}
+	limit := func(v, d int) int {
+		switch {
+		case v == 0:
+			return d
+		case v < 0:
+			return math.MaxInt // no limit
 		}
 		return v
 	}
 	r := &Registry{
-		maxPerPublish:      def(o.MaxPerPublish, DefaultMaxPerPublish),
-		maxPerFile:         def(o.MaxPerFile, DefaultMaxPerFile),
-		maxTotal:           def(o.MaxTotal, DefaultMaxTotal),
-		maxDeliveredPerDoc: def(o.MaxDeliveredPerDocument, DefaultMaxDeliveredPerDocument),
+		maxPerPublish:      bound("MaxPerPublish", o.MaxPerPublish, DefaultMaxPerPublish),
+		maxPerFile:         limit(o.MaxPerFile, DefaultMaxPerFile),
+		maxTotal:           limit(o.MaxTotal, DefaultMaxTotal),
+		maxDocuments:       bound("MaxDocuments", o.MaxDocuments, DefaultMaxDocuments),
+		maxDeliveredPerDoc: bound("MaxDeliveredPerDocument", o.MaxDeliveredPerDocument, DefaultMaxDeliveredPerDocument),
 		minSeverity:        o.MinSeverity,
 		dropUnnecessary:    o.DropUnnecessary,
 		logger:             o.Logger,
 		seed:               maphash.MakeSeed(),
-		versions:           map[string]int{},
 		docs:               map[string]*docState{},
 		pendingDocs:        map[string]*docState{},
 		failures:           map[string]int{},
 		seen:               map[identity]struct{}{},
 	}
-	if !r.minSeverity.Valid() {
+	switch {
+	case r.minSeverity == 0:
 		r.minSeverity = diag.SeverityHint
+	case !r.minSeverity.Valid():
+		problems = append(problems, fmt.Errorf("MinSeverity is %d: want 1 (error) to 4 (hint), or 0 for the default (hint)", int(r.minSeverity)))
 	}
-	// NewLRU fails only for a size <= 0, which def rules out.
-	r.delivered, _ = simplelru.NewLRU[string, *deliveredSet](def(o.MaxDocuments, DefaultMaxDocuments), nil)
-	return r
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("lspdiag: invalid RegistryOptions: %w", errors.Join(problems...))
+	}
+	return r, nil
 }
 
 // SetVersion records the current version of a document, as its owner (the
@@ -185,30 +248,132 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 // older version are dropped from then on, including pending ones.
 func (r *Registry) SetVersion(uri string, version int) {
 	r.mu.Lock()
-	r.versions[uri] = version
+	ds := r.track(uri)
+	ds.version, ds.hasVersion = version, true
+	r.settle(ds)
 	r.mu.Unlock()
 }
 
-// Version returns the version last given to SetVersion for uri.
+// Version returns the version last given to SetVersion for uri, unless
+// the registry has forgotten the document since (Forget, MaxDocuments).
 func (r *Registry) Version(uri string) (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, ok := r.versions[uri]
-	return v, ok
+	if ds := r.docs[uri]; ds != nil && ds.hasVersion {
+		return ds.version, true
+	}
+	return 0, false
 }
 
 // Publish registers the raw params of a textDocument/publishDiagnostics
 // notification from server (named "plugin:<plugin>:<server>"). Params of
-// the wrong shape are rejected with an error matching ErrBadShape (a
-// *ShapeError says what was wrong) and count as a failure of the server.
-// A publish older than the document's current version is dropped without
-// error and counted in Stats.Stale.
+// the wrong shape (not an object; a uri, version or diagnostics member
+// missing or of the wrong type) are rejected with an error matching
+// ErrBadShape (a *ShapeError says what was wrong) and count as a failure
+// of the server. A diagnostic of the wrong shape does not reject the
+// publish: it is dropped and noted, as PublishParams does for invalid
+// diagnostics. A publish older than the document's current version is
+// dropped without error and counted in Stats.Stale.
 func (r *Registry) Publish(server string, params json.RawMessage) error {
-	p, err := diag.DecodePublishParams(params)
+	d, err := DecodePublish(params)
 	if err != nil {
 		return r.reject(server, err)
 	}
-	return r.PublishParams(server, &p)
+	return r.PublishDecoded(server, d)
+}
+
+// Decoded is a publishDiagnostics decoded the way Publish decodes one: a
+// malformed diagnostic is left out and counted instead of refusing the
+// whole publish. A caller that adjusts the diagnostics before registering
+// them (package lsp converts their columns) decodes with DecodePublish,
+// changes Params, and registers with PublishDecoded, so that what was left
+// out is still noted.
+type Decoded struct {
+	// Params are the envelope and the well-formed diagnostics.
+	Params  diag.PublishParams
+	invalid invalidDiagnostics
+}
+
+// Dropped returns how many diagnostics decoding left out as malformed.
+func (d *Decoded) Dropped() int { return d.invalid.n }
+
+// DecodePublish decodes publishDiagnostics params. Only a malformed
+// envelope (the uri, the version, the diagnostics array) is an error
+// (matching diag.ErrBadShape); malformed diagnostics are left out and
+// counted (see Decoded).
+func DecodePublish(params json.RawMessage) (*Decoded, error) {
+	p, err := diag.DecodePublishParams(params)
+	if err == nil {
+		return &Decoded{Params: p}, nil
+	}
+	sp, bad, ok := salvage(params)
+	if !ok {
+		return nil, err
+	}
+	if sp.URI == "" {
+		return nil, &diag.ShapeError{Path: "uri", Problem: "empty"}
+	}
+	return &Decoded{Params: sp, invalid: bad}, nil
+}
+
+// invalidDiagnostics counts the diagnostics of a publish that were
+// dropped as invalid.
+type invalidDiagnostics struct {
+	n     int
+	first string // what was wrong with the first one
+}
+
+func (v *invalidDiagnostics) add(path, problem string) {
+	if v.n == 0 {
+		v.first = path + ": " + problem
+	}
+	v.n++
+}
+
+// salvage decodes params whose envelope (uri, version, diagnostics array)
+// is well formed but some of whose diagnostics are not: it returns the
+// well-formed diagnostics and counts the others. ok is false when the
+// envelope is wrong or when no diagnostic is (the error was elsewhere).
+func salvage(params json.RawMessage) (p diag.PublishParams, bad invalidDiagnostics, ok bool) {
+	var env struct {
+		URI         json.RawMessage   `json:"uri"`
+		Version     json.RawMessage   `json:"version"`
+		Diagnostics []json.RawMessage `json:"diagnostics"`
+	}
+	if json.Unmarshal(params, &env) != nil || env.Diagnostics == nil || len(env.URI) == 0 {
+		return p, bad, false
+	}
+	// The envelope alone, through the one decoder that decides shapes.
+	var shell bytes.Buffer
+	shell.WriteString(`{"uri":`)
+	shell.Write(env.URI)
+	if len(env.Version) > 0 {
+		shell.WriteString(`,"version":`)
+		shell.Write(env.Version)
+	}
+	shell.WriteString(`,"diagnostics":[]}`)
+	p, err := diag.DecodePublishParams(shell.Bytes())
+	if err != nil {
+		return p, bad, false
+	}
+	p.Diagnostics = make([]diag.Diagnostic, 0, len(env.Diagnostics))
+	for i, item := range env.Diagnostics {
+		var d diag.Diagnostic
+		if err := d.UnmarshalJSON(item); err != nil {
+			path, problem := "diagnostics["+strconv.Itoa(i)+"]", err.Error()
+			var se *diag.ShapeError
+			if errors.As(err, &se) {
+				problem = se.Problem
+				if se.Path != "" {
+					path += "." + se.Path
+				}
+			}
+			bad.add(path, problem)
+			continue
+		}
+		p.Diagnostics = append(p.Diagnostics, d)
+	}
+	return p, bad, bad.n > 0
 }
 
 // PublishParams registers decoded publishDiagnostics params, like Publish.
@@ -218,21 +383,84 @@ func (r *Registry) Publish(server string, params json.RawMessage) error {
 //
 // Each diagnostic is normalized: the message, source and code are trimmed
 // of surrounding space, a missing severity becomes SeverityError, and an
-// end before the start of the range is moved to the start. A severity
-// outside 1 to 4, a negative position or an empty URI rejects the publish
-// (ErrBadShape).
+// end before the start of the range is moved to the start. A diagnostic
+// with a severity outside 0 to 4 or a negative position is invalid: it is
+// dropped, the others are kept, and the next drain's attachment says so in
+// a note (one per server and document, with the count); Stats.Invalid
+// counts them and the Logger is told. Nil params or an empty URI reject
+// the publish (ErrBadShape).
 //
 // An empty set registers nothing for delivery and clears what the server
 // had pending for the document, but it is recorded (see LastPublish). A
 // newer publish of the same server for the same document replaces the
 // pending one: LSP publishes are whole sets.
 func (r *Registry) PublishParams(server string, p *diag.PublishParams) error {
-	if err := checkParams(p); err != nil {
-		return r.reject(server, err)
+	return r.publishValid(server, p, invalidDiagnostics{})
+}
+
+// PublishDecoded registers params decoded by DecodePublish (and possibly
+// adjusted since), like PublishParams, noting the diagnostics decoding
+// left out together with any that are invalid now.
+func (r *Registry) PublishDecoded(server string, d *Decoded) error {
+	if d == nil {
+		return r.reject(server, &diag.ShapeError{Path: "", Problem: "nil params"})
 	}
+	return r.publishValid(server, &d.Params, d.invalid)
+}
+
+// publishValid drops the invalid diagnostics of p, adds them to bad (what
+// decoding already left out), and registers the rest.
+func (r *Registry) publishValid(server string, p *diag.PublishParams, bad invalidDiagnostics) error {
+	if p == nil {
+		return r.reject(server, &diag.ShapeError{Path: "", Problem: "nil params"})
+	}
+	if p.URI == "" {
+		return r.reject(server, &diag.ShapeError{Path: "uri", Problem: "empty"})
+	}
+	received := len(p.Diagnostics) + bad.n
+	valid := p.Diagnostics
+	dropped := false
+	for i := range p.Diagnostics {
+		if member, problem := invalidDiagnostic(&p.Diagnostics[i]); problem != "" {
+			if !dropped {
+				valid = slices.Clone(p.Diagnostics[:i])
+				dropped = true
+			}
+			bad.add("diagnostics["+strconv.Itoa(i)+"]."+member, problem)
+			continue
+		}
+		if dropped {
+			valid = append(valid, p.Diagnostics[i])
+		}
+	}
+	if !dropped {
+		return r.publish(server, p, received, bad)
+	}
+	q := *p
+	q.Diagnostics = valid
+	return r.publish(server, &q, received, bad)
+}
+
+// invalidDiagnostic returns the member that makes d invalid and what is
+// wrong with it; problem is "" for a valid diagnostic.
+func invalidDiagnostic(d *diag.Diagnostic) (member, problem string) {
+	if d.Severity != 0 && !d.Severity.Valid() {
+		return "severity", "number " + strconv.Itoa(int(d.Severity)) + " is not a severity (1 to 4)"
+	}
+	if d.Range.Start.Line < 0 || d.Range.Start.Character < 0 || d.Range.End.Line < 0 || d.Range.End.Character < 0 {
+		return "range", "negative position"
+	}
+	return "", ""
+}
+
+// publish registers p, whose diagnostics are all valid; received is the
+// count as the server sent it and bad what was dropped as invalid.
+func (r *Registry) publish(server string, p *diag.PublishParams, received int, bad invalidDiagnostics) error {
 	// Normalize and hash outside the lock: it is the bulk of the work.
 	var pp *pendingPublish
 	var filtered, idFailures, truncated int
+	var dropped []identity // distinct identities beyond the cap, not kept
+	dropNoID := 0          // diagnostics beyond the cap without identity
 	if len(p.Diagnostics) <= r.maxPerPublish {
 		pp = getPending(len(p.Diagnostics))
 		pp.entries, filtered, idFailures = r.normalize(pp.entries, p.Diagnostics)
@@ -242,8 +470,10 @@ func (r *Registry) PublishParams(server string, p *diag.PublishParams) error {
 		all, filtered, idFailures = r.normalize(nil, p.Diagnostics)
 		if len(all) > r.maxPerPublish {
 			slices.SortStableFunc(all, func(a, b entry) int { return compareDiagnostics(&a.d, &b.d) })
-			truncated = len(all) - r.maxPerPublish
-			all = all[:r.maxPerPublish]
+			kept, rest := all[:r.maxPerPublish], all[r.maxPerPublish:]
+			truncated = len(rest)
+			dropped, dropNoID = newBeyondCap(kept, rest)
+			all = kept
 			if idFailures > 0 {
 				idFailures = 0
 				for i := range all {
@@ -259,30 +489,35 @@ func (r *Registry) PublishParams(server string, p *diag.PublishParams) error {
 	if p.Version != nil {
 		pp.version, pp.hasVersion = *p.Version, true
 	}
+	pp.invalid, pp.firstInvalid = bad.n, bad.first
 
 	r.mu.Lock()
-	if p.Version != nil {
-		if cur, ok := r.versions[p.URI]; ok && *p.Version < cur {
-			r.stats.Stale++
-			r.mu.Unlock()
-			putPending(pp)
-			return nil
-		}
+	ds := r.docs[p.URI]
+	if p.Version != nil && ds != nil && ds.hasVersion && *p.Version < ds.version {
+		r.stats.Stale++
+		r.mu.Unlock()
+		putPending(pp)
+		return nil
+	}
+	if ds == nil {
+		ds = r.track(p.URI)
 	}
 	r.seq++
 	r.stats.Published++
+	r.stats.Invalid += uint64(bad.n)
 	r.stats.Filtered += uint64(filtered)
 	r.stats.Truncated += uint64(truncated)
 	r.stats.IdentityFailures += uint64(idFailures)
-	r.failures[server] = 0
+	delete(r.failures, server)
 
-	ds := r.docs[p.URI]
-	if ds == nil {
-		ds = &docState{}
-		r.docs[p.URI] = ds
+	pp.truncatedNew = dropNoID
+	for _, id := range dropped {
+		if !ds.set.has(id) {
+			pp.truncatedNew++
+		}
 	}
-	ss := ds.server(server)
-	ss.last = PublishInfo{Version: -1, Count: len(p.Diagnostics), Seq: r.seq}
+	ss := r.serverOf(ds, server)
+	ss.last = PublishInfo{Version: -1, Count: received, Seq: r.seq}
 	if p.Version != nil {
 		ss.last.Version = *p.Version
 	}
@@ -291,22 +526,55 @@ func (r *Registry) PublishParams(server string, p *diag.PublishParams) error {
 		r.stats.Superseded += uint64(n)
 		r.stats.Pending -= n
 		ss.pending = nil
+		ds.npending--
 		putPending(old)
 	}
-	if len(pp.entries) > 0 {
+	if len(pp.entries) > 0 || pp.invalid > 0 {
 		ss.pending = pp
+		ds.npending++
 		r.stats.Pending += len(pp.entries)
-		r.pendingDocs[p.URI] = ds
 	} else {
 		putPending(pp)
 	}
+	r.settle(ds)
 	r.mu.Unlock()
 
-	if idFailures > 0 && r.logger != nil {
-		r.logger.Warn("lspdiag: diagnostics without identity will be delivered without deduplication",
-			"server", server, "uri", p.URI, "count", idFailures, "err", errInvalidUTF8)
+	if r.logger != nil {
+		if bad.n > 0 {
+			r.logger.Warn("lspdiag: invalid diagnostics dropped, the others kept",
+				"server", server, "uri", p.URI, "count", bad.n, "first", bad.first)
+		}
+		if idFailures > 0 {
+			r.logger.Warn("lspdiag: diagnostics without identity will be delivered without deduplication",
+				"server", server, "uri", p.URI, "count", idFailures, "err", errInvalidUTF8)
+		}
 	}
 	return nil
+}
+
+// newBeyondCap returns the distinct identities of rest (what MaxPerPublish
+// drops) that are not among kept's, and the number of rest's diagnostics
+// without identity (each of those is new).
+func newBeyondCap(kept, rest []entry) (ids []identity, noID int) {
+	seen := make(map[identity]struct{}, len(kept)+len(rest))
+	for i := range kept {
+		if kept[i].idOK {
+			seen[kept[i].id] = struct{}{}
+		}
+	}
+	for i := range rest {
+		e := &rest[i]
+		if !e.idOK {
+			noID++
+			continue
+		}
+		if _, dup := seen[e.id]; dup {
+			continue
+		}
+		seen[e.id] = struct{}{}
+		ids = append(ids, e.id)
+	}
+	return ids, noID
 }
 
 // reject counts a publish of the wrong shape, as a failure of its server.
@@ -316,27 +584,6 @@ func (r *Registry) reject(server string, err error) error {
 	r.mu.Unlock()
 	r.ReportFailure(server, err)
 	return fmt.Errorf("publishDiagnostics from %s: %w", server, err)
-}
-
-// checkParams applies the shape rules JSON decoding cannot express for a
-// decoded value.
-func checkParams(p *diag.PublishParams) error {
-	if p == nil {
-		return &diag.ShapeError{Path: "", Problem: "nil params"}
-	}
-	if p.URI == "" {
-		return &diag.ShapeError{Path: "uri", Problem: "empty"}
-	}
-	for i := range p.Diagnostics {
-		d := &p.Diagnostics[i]
-		if d.Severity != 0 && !d.Severity.Valid() {
-			return &diag.ShapeError{Path: "diagnostics[" + strconv.Itoa(i) + "].severity", Problem: "number " + strconv.Itoa(int(d.Severity)) + " is not a severity (1 to 4)"}
-		}
-		if d.Range.Start.Line < 0 || d.Range.Start.Character < 0 || d.Range.End.Line < 0 || d.Range.End.Character < 0 {
-			return &diag.ShapeError{Path: "diagnostics[" + strconv.Itoa(i) + "].range", Problem: "negative position"}
-		}
-	}
-	return nil
 }
 
 // normalize appends diagnostics to entries, applying the normalization
@@ -380,19 +627,38 @@ func normalizeRange(rg diag.Range) diag.Range {
 	return rg
 }
 
-func (ds *docState) server(name string) *serverState {
+// serverOf returns the state of server in ds, adding it when missing (and
+// forgetting the least recently published server with nothing pending
+// when ds holds maxServersPerDocument already).
+func (r *Registry) serverOf(ds *docState, name string) *serverState {
 	i, found := slices.BinarySearchFunc(ds.servers, name, func(s serverState, n string) int {
 		return strings.Compare(s.name, n)
 	})
-	if !found {
-		ds.servers = slices.Insert(ds.servers, i, serverState{name: name})
+	if found {
+		return &ds.servers[i]
 	}
+	if len(ds.servers) >= maxServersPerDocument {
+		oldest := -1
+		for j := range ds.servers {
+			if ds.servers[j].pending == nil && (oldest < 0 || ds.servers[j].last.Seq < ds.servers[oldest].last.Seq) {
+				oldest = j
+			}
+		}
+		if oldest >= 0 {
+			ds.servers = slices.Delete(ds.servers, oldest, oldest+1)
+			if oldest < i {
+				i--
+			}
+		}
+	}
+	ds.servers = slices.Insert(ds.servers, i, serverState{name: name})
 	return &ds.servers[i]
 }
 
 // LastPublish returns the last accepted publish of server for uri,
 // including clean (empty) ones; ok is false when there was none. Reset and
-// ResetAll do not forget it; Forget does.
+// ResetAll do not forget it; Forget does, and so does the document LRU
+// (MaxDocuments).
 func (r *Registry) LastPublish(server, uri string) (PublishInfo, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -409,44 +675,113 @@ func (r *Registry) LastPublish(server, uri string) (PublishInfo, bool) {
 }
 
 // Reset forgets what is pending for uri and which of its diagnostics were
-// delivered: the next publish delivers them again. Versions and
+// delivered: the next publish delivers them again. Its version and
 // LastPublish are kept.
 func (r *Registry) Reset(uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dropPending(uri)
-	r.delivered.Remove(uri)
+	ds := r.docs[uri]
+	if ds == nil {
+		return
+	}
+	r.dropPending(ds)
+	r.dropDelivered(ds)
+	r.settle(ds)
 }
 
-// ResetAll forgets everything pending and delivered, for every document.
-// Versions and LastPublish are kept.
+// ResetAll forgets everything pending and delivered, for every document,
+// and frees the memory that held it. Versions and LastPublish are kept
+// (for at most MaxDocuments documents).
 func (r *Registry) ResetAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	uris := make([]string, 0, len(r.pendingDocs))
 	for uri := range r.pendingDocs {
-		r.dropPending(uri)
+		uris = append(uris, uri)
 	}
-	r.delivered.Purge()
+	slices.Sort(uris)
+	for _, uri := range uris {
+		ds := r.pendingDocs[uri]
+		r.dropPending(ds)
+		r.settle(ds)
+	}
+	for _, ds := range r.docs {
+		r.dropDelivered(ds)
+	}
+	// Maps keep their buckets when emptied: start afresh.
+	r.pendingDocs = map[string]*docState{}
+	r.seen = map[identity]struct{}{}
+	r.files, r.consumed = nil, nil
 }
 
 // Forget drops everything the registry knows about uri: pending and
 // delivered diagnostics, its version and its last publishes. Use it when a
-// document is closed for good, to keep the registry's size bounded by the
-// documents in use.
+// document is closed for good.
 func (r *Registry) Forget(uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dropPending(uri)
-	r.delivered.Remove(uri)
-	delete(r.docs, uri)
-	delete(r.versions, uri)
+	if ds := r.docs[uri]; ds != nil {
+		r.drop(ds)
+	}
 }
 
-func (r *Registry) dropPending(uri string) {
-	ds := r.pendingDocs[uri]
+// Close is Forget for a document that is closed but may be opened again:
+// it drops what is pending for uri, its version and its last publishes,
+// and keeps which of its diagnostics were delivered, so that a document
+// closed (or evicted) and opened again unchanged delivers nothing twice.
+// The delivered memory stays bounded by MaxDocuments; Reset and Forget
+// still clear it when asked.
+func (r *Registry) Close(uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ds := r.docs[uri]
 	if ds == nil {
 		return
 	}
+	r.dropPending(ds)
+	ds.version, ds.hasVersion = 0, false
+	ds.servers = nil
+	r.settle(ds)
+}
+
+// track returns the state of uri, creating it when missing. A new state
+// is neither pending nor in the LRU: the caller settles it.
+func (r *Registry) track(uri string) *docState {
+	ds := r.docs[uri]
+	if ds == nil {
+		ds = &docState{uri: uri}
+		r.docs[uri] = ds
+	}
+	return ds
+}
+
+// settle files ds after a change: among the pending documents when it has
+// something pending, else at the front of the LRU, forgetting the least
+// recently used documents beyond MaxDocuments.
+func (r *Registry) settle(ds *docState) {
+	if ds.npending > 0 {
+		r.lru.remove(ds)
+		r.pendingDocs[ds.uri] = ds
+		return
+	}
+	delete(r.pendingDocs, ds.uri)
+	r.lru.pushFront(ds)
+	for r.lru.n > r.maxDocuments {
+		r.drop(r.lru.back())
+		r.stats.Evictions++
+	}
+}
+
+// drop forgets ds entirely.
+func (r *Registry) drop(ds *docState) {
+	r.dropPending(ds)
+	r.dropDelivered(ds)
+	r.lru.remove(ds)
+	delete(r.pendingDocs, ds.uri)
+	delete(r.docs, ds.uri)
+}
+
+func (r *Registry) dropPending(ds *docState) {
 	for i := range ds.servers {
 		if pp := ds.servers[i].pending; pp != nil {
 			r.stats.Pending -= len(pp.entries)
@@ -454,8 +789,57 @@ func (r *Registry) dropPending(uri string) {
 			putPending(pp)
 		}
 	}
-	delete(r.pendingDocs, uri)
+	ds.npending = 0
 }
+
+func (r *Registry) dropDelivered(ds *docState) {
+	if ds.set != nil {
+		ds.set = nil
+		r.delivered--
+	}
+}
+
+// docList is an intrusive doubly linked list of documents.
+type docList struct {
+	head, tail *docState
+	n          int
+}
+
+func (l *docList) pushFront(ds *docState) {
+	if l.head == ds {
+		return
+	}
+	l.remove(ds)
+	ds.next, ds.prev, ds.inLRU = l.head, nil, true
+	if l.head != nil {
+		l.head.prev = ds
+	}
+	l.head = ds
+	if l.tail == nil {
+		l.tail = ds
+	}
+	l.n++
+}
+
+func (l *docList) remove(ds *docState) {
+	if !ds.inLRU {
+		return
+	}
+	if ds.prev != nil {
+		ds.prev.next = ds.next
+	} else {
+		l.head = ds.next
+	}
+	if ds.next != nil {
+		ds.next.prev = ds.prev
+	} else {
+		l.tail = ds.prev
+	}
+	ds.prev, ds.next, ds.inLRU = nil, nil, false
+	l.n--
+}
+
+func (l *docList) back() *docState { return l.tail }
 
 // ReportFailure counts a failure of server (a handler error, a crash, a
 // bad publish: Publish counts those itself). From the third consecutive
@@ -463,6 +847,12 @@ func (r *Registry) dropPending(uri string) {
 // disabled.
 func (r *Registry) ReportFailure(server string, err error) {
 	r.mu.Lock()
+	if _, ok := r.failures[server]; !ok && len(r.failures) >= maxFailingServers {
+		for s := range r.failures { // forget one counter to make room
+			delete(r.failures, s)
+			break
+		}
+	}
 	r.failures[server]++
 	n := r.failures[server]
 	r.mu.Unlock()
@@ -475,7 +865,7 @@ func (r *Registry) ReportFailure(server string, err error) {
 // accepted publish does the same.
 func (r *Registry) ReportSuccess(server string) {
 	r.mu.Lock()
-	r.failures[server] = 0
+	delete(r.failures, server)
 	r.mu.Unlock()
 }
 
@@ -492,6 +882,7 @@ func (r *Registry) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	s.Documents = r.delivered.Len()
+	s.Documents = r.delivered
+	s.Tracked = len(r.docs)
 	return s
 }

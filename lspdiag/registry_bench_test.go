@@ -14,7 +14,8 @@ import (
 // workload generates publishes that look like language servers': sets per
 // document that change a little at a time, so most of a republished set
 // was delivered before, with some cross-server duplicates, stale versions,
-// clean publishes and (optionally) text that has no identity.
+// clean publishes and (optionally) text that has no identity and
+// invalid diagnostics.
 type workload struct {
 	rng      *rand.Rand
 	uris     []string
@@ -25,7 +26,7 @@ type workload struct {
 	msgs     []string
 	codes    []string
 	maxDiags int  // a publish holds 0..maxDiags-1 diagnostics
-	odd      bool // also generate untrimmed text, inverted ranges, bad UTF-8, tags
+	odd      bool // also generate untrimmed text, inverted ranges, bad UTF-8, tags, invalid diagnostics
 	buf      []diag.Diagnostic
 	params   diag.PublishParams
 	lastDoc  int // the document of the last publish
@@ -97,6 +98,10 @@ func (w *workload) publish() (string, *diag.PublishParams) {
 				dg.Message = "bad \xff byte"
 			case 3:
 				dg.Tags = []int{diag.TagUnnecessary}
+			case 4:
+				dg.Severity = diag.Severity(99 - 102*(k%2)) // 99 or -3: invalid
+			case 5:
+				dg.Range.Start.Line = -1 // invalid
 			}
 		}
 		w.buf = append(w.buf, dg)
@@ -167,7 +172,7 @@ func runRegistryBenchmark(b *testing.B, impl string, diags int) {
 		var publish func(string, *diag.PublishParams)
 		switch impl {
 		case "fast":
-			f := fastAdapter{NewRegistry(nil)}
+			f := fastAdapter{newBenchRegistry(b, nil)}
 			reg, publish = f, f.publish
 		default:
 			n := naiveAdapter{newNaive(nil)}
@@ -231,7 +236,7 @@ func BenchmarkPublishRaw(b *testing.B) {
 		}
 		raws = append(raws, raw)
 	}
-	r := NewRegistry(nil)
+	r := newBenchRegistry(b, nil)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -244,4 +249,59 @@ func BenchmarkPublishRaw(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*10)/b.Elapsed().Seconds(), "diags/s")
+}
+
+// BenchmarkDrainLarge drains one publish of n diagnostics with every limit
+// raised above n, the diagnostics either all on distinct lines or sharing
+// 5,000 lines (20 per line at 100k), in publish order cycling through the
+// lines as a server that reports per check rather than per line would. It
+// reports the drain alone (the publish is untimed) per diagnostic: with
+// drain O(n log n) the figure grows only slowly with n, whatever the
+// layout.
+//
+//	go test ./lspdiag -run '^$' -bench DrainLarge
+func BenchmarkDrainLarge(b *testing.B) {
+	for _, layout := range []string{"distinct-lines", "shared-lines"} {
+		for _, n := range []int{25_000, 50_000, 100_000} {
+			b.Run(fmt.Sprintf("layout=%s/n=%dk", layout, n/1000), func(b *testing.B) {
+				ds := make([]diag.Diagnostic, n)
+				for i := range ds {
+					line := i
+					if layout == "shared-lines" {
+						line = i % 5000
+					}
+					ds[i] = diag.Diagnostic{
+						Range:    diag.Range{Start: diag.Position{Line: line, Character: 2}, End: diag.Position{Line: line, Character: 8}},
+						Severity: diag.SeverityError,
+						Source:   "compiler",
+						Message:  fmt.Sprintf("problem %d", i),
+					}
+				}
+				p := &diag.PublishParams{URI: "file:///proj/big.go", Diagnostics: ds}
+				opts := &RegistryOptions{MaxPerPublish: 1 << 20, MaxPerFile: 1 << 20, MaxTotal: 1 << 20}
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					r := newBenchRegistry(b, opts)
+					if err := r.PublishParams("plugin:go:gopls", p); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					a, ok := r.Drain()
+					if !ok || a.Count() != n {
+						b.Fatalf("drained %v, want %d", ok, n)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/diag")
+			})
+		}
+	}
+}
+
+func newBenchRegistry(b testing.TB, opts *RegistryOptions) *Registry {
+	r, err := NewRegistry(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -146,45 +148,92 @@ func compareCandidates(a, b *candidate) int {
 
 // fileResult is one document's part of a drain.
 type fileResult struct {
-	uri     string
 	ds      *docState
-	top     []candidate // the best maxPerFile new diagnostics, sorted
-	unique  int         // new diagnostics after dedup
+	top     []candidate // the best maxPerFile new diagnostics, sorted once collected
+	bar     candidate   // with full: the worst of top at the last prune
+	full    bool        // top held maxPerFile candidates at the last prune
+	unique  int         // new diagnostics after dedup, the cap's drops included
 	deliver int         // how many of top survive the total limit
+}
+
+// offer adds c to the candidates of fr, keeping the best k. Candidates
+// gather unsorted up to about 2k, then are sorted and cut back to k, so
+// that n offers cost O(n log k) whatever their order; one no better than
+// the worst kept at the last cut is refused at once.
+func (fr *fileResult) offer(c candidate, k int) {
+	if fr.full && compareCandidates(&c, &fr.bar) >= 0 {
+		return
+	}
+	fr.top = append(fr.top, c)
+	if len(fr.top) >= pruneAt(k) {
+		fr.prune(k)
+	}
+}
+
+// pruneAt is how many candidates offer gathers before cutting back to k.
+func pruneAt(k int) int {
+	if k > math.MaxInt/2-16 {
+		return math.MaxInt
+	}
+	return 2*k + 16
+}
+
+// prune sorts the candidates and keeps the best k.
+func (fr *fileResult) prune(k int) {
+	slices.SortFunc(fr.top, func(a, b candidate) int { return compareCandidates(&a, &b) })
+	if len(fr.top) > k {
+		clear(fr.top[k:])
+		fr.top = fr.top[:k]
+		fr.bar, fr.full = fr.top[k-1], true
+	}
+}
+
+// note is a line for the attachment about one server's publish for one
+// document.
+type note struct {
+	uri, text string
 }
 
 // Drain returns the new diagnostics since the last drain and clears what
 // was pending: nothing is handed out twice. It returns nil, false when
-// there is nothing new.
+// there is nothing new and nothing to note.
 //
 // The pending publishes are filtered by the documents' current versions,
 // deduplicated (identity: message, severity, range, source, code) within
 // the batch and against what was delivered before, sorted, and bounded:
 // at most MaxPerFile per file and MaxTotal in all, the most severe first
 // (across files, ties go to the file that sorts first). What the limits
-// leave out is counted in Cut and not remembered as delivered.
+// leave out is counted in Cut and not remembered as delivered; Cut also
+// counts what MaxPerPublish dropped from a publish that was new (not
+// delivered before, not repeated in that publish; a drop another server
+// also published counts once per server). Invalid diagnostics dropped from
+// a publish are noted in Notes, one line per server and document. Cut
+// and Notes alone make an attachment: the block then says how many new
+// diagnostics it does not show, or why some were dropped.
+//
+// Drain costs O(n log n) in the n pending diagnostics.
 func (r *Registry) Drain() (*diag.Attachment, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.pendingDocs) == 0 {
 		return nil, false
 	}
-	uris := make([]string, 0, len(r.pendingDocs))
-	for uri := range r.pendingDocs {
-		uris = append(uris, uri)
+	docs := make([]*docState, 0, len(r.pendingDocs))
+	for _, ds := range r.pendingDocs {
+		docs = append(docs, ds)
 	}
-	slices.Sort(uris)
+	slices.SortFunc(docs, func(a, b *docState) int { return strings.Compare(a.uri, b.uri) })
 
 	files := r.files[:0]
+	var notes []note
 	var bySeverity [diag.SeverityHint + 1]int // kept per-file candidates per severity
 	kept := 0
-	for _, uri := range uris {
-		ds := r.pendingDocs[uri]
-		fr := fileResult{uri: uri, ds: ds}
+	for _, ds := range docs {
+		fr := fileResult{ds: ds}
 		if len(files) < cap(files) {
 			fr.top = files[:len(files)+1][len(files)].top[:0] // reuse scratch
 		}
-		r.collect(&fr)
+		notes = r.collect(&fr, notes)
 		if fr.unique == 0 {
 			continue
 		}
@@ -194,7 +243,6 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 		kept += len(fr.top)
 		files = append(files, fr)
 	}
-	clear(r.pendingDocs)
 	r.stats.Pending = 0
 
 	// The total limit: all candidates more severe than the threshold
@@ -235,39 +283,35 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 		if fr.deliver == 0 {
 			continue
 		}
-		fd := diag.FileDiagnostics{URI: fr.uri, Path: pathFromURI(fr.uri), Cut: cut,
+		fd := diag.FileDiagnostics{URI: fr.ds.uri, Path: pathFromURI(fr.ds.uri), Cut: cut,
 			Diagnostics: make([]diag.Diagnostic, fr.deliver)}
-		var set *deliveredSet
 		for j, c := range fr.top[:fr.deliver] {
 			fd.Diagnostics[j] = c.e.d
 			if name := fr.ds.servers[c.server].name; !slices.Contains(servers, name) {
 				servers = append(servers, name)
 			}
-			if !c.e.idOK {
-				continue
+			if c.e.idOK {
+				r.deliveredSet(fr.ds).add(c.e.id)
 			}
-			if set == nil {
-				set = r.deliveredSetFor(fr.uri)
-			}
-			set.add(c.e.id)
 		}
 		r.stats.Delivered += uint64(fr.deliver)
 		att.Files = append(att.Files, fd)
 	}
-	// Keep the scratch candidate slices for the next drain, but not the
-	// entries they point to.
-	for i := range files {
-		clear(files[i].top)
-		files[i].ds = nil
+	for _, n := range notes {
+		att.Notes = append(att.Notes, n.text)
 	}
-	r.files = files[:0]
-	for i, pp := range r.consumed {
-		putPending(pp)
-		r.consumed[i] = nil
+	r.releaseScratch(files)
+	// The drained documents have nothing pending any more: into the LRU,
+	// in URI order.
+	for _, ds := range docs {
+		ds.npending = 0
+		r.settle(ds)
 	}
-	r.consumed = r.consumed[:0]
+	if len(r.pendingDocs) == 0 && len(docs) > maxScratch {
+		r.pendingDocs = map[string]*docState{} // let a large map's buckets go
+	}
 
-	if len(att.Files) == 0 {
+	if len(att.Files) == 0 && att.Cut == 0 && len(att.Notes) == 0 {
 		return nil, false
 	}
 	slices.Sort(servers)
@@ -276,24 +320,57 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 	return att, true
 }
 
+// releaseScratch keeps the drain's scratch space for the next drain when
+// it is small, and lets it go otherwise; either way it drops the entries
+// it points to, and recycles the consumed publishes.
+func (r *Registry) releaseScratch(files []fileResult) {
+	for i := range files {
+		clear(files[i].top)
+		files[i].ds = nil
+		files[i].bar = candidate{}
+		if cap(files[i].top) > maxScratch {
+			files[i].top = nil
+		}
+	}
+	if cap(files) > maxScratch {
+		files = nil
+	}
+	r.files = files[:0]
+	for i, pp := range r.consumed {
+		putPending(pp)
+		r.consumed[i] = nil
+	}
+	r.consumed = r.consumed[:0]
+	if cap(r.consumed) > maxScratch {
+		r.consumed = nil
+	}
+	if len(r.seen) > maxScratch {
+		r.seen = map[identity]struct{}{}
+	}
+}
+
 // collect gathers the new diagnostics of one pending document into fr,
-// consuming its pending publishes.
-func (r *Registry) collect(fr *fileResult) {
-	cur, hasCur := r.versions[fr.uri]
-	set, _ := r.delivered.Peek(fr.uri)
+// consuming its pending publishes, and appends their notes to notes.
+func (r *Registry) collect(fr *fileResult, notes []note) []note {
+	ds := fr.ds
+	set := ds.set
 	clear(r.seen)
-	for si := range fr.ds.servers {
-		ss := &fr.ds.servers[si]
+	for si := range ds.servers {
+		ss := &ds.servers[si]
 		pp := ss.pending
 		if pp == nil {
 			continue
 		}
 		ss.pending = nil
 		r.consumed = append(r.consumed, pp)
-		if pp.hasVersion && hasCur && pp.version < cur {
+		if pp.hasVersion && ds.hasVersion && pp.version < ds.version {
 			r.stats.Stale++
 			continue
 		}
+		if pp.invalid > 0 {
+			notes = append(notes, note{uri: ds.uri, text: invalidNote(ss.name, ds.uri, pp.invalid, pp.firstInvalid)})
+		}
+		fr.unique += pp.truncatedNew
 		for ei := range pp.entries {
 			e := &pp.entries[ei]
 			if e.idOK {
@@ -308,43 +385,34 @@ func (r *Registry) collect(fr *fileResult) {
 				r.seen[e.id] = struct{}{}
 			}
 			fr.unique++
-			c := candidate{e: e, server: si, index: ei}
-			fr.top = insertTop(fr.top, c, r.maxPerFile)
+			fr.offer(candidate{e: e, server: si, index: ei}, r.maxPerFile)
 		}
 	}
+	fr.prune(r.maxPerFile)
+	return notes
 }
 
-// insertTop inserts c into top, which is sorted and holds at most k.
-func insertTop(top []candidate, c candidate, k int) []candidate {
-	if len(top) == k && compareCandidates(&c, &top[k-1]) >= 0 {
-		return top
+// invalidNote is the attachment's line about n invalid diagnostics that
+// server published for uri.
+func invalidNote(server, uri string, n int, first string) string {
+	name := pathFromURI(uri)
+	if name == "" {
+		name = uri
 	}
-	i, j := 0, len(top) // first index whose candidate sorts after c
-	for i < j {
-		h := int(uint(i+j) >> 1)
-		if compareCandidates(&top[h], &c) <= 0 {
-			i = h + 1
-		} else {
-			j = h
-		}
+	what := "1 invalid diagnostic from " + server + " was"
+	if n != 1 {
+		what = strconv.Itoa(n) + " invalid diagnostics from " + server + " were"
 	}
-	if len(top) < k {
-		top = append(top, candidate{})
-	}
-	copy(top[i+1:], top[i:len(top)-1])
-	top[i] = c
-	return top
+	return name + ": " + what + " dropped (" + first + ")"
 }
 
-func (r *Registry) deliveredSetFor(uri string) *deliveredSet {
-	if set, ok := r.delivered.Get(uri); ok {
-		return set
+// deliveredSet returns the delivered identities of ds, creating them.
+func (r *Registry) deliveredSet(ds *docState) *deliveredSet {
+	if ds.set == nil {
+		ds.set = newDeliveredSet(r.maxDeliveredPerDoc)
+		r.delivered++
 	}
-	set := newDeliveredSet(r.maxDeliveredPerDoc)
-	if r.delivered.Add(uri, set) {
-		r.stats.Evictions++
-	}
-	return set
+	return ds.set
 }
 
 // pathFromURI returns the path of a file:// URI (see fileuri.ToPath), or "".

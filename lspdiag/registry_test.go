@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +40,16 @@ func errs(n int, prefix string) []diag.Diagnostic {
 		ds[i] = mkDiag(diag.SeverityError, i, fmt.Sprintf("%s %d", prefix, i))
 	}
 	return ds
+}
+
+// newReg returns NewRegistry(opts), failing the test on an error.
+func newReg(t testing.TB, opts *RegistryOptions) *Registry {
+	t.Helper()
+	r, err := NewRegistry(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func mustPublish(t *testing.T, r *Registry, server, uri string, version *int, ds ...diag.Diagnostic) {
@@ -93,12 +105,13 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-func newLogged() (*Registry, *logBuffer) {
+func newLogged(t testing.TB) (*Registry, *logBuffer) {
 	buf := &logBuffer{}
-	return NewRegistry(&RegistryOptions{Logger: slog.New(slog.NewTextHandler(buf, nil))}), buf
+	return newReg(t, &RegistryOptions{Logger: slog.New(slog.NewTextHandler(buf, nil))}), buf
 }
 
 func TestPublishShapeRejected(t *testing.T) {
+	// What is wrong is the envelope: there is no set to keep.
 	tests := []struct {
 		name, raw, path string
 	}{
@@ -107,30 +120,20 @@ func TestPublishShapeRejected(t *testing.T) {
 		{"null", `null`, ""},
 		{"uri missing", `{"diagnostics":[]}`, "uri"},
 		{"uri a number", `{"uri":3,"diagnostics":[]}`, "uri"},
+		{"uri empty", `{"uri":"","diagnostics":[]}`, "uri"},
+		{"uri empty, bad item", `{"uri":"","diagnostics":[1]}`, "uri"},
 		{"diagnostics missing", `{"uri":"file:///a"}`, "diagnostics"},
 		{"diagnostics null", `{"uri":"file:///a","diagnostics":null}`, "diagnostics"},
 		{"diagnostics an object", `{"uri":"file:///a","diagnostics":{}}`, "diagnostics"},
-		{"item not an object", `{"uri":"file:///a","diagnostics":[1]}`, "diagnostics[0]"},
-		{"range missing", `{"uri":"file:///a","diagnostics":[{"message":"m"}]}`, "diagnostics[0].range"},
-		{"range a string", `{"uri":"file:///a","diagnostics":[{"range":"1:2","message":"m"}]}`, "diagnostics[0].range"},
-		{"start missing", `{"uri":"file:///a","diagnostics":[{"range":{"end":{"line":0,"character":0}},"message":"m"}]}`, "diagnostics[0].range.start"},
-		{"line fractional", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":1.5,"character":0},"end":{"line":0,"character":0}},"message":"m"}]}`, "diagnostics[0].range.start.line"},
-		{"character negative", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":1,"character":-1},"end":{"line":1,"character":0}},"message":"m"}]}`, "diagnostics[0].range.start.character"},
-		{"message missing", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]}`, "diagnostics[0].message"},
-		{"message a number", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":7}]}`, "diagnostics[0].message"},
-		{"second item bad", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"ok"},{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}}]}`, "diagnostics[1].message"},
-		{"severity unknown name", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":"Fatal"}]}`, "diagnostics[0].severity"},
-		{"severity out of range", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":5}]}`, "diagnostics[0].severity"},
-		{"code an object", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","code":{}}]}`, "diagnostics[0].code"},
-		{"source a number", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","source":1}]}`, "diagnostics[0].source"},
 		{"version a string", `{"uri":"file:///a","version":"3","diagnostics":[]}`, "version"},
+		{"version a string, bad item", `{"uri":"file:///a","version":"3","diagnostics":[1]}`, "version"},
 		{"trailing garbage", `{"uri":"file:///a","diagnostics":[]} x`, ""},
-		// The typed pass stops at the first message; the last one is fine.
-		{"conflicting keys", `{"uri":"file:///a","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":7,"message":"m"}]}`, ""},
+		{"trailing garbage, bad item", `{"uri":"file:///a","diagnostics":[1]} x`, ""},
+		{"repeated diagnostics", `{"uri":"file:///a","diagnostics":[{"message":7}],"diagnostics":[]}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRegistry(nil)
+			r := newReg(t, nil)
 			err := r.Publish(gopls, json.RawMessage(tt.raw))
 			if !errors.Is(err, diag.ErrBadShape) {
 				t.Fatalf("Publish(%s) = %v, want ErrBadShape", tt.raw, err)
@@ -155,6 +158,185 @@ func TestPublishShapeRejected(t *testing.T) {
 	}
 }
 
+// TestInvalidDiagnosticsDropped: one malformed diagnostic costs only
+// itself. The valid ones of the publish are delivered, the invalid ones
+// dropped, counted (Stats.Invalid), logged, and noted in the next
+// attachment, one note per server and document.
+func TestInvalidDiagnosticsDropped(t *testing.T) {
+	const good = `{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":1}},"message":"good","severity":1}`
+	const rng = `"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}`
+	tests := []struct {
+		name, item, path string
+	}{
+		{"severity -3", `{` + rng + `,"message":"m","severity":-3}`, "diagnostics[1].severity"},
+		{"severity 99", `{` + rng + `,"message":"m","severity":99}`, "diagnostics[1].severity"},
+		{"severity 5", `{` + rng + `,"message":"m","severity":5}`, "diagnostics[1].severity"},
+		{"severity unknown name", `{` + rng + `,"message":"m","severity":"Fatal"}`, "diagnostics[1].severity"},
+		{"line negative", `{"range":{"start":{"line":-1,"character":0},"end":{"line":0,"character":1}},"message":"m"}`, "diagnostics[1].range.start.line"},
+		{"character negative", `{"range":{"start":{"line":1,"character":-1},"end":{"line":1,"character":0}},"message":"m"}`, "diagnostics[1].range.start.character"},
+		{"end character negative", `{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":-7}},"message":"m"}`, "diagnostics[1].range.end.character"},
+		{"line fractional", `{"range":{"start":{"line":1.5,"character":0},"end":{"line":0,"character":0}},"message":"m"}`, "diagnostics[1].range.start.line"},
+		{"item not an object", `1`, "diagnostics[1]"},
+		{"range missing", `{"message":"m"}`, "diagnostics[1].range"},
+		{"range a string", `{"range":"1:2","message":"m"}`, "diagnostics[1].range"},
+		{"start missing", `{"range":{"end":{"line":0,"character":0}},"message":"m"}`, "diagnostics[1].range.start"},
+		{"message missing", `{` + rng + `}`, "diagnostics[1].message"},
+		{"message a number", `{` + rng + `,"message":7}`, "diagnostics[1].message"},
+		{"code an object", `{` + rng + `,"message":"m","code":{}}`, "diagnostics[1].code"},
+		{"source a number", `{` + rng + `,"message":"m","source":1}`, "diagnostics[1].source"},
+		// The typed pass stops at the first message; the last one is fine.
+		{"conflicting keys", `{` + rng + `,"message":7,"message":"m"}`, "diagnostics[1]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, logs := newLogged(t)
+			raw := `{"uri":"file:///proj/main.go","version":3,"diagnostics":[` + good + `,` + tt.item + `,` + good + `]}`
+			if err := r.Publish(gopls, json.RawMessage(raw)); err != nil {
+				t.Fatalf("Publish(%s) = %v, want the valid diagnostics kept", raw, err)
+			}
+			if s := r.Stats(); s.Invalid != 1 || s.Rejected != 0 || s.Published != 1 || s.Pending != 2 {
+				t.Errorf("stats = %+v, want 1 invalid, 1 published, 2 pending", s)
+			}
+			if info, _ := r.LastPublish(gopls, mainGo); info.Count != 3 || info.Version != 3 {
+				t.Errorf("LastPublish = %+v, want the 3 received for version 3", info)
+			}
+			a, ok := r.Drain()
+			if !ok || a.Count() != 1 || messages(a)[0] != "good" {
+				t.Fatalf("drained %v %+v, want the good diagnostic (once: the two are the same)", ok, a)
+			}
+			want := "/proj/main.go: 1 invalid diagnostic from " + gopls + " was dropped (" + tt.path
+			if len(a.Notes) != 1 || !strings.HasPrefix(a.Notes[0], want) {
+				t.Errorf("notes %q, want one starting %q", a.Notes, want)
+			}
+			if !strings.Contains(a.Render(nil), want) {
+				t.Errorf("the block does not show the note:\n%s", a.Render(nil))
+			}
+			if l := logs.String(); !strings.Contains(l, "invalid diagnostics dropped") || !strings.Contains(l, tt.path) {
+				t.Errorf("log %q does not report the drop", l)
+			}
+			if _, ok := r.Drain(); ok {
+				t.Error("the note was handed out twice")
+			}
+		})
+	}
+
+	t.Run("DecodePublish then PublishDecoded", func(t *testing.T) {
+		// What package lsp does: decode, adjust the diagnostics (columns),
+		// register. What decoding left out must still be noted.
+		for _, tt := range tests {
+			r := newReg(t, nil)
+			raw := `{"uri":"file:///proj/main.go","version":3,"diagnostics":[` + good + `,` + tt.item + `,` + good + `]}`
+			d, err := DecodePublish(json.RawMessage(raw))
+			if err != nil {
+				t.Fatalf("%s: DecodePublish = %v, want the valid diagnostics kept", tt.name, err)
+			}
+			for i := range d.Params.Diagnostics {
+				d.Params.Diagnostics[i].Range.Start.Character += 2
+			}
+			if err := r.PublishDecoded(gopls, d); err != nil {
+				t.Fatalf("%s: PublishDecoded = %v", tt.name, err)
+			}
+			if info, _ := r.LastPublish(gopls, mainGo); info.Count != 3 {
+				t.Errorf("%s: LastPublish = %+v, want the 3 received", tt.name, info)
+			}
+			a, ok := r.Drain()
+			if !ok || a.Count() != 1 || a.Files[0].Diagnostics[0].Range.Start.Character != 2 {
+				t.Fatalf("%s: drained %v %+v, want the adjusted good diagnostic", tt.name, ok, a)
+			}
+			want := "/proj/main.go: 1 invalid diagnostic from " + gopls + " was dropped ("
+			if len(a.Notes) != 1 || !strings.HasPrefix(a.Notes[0], want) {
+				t.Errorf("%s: notes %q, want one starting %q", tt.name, a.Notes, want)
+			}
+		}
+		if _, err := DecodePublish(json.RawMessage(`{"uri":1,"diagnostics":[]}`)); !errors.Is(err, diag.ErrBadShape) {
+			t.Errorf("a malformed envelope decoded: %v", err)
+		}
+	})
+
+	t.Run("decoded", func(t *testing.T) {
+		r := newReg(t, nil)
+		bad := []diag.Diagnostic{mkDiag(1, 0, "ok"), mkDiag(7, 1, "sev 7"), mkDiag(-3, 1, "sev -3"), mkDiag(99, 1, "sev 99"), mkDiag(1, -2, "line -2"), mkDiag(2, 4, "ok too")}
+		bad[4].Range.Start.Line = -2
+		neg := mkDiag(1, 3, "negative end")
+		neg.Range.End.Character = -1
+		bad = append(bad, neg)
+		in := slices.Clone(bad)
+		if err := r.PublishParams(gopls, &diag.PublishParams{URI: mainGo, Diagnostics: bad}); err != nil {
+			t.Fatalf("PublishParams = %v, want the valid diagnostics kept", err)
+		}
+		if d := cmp.Diff(in, bad); d != "" {
+			t.Errorf("PublishParams changed the caller's params:\n%s", d)
+		}
+		if n := r.Stats().Invalid; n != 5 {
+			t.Errorf("invalid = %d, want 5", n)
+		}
+		a, _ := r.Drain()
+		if d := cmp.Diff([]string{"ok", "ok too"}, messages(a)); d != "" {
+			t.Errorf("delivered (-want +got):\n%s", d)
+		}
+		want := []string{"/proj/main.go: 5 invalid diagnostics from " + gopls + " were dropped (diagnostics[1].severity: number 7 is not a severity (1 to 4))"}
+		if d := cmp.Diff(want, a.Notes); d != "" {
+			t.Errorf("notes (-want +got):\n%s", d)
+		}
+	})
+
+	t.Run("one note per server and document", func(t *testing.T) {
+		r := newReg(t, nil)
+		other := "untitled:Untitled-1"
+		badSev := mkDiag(42, 0, "bad")
+		mustPublish(t, r, pyright, mainGo, nil, badSev, badSev)
+		mustPublish(t, r, gopls, mainGo, nil, badSev, mkDiag(1, 1, "fine"))
+		mustPublish(t, r, gopls, other, nil, badSev)
+		a, ok := r.Drain()
+		if !ok {
+			t.Fatal("nothing drained")
+		}
+		want := []string{
+			"/proj/main.go: 1 invalid diagnostic from " + gopls + " was dropped (diagnostics[0].severity: number 42 is not a severity (1 to 4))",
+			"/proj/main.go: 2 invalid diagnostics from " + pyright + " were dropped (diagnostics[0].severity: number 42 is not a severity (1 to 4))",
+			other + ": 1 invalid diagnostic from " + gopls + " was dropped (diagnostics[0].severity: number 42 is not a severity (1 to 4))",
+		}
+		if d := cmp.Diff(want, a.Notes); d != "" {
+			t.Errorf("notes (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff([]string{"fine"}, messages(a)); d != "" {
+			t.Errorf("delivered (-want +got):\n%s", d)
+		}
+	})
+
+	t.Run("only invalid", func(t *testing.T) {
+		// Nothing valid: the note alone is the attachment, and the set
+		// replaces what the server had pending.
+		r := newReg(t, nil)
+		mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "old"))
+		mustPublish(t, r, gopls, mainGo, nil, mkDiag(9, 0, "bad"))
+		a, ok := r.Drain()
+		if !ok || len(a.Files) != 0 || len(a.Notes) != 1 {
+			t.Fatalf("drained %v %+v, want the note only", ok, a)
+		}
+		if s := a.Render(nil); !strings.Contains(s, "was dropped") || strings.Contains(s, "old") {
+			t.Errorf("block %q", s)
+		}
+	})
+
+	t.Run("superseded or stale", func(t *testing.T) {
+		// The note goes with its publish: a newer set replaces it, and a
+		// set for an older version is dropped with it.
+		r := newReg(t, nil)
+		mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(9, 0, "bad"))
+		mustPublish(t, r, gopls, mainGo, ver(2), mkDiag(1, 0, "good"))
+		a, _ := r.Drain()
+		if len(a.Notes) != 0 || a.Count() != 1 {
+			t.Errorf("superseded: %+v", a)
+		}
+		mustPublish(t, r, gopls, mainGo, ver(3), mkDiag(9, 0, "bad"))
+		r.SetVersion(mainGo, 4)
+		if a, ok := r.Drain(); ok {
+			t.Errorf("stale: %+v", a)
+		}
+	})
+}
+
 func TestPublishParamsShapeRejected(t *testing.T) {
 	tests := []struct {
 		name string
@@ -163,12 +345,10 @@ func TestPublishParamsShapeRejected(t *testing.T) {
 	}{
 		{"nil", nil, ""},
 		{"empty uri", &diag.PublishParams{Diagnostics: errs(1, "x")}, "uri"},
-		{"bad severity", &diag.PublishParams{URI: mainGo, Diagnostics: []diag.Diagnostic{mkDiag(7, 0, "x")}}, "diagnostics[0].severity"},
-		{"negative line", &diag.PublishParams{URI: mainGo, Diagnostics: []diag.Diagnostic{mkDiag(1, 0, "ok"), mkDiag(1, -2, "x")}}, "diagnostics[1].range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRegistry(nil)
+			r := newReg(t, nil)
 			err := r.PublishParams(gopls, tt.p)
 			var se *diag.ShapeError
 			if !errors.As(err, &se) || se.Path != tt.path || !errors.Is(err, diag.ErrBadShape) {
@@ -176,6 +356,60 @@ func TestPublishParamsShapeRejected(t *testing.T) {
 			}
 			if r.Stats().Rejected != 1 {
 				t.Errorf("rejected = %d, want 1", r.Stats().Rejected)
+			}
+		})
+	}
+}
+
+// TestOptionsValidated: zero is the default; negative is "no limit" for
+// the limits of an attachment and an error for those that bound memory.
+func TestOptionsValidated(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts RegistryOptions
+		err  string // "" for accepted
+	}{
+		{"zero", RegistryOptions{}, ""},
+		{"max", RegistryOptions{MaxPerPublish: math.MaxInt, MaxPerFile: math.MaxInt, MaxTotal: math.MaxInt, MaxDocuments: math.MaxInt, MaxDeliveredPerDocument: math.MaxInt}, ""},
+		{"MaxPerFile -1", RegistryOptions{MaxPerFile: -1}, ""},
+		{"MaxTotal -1", RegistryOptions{MaxTotal: -1}, ""},
+		{"both -1", RegistryOptions{MaxPerFile: -1, MaxTotal: -1}, ""},
+		{"MaxPerPublish -1", RegistryOptions{MaxPerPublish: -1}, "MaxPerPublish is -1"},
+		{"MaxDocuments -1", RegistryOptions{MaxDocuments: -1}, "MaxDocuments is -1"},
+		{"MaxDeliveredPerDocument -5", RegistryOptions{MaxDeliveredPerDocument: -5}, "MaxDeliveredPerDocument is -5"},
+		{"MinSeverity 5", RegistryOptions{MinSeverity: 5}, "MinSeverity is 5"},
+		{"MinSeverity -1", RegistryOptions{MinSeverity: -1}, "MinSeverity is -1"},
+		{"two at once", RegistryOptions{MaxDocuments: math.MinInt, MinSeverity: 42}, "MinSeverity is 42"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewRegistry(&tt.opts)
+			if tt.err != "" {
+				if err == nil || r != nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("NewRegistry = %v, %v; want an error containing %q", r, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Whatever the limits, a publish and a drain work.
+			mustPublish(t, r, gopls, mainGo, nil, errs(50, "e")...)
+			a, ok := r.Drain()
+			if !ok {
+				t.Fatal("nothing drained")
+			}
+			limit := func(v, def int) int {
+				switch {
+				case v == 0:
+					return def
+				case v < 0:
+					return math.MaxInt
+				}
+				return v
+			}
+			want := min(50, limit(tt.opts.MaxPerFile, DefaultMaxPerFile), limit(tt.opts.MaxTotal, DefaultMaxTotal))
+			if a.Count() != want || a.Count()+a.Cut != 50 {
+				t.Errorf("shown %d cut %d; want %d shown of 50", a.Count(), a.Cut, want)
 			}
 		})
 	}
@@ -212,7 +446,7 @@ func TestDecodeWireForms(t *testing.T) {
 	}
 	// The same text through Publish: message trimmed, missing severity is
 	// an error.
-	r := NewRegistry(&RegistryOptions{MaxPerFile: 100, MaxTotal: 100})
+	r := newReg(t, &RegistryOptions{MaxPerFile: 100, MaxTotal: 100})
 	mustPublishRaw(t, r, "plugin:ts:tsserver", raw)
 	a, ok := r.Drain()
 	if !ok {
@@ -230,7 +464,7 @@ func TestDecodeWireForms(t *testing.T) {
 
 func TestVersionFilter(t *testing.T) {
 	t.Run("stale publish dropped", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		r.SetVersion(mainGo, 5)
 		mustPublish(t, r, gopls, mainGo, ver(4), mkDiag(1, 0, "old"))
 		if s := r.Stats(); s.Stale != 1 || s.Published != 0 {
@@ -244,7 +478,7 @@ func TestVersionFilter(t *testing.T) {
 		}
 	})
 	t.Run("stale publish keeps the pending one", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		r.SetVersion(mainGo, 5)
 		mustPublish(t, r, gopls, mainGo, ver(5), mkDiag(1, 0, "current"))
 		mustPublish(t, r, gopls, mainGo, ver(3), mkDiag(1, 0, "late and old"))
@@ -254,7 +488,7 @@ func TestVersionFilter(t *testing.T) {
 		}
 	})
 	t.Run("pending publish goes stale", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		r.SetVersion(mainGo, 1)
 		mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(1, 0, "v1"))
 		r.SetVersion(mainGo, 2)
@@ -266,7 +500,7 @@ func TestVersionFilter(t *testing.T) {
 		}
 	})
 	t.Run("no version is accepted", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		r.SetVersion(mainGo, 9)
 		mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "unversioned"))
 		if drainCount(r) != 1 {
@@ -274,7 +508,7 @@ func TestVersionFilter(t *testing.T) {
 		}
 	})
 	t.Run("current and newer accepted", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		r.SetVersion(mainGo, 2)
 		mustPublish(t, r, gopls, mainGo, ver(2), mkDiag(1, 0, "v2"))
 		mustPublish(t, r, pyright, mainGo, ver(3), mkDiag(1, 1, "v3"))
@@ -283,7 +517,7 @@ func TestVersionFilter(t *testing.T) {
 		}
 	})
 	t.Run("unknown document accepts any version", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		mustPublish(t, r, gopls, mainGo, ver(-3), mkDiag(1, 0, "x"))
 		if drainCount(r) != 1 {
 			t.Error("not delivered")
@@ -295,7 +529,7 @@ func TestVersionFilter(t *testing.T) {
 }
 
 func TestNormalization(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	in := diag.Diagnostic{
 		Range:   diag.Range{Start: diag.Position{Line: 3, Character: 7}, End: diag.Position{Line: 2, Character: 1}}, // end before start
 		Message: "\t undefined: x \n", Source: " compiler ", Code: " UndeclaredName ",
@@ -320,7 +554,7 @@ func TestNormalization(t *testing.T) {
 }
 
 func TestEmptyPublish(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(1, 0, "x"))
 	mustPublishRaw(t, r, gopls, `{"uri":"file:///proj/main.go","version":2,"diagnostics":[]}`)
 	if a, ok := r.Drain(); ok {
@@ -344,7 +578,7 @@ func TestEmptyPublish(t *testing.T) {
 }
 
 func TestNewerPublishReplacesPending(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(1, 0, "first a"), mkDiag(1, 1, "first b"))
 	mustPublish(t, r, gopls, mainGo, ver(2), mkDiag(2, 0, "second"))
 	mustPublish(t, r, pyright, mainGo, ver(2), mkDiag(1, 5, "other server"))
@@ -361,7 +595,7 @@ func TestNewerPublishReplacesPending(t *testing.T) {
 }
 
 func TestPerPublishCap(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	ds := make([]diag.Diagnostic, 100_000)
 	for i := range ds {
 		// Mostly hints; every 1000th an error, every 100th a warning.
@@ -394,12 +628,13 @@ func TestPerPublishCap(t *testing.T) {
 			t.Errorf("diagnostic %d = %v line %d", i, d.Severity, d.Range.Start.Line)
 		}
 	}
-	// The cap keeps 100 errors, 900 warnings: those not shown are cut.
-	if a.Cut != 990 || a.Files[0].Cut != 990 {
-		t.Errorf("cut = %d/%d, want 990", a.Cut, a.Files[0].Cut)
+	// The cap keeps 100 errors, 900 warnings; what is not shown, the
+	// 99,000 the cap dropped included, is cut.
+	if a.Cut != 99_990 || a.Files[0].Cut != 99_990 {
+		t.Errorf("cut = %d/%d, want 99990", a.Cut, a.Files[0].Cut)
 	}
 
-	r = NewRegistry(&RegistryOptions{MaxPerPublish: 3})
+	r = newReg(t, &RegistryOptions{MaxPerPublish: 3})
 	mustPublish(t, r, gopls, mainGo, nil, mkDiag(4, 0, "h"), mkDiag(2, 9, "w9"), mkDiag(1, 5, "e"), mkDiag(2, 1, "w1"), mkDiag(3, 0, "i"))
 	a, _ = r.Drain()
 	if d := cmp.Diff([]string{"e", "w1", "w9"}, messages(a)); d != "" {
@@ -407,8 +642,61 @@ func TestPerPublishCap(t *testing.T) {
 	}
 }
 
+// TestTrueCounts: the count the block shows is the number of new
+// diagnostics it does not show, whichever limit left them out; the
+// per-publish cap's drops count unless delivered before or repeated.
+func TestTrueCounts(t *testing.T) {
+	t.Run("100,000 in one publish", func(t *testing.T) {
+		r := newReg(t, nil)
+		mustPublish(t, r, gopls, mainGo, nil, errs(100_000, "e")...)
+		a, _ := r.Drain()
+		if a.Count() != 10 || a.Cut != 99_990 || a.Files[0].Cut != 99_990 {
+			t.Fatalf("shown %d, cut %d/%d; want 10 and 99990", a.Count(), a.Cut, a.Files[0].Cut)
+		}
+		if s := a.Render(nil); !strings.Contains(s, "… 99990 more not shown\n") {
+			t.Errorf("block ends %q", s[strings.LastIndex(s, "\n  "):])
+		}
+		if s := r.Stats(); s.Cut != 99_990 || s.Truncated != 99_000 {
+			t.Errorf("stats cut %d truncated %d", s.Cut, s.Truncated)
+		}
+		// Again: the 10 shown are not new any more; the rest still are.
+		mustPublish(t, r, gopls, mainGo, nil, errs(100_000, "e")...)
+		a, _ = r.Drain()
+		if a.Count() != 10 || a.Cut != 99_980 {
+			t.Errorf("republished: shown %d cut %d; want 10 and 99980", a.Count(), a.Cut)
+		}
+	})
+	t.Run("drops delivered before or repeated", func(t *testing.T) {
+		r := newReg(t, &RegistryOptions{MaxPerPublish: 3})
+		mustPublish(t, r, gopls, mainGo, nil, mkDiag(2, 1, "a"), mkDiag(2, 2, "b"))
+		drainCount(r)
+		// Three errors fill the cap; a and b were delivered, h twice is one.
+		mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 1, "e1"), mkDiag(1, 2, "e2"), mkDiag(1, 3, "e3"),
+			mkDiag(2, 1, "a"), mkDiag(2, 2, "b"), mkDiag(4, 9, "h"), mkDiag(4, 9, "h"), mkDiag(1, 3, "e3"))
+		a, _ := r.Drain()
+		if d := cmp.Diff([]string{"e1", "e2", "e3"}, messages(a)); d != "" || a.Cut != 1 {
+			t.Errorf("cut %d, want 1 (h); shown (-want +got):\n%s", a.Cut, d)
+		}
+	})
+	t.Run("only drops new", func(t *testing.T) {
+		// What the cap kept was all delivered before: the block still
+		// says how many new ones there are.
+		r := newReg(t, &RegistryOptions{MaxPerPublish: 2})
+		mustPublish(t, r, gopls, mainGo, nil, errs(2, "e")...)
+		drainCount(r)
+		mustPublish(t, r, gopls, mainGo, nil, append(errs(2, "e"), mkDiag(2, 5, "w"))...)
+		a, ok := r.Drain()
+		if !ok || len(a.Files) != 0 || a.Cut != 1 {
+			t.Fatalf("drained %v %+v, want a count of 1 alone", ok, a)
+		}
+		if s := a.Render(nil); !strings.Contains(s, "… 1 more not shown") {
+			t.Errorf("block %q", s)
+		}
+	})
+}
+
 func TestDeliverOnce(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	d := mkDiag(1, 3, "undefined: x")
 	mustPublish(t, r, gopls, mainGo, ver(1), d)
 	if n := drainCount(r); n != 1 {
@@ -446,7 +734,7 @@ func TestDedupIdentity(t *testing.T) {
 	}
 	for name, change := range variants {
 		t.Run(name, func(t *testing.T) {
-			r := NewRegistry(nil)
+			r := newReg(t, nil)
 			mustPublish(t, r, gopls, mainGo, nil, base)
 			drainCount(r)
 			v := base
@@ -458,7 +746,7 @@ func TestDedupIdentity(t *testing.T) {
 		})
 	}
 	t.Run("not identity", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		mustPublish(t, r, gopls, mainGo, nil, base)
 		drainCount(r)
 		v := base
@@ -471,7 +759,7 @@ func TestDedupIdentity(t *testing.T) {
 		}
 	})
 	t.Run("within a batch across servers", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		mustPublish(t, r, pyright, mainGo, nil, base, base)
 		mustPublish(t, r, gopls, mainGo, nil, base)
 		a, _ := r.Drain()
@@ -484,7 +772,7 @@ func TestDedupIdentity(t *testing.T) {
 		}
 	})
 	t.Run("same diagnostic in two files", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		mustPublish(t, r, gopls, mainGo, nil, base)
 		mustPublish(t, r, gopls, "file:///proj/other.go", nil, base)
 		if n := drainCount(r); n != 2 {
@@ -495,7 +783,7 @@ func TestDedupIdentity(t *testing.T) {
 
 func TestReset(t *testing.T) {
 	other := "file:///proj/other.go"
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "a"))
 	mustPublish(t, r, gopls, other, nil, mkDiag(1, 0, "b"))
 	drainCount(r)
@@ -544,7 +832,7 @@ func TestReset(t *testing.T) {
 }
 
 func TestPerFileLimit(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	mustPublish(t, r, gopls, mainGo, nil, errs(11, "e")...)
 	a, _ := r.Drain()
 	if a.Count() != 10 || a.Cut != 1 || a.Files[0].Cut != 1 {
@@ -560,7 +848,7 @@ func TestPerFileLimit(t *testing.T) {
 
 func TestTotalLimit(t *testing.T) {
 	t.Run("5 files x 10 errors", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		for f := range 5 {
 			mustPublish(t, r, gopls, fmt.Sprintf("file:///proj/f%d.go", f), nil, errs(10, fmt.Sprint("f", f))...)
 		}
@@ -575,7 +863,7 @@ func TestTotalLimit(t *testing.T) {
 		}
 	})
 	t.Run("severity first across files", func(t *testing.T) {
-		r := NewRegistry(nil)
+		r := newReg(t, nil)
 		var hints, warnings []diag.Diagnostic
 		for i := range 10 {
 			hints = append(hints, mkDiag(diag.SeverityHint, i, fmt.Sprint("hint ", i)))
@@ -612,7 +900,7 @@ func TestTotalLimit(t *testing.T) {
 		}
 	})
 	t.Run("configured", func(t *testing.T) {
-		r := NewRegistry(&RegistryOptions{MaxPerFile: 2, MaxTotal: 3})
+		r := newReg(t, &RegistryOptions{MaxPerFile: 2, MaxTotal: 3})
 		mustPublish(t, r, gopls, "file:///proj/a.go", nil, errs(3, "a")...)
 		mustPublish(t, r, gopls, "file:///proj/b.go", nil, errs(3, "b")...)
 		a, _ := r.Drain()
@@ -626,7 +914,7 @@ func TestTotalLimit(t *testing.T) {
 }
 
 func TestDeliveredLRU(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	uri := func(i int) string { return fmt.Sprintf("file:///proj/f%03d.go", i) }
 	same := mkDiag(1, 0, "same")
 	for i := range 501 {
@@ -647,7 +935,7 @@ func TestDeliveredLRU(t *testing.T) {
 		t.Errorf("delivered %v, want only %s", a.Files, uri(0))
 	}
 
-	r = NewRegistry(&RegistryOptions{MaxDocuments: 2})
+	r = newReg(t, &RegistryOptions{MaxDocuments: 2})
 	for i := range 3 {
 		mustPublish(t, r, gopls, uri(i), nil, same)
 		drainCount(r)
@@ -672,8 +960,93 @@ func TestDeliveredLRU(t *testing.T) {
 	}
 }
 
+// TestBoundedState: what the registry remembers per document is bounded
+// by MaxDocuments beyond what is pending, whatever the URIs, the server
+// names and the resets; reset frees what it resets.
+func TestBoundedState(t *testing.T) {
+	r := newReg(t, &RegistryOptions{MaxDocuments: 50})
+	uri := func(i int) string { return fmt.Sprintf("file:///proj/f%06d.go", i) }
+	for i := range 5000 {
+		r.SetVersion(uri(i), 1)
+		mustPublish(t, r, gopls, uri(i), ver(1), mkDiag(1, 0, "same"))
+		if i%10 == 9 {
+			if n := drainCount(r); n != 10 {
+				t.Fatalf("drain %d delivered %d, want 10", i/10, n)
+			}
+			if s := r.Stats(); s.Tracked > 50 || s.Documents > 50 || len(r.docs) != s.Tracked {
+				t.Fatalf("after %d URIs: %+v", i+1, s)
+			}
+		}
+		if i%1000 == 999 {
+			r.ResetAll()
+			if s := r.Stats(); s.Documents != 0 || s.Pending != 0 || s.Tracked > 50 {
+				t.Fatalf("after ResetAll: %+v", s)
+			}
+		}
+	}
+	// Versions only (a manager that opens documents nobody publishes for).
+	for i := range 5000 {
+		r.SetVersion(uri(10_000+i), i)
+	}
+	if s := r.Stats(); s.Tracked != 50 || len(r.docs) != 50 || r.lru.n != 50 {
+		t.Errorf("after 5000 versions: tracked %d, docs %d, lru %d; want 50", s.Tracked, len(r.docs), r.lru.n)
+	}
+	if v, ok := r.Version(uri(14_999)); !ok || v != 4999 {
+		t.Errorf("the most recent version was forgotten: %d %v", v, ok)
+	}
+	if _, ok := r.Version(uri(10_000)); ok {
+		t.Error("the least recently used version is still remembered")
+	}
+	// Pending documents are never forgotten; once drained they are.
+	for i := range 200 {
+		mustPublish(t, r, gopls, uri(20_000+i), nil, mkDiag(1, 0, "pending"))
+	}
+	if s := r.Stats(); s.Tracked != 250 || s.Pending != 200 {
+		t.Errorf("with 200 pending: %+v", s)
+	}
+	if n := drainCount(r); n != 30 {
+		t.Errorf("drained %d, want 30", n)
+	}
+	if s := r.Stats(); s.Tracked != 50 {
+		t.Errorf("after the drain: tracked %d, want 50", s.Tracked)
+	}
+
+	// Server names and failures come from callers: bounded too.
+	for i := range 2 * maxFailingServers {
+		r.ReportFailure(fmt.Sprint("plugin:x:s", i), errors.New("boom"))
+	}
+	if n := len(r.failures); n > maxFailingServers {
+		t.Errorf("%d failure counters kept", n)
+	}
+	for i := range 3 * maxServersPerDocument {
+		mustPublish(t, r, fmt.Sprint("plugin:x:s", i), mainGo, nil)
+	}
+	mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, 0, "kept while pending"))
+	for i := range 3 * maxServersPerDocument {
+		mustPublish(t, r, fmt.Sprint("plugin:y:s", i), mainGo, nil)
+	}
+	if n := len(r.docs[mainGo].servers); n > maxServersPerDocument {
+		t.Errorf("%d servers remembered for one document", n)
+	}
+	if _, ok := r.LastPublish(gopls, mainGo); !ok {
+		t.Error("a server with something pending was forgotten")
+	}
+	if a, _ := r.Drain(); a == nil || messages(a)[0] != "kept while pending" {
+		t.Errorf("drained %+v", a)
+	}
+
+	// A huge batch leaves no huge scratch behind.
+	for i := range 3 * maxScratch {
+		mustPublish(t, r, gopls, uri(30_000+i), nil, mkDiag(1, 0, "x"))
+	}
+	r.Drain()
+	if cap(r.files) > maxScratch || cap(r.consumed) > maxScratch || len(r.seen) > maxScratch {
+		t.Errorf("scratch kept: files %d consumed %d seen %d", cap(r.files), cap(r.consumed), len(r.seen))
+	}
+}
+
 func TestDeliveredPerDocumentBound(t *testing.T) {
-	r := NewRegistry(&RegistryOptions{MaxDeliveredPerDocument: 3})
+	r := newReg(t, &RegistryOptions{MaxDeliveredPerDocument: 3})
 	for i := range 4 {
 		mustPublish(t, r, gopls, mainGo, nil, mkDiag(1, i, fmt.Sprint("d", i)))
 		drainCount(r)
@@ -691,7 +1064,7 @@ func TestDeliveredPerDocumentBound(t *testing.T) {
 }
 
 func TestIdentityFailureStillDelivers(t *testing.T) {
-	r, logs := newLogged()
+	r, logs := newLogged(t)
 	bad := mkDiag(1, 0, "bad \xff byte")
 	mustPublish(t, r, gopls, mainGo, nil, bad, bad, mkDiag(1, 1, "good"))
 	a, ok := r.Drain()
@@ -717,7 +1090,7 @@ func TestIdentityFailureStillDelivers(t *testing.T) {
 }
 
 func TestFailureCounter(t *testing.T) {
-	r, logs := newLogged()
+	r, logs := newLogged(t)
 	boom := errors.New("handler exploded")
 	r.ReportFailure(gopls, boom)
 	if err := r.Publish(gopls, json.RawMessage(`{"uri":1}`)); err == nil {
@@ -760,7 +1133,7 @@ func TestFailureCounter(t *testing.T) {
 }
 
 func TestSilentWithoutLogger(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	for range 5 {
 		r.ReportFailure(gopls, errors.New("x"))
 	}
@@ -782,10 +1155,10 @@ func TestFilters(t *testing.T) {
 		{&RegistryOptions{MinSeverity: diag.SeverityWarning}, []string{"e", "w"}},
 		{&RegistryOptions{MinSeverity: diag.SeverityError}, []string{"e"}},
 		{&RegistryOptions{DropUnnecessary: true}, []string{"e", "w", "i", "h"}},
-		{&RegistryOptions{MinSeverity: 42}, []string{"e", "w", "i", "h", "x declared and not used"}},
+		{&RegistryOptions{MinSeverity: diag.SeverityHint}, []string{"e", "w", "i", "h", "x declared and not used"}},
 	}
 	for _, tt := range tests {
-		r := NewRegistry(tt.opts)
+		r := newReg(t, tt.opts)
 		mustPublish(t, r, gopls, mainGo, nil, all...)
 		a, _ := r.Drain()
 		if d := cmp.Diff(tt.want, messages(a)); d != "" {
@@ -798,7 +1171,7 @@ func TestFilters(t *testing.T) {
 }
 
 func TestAttachmentJSON(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	d := mkDiag(1, 2, "undefined: x")
 	d.Code = "UndeclaredName"
 	d.CodeDescription = "https://pkg.go.dev/UndeclaredName"
@@ -834,7 +1207,7 @@ func TestAttachmentJSON(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	r := NewRegistry(nil)
+	r := newReg(t, nil)
 	const writers, rounds = 4, 200
 	var writing sync.WaitGroup
 	for w := range writers {
@@ -903,6 +1276,7 @@ func TestConcurrentUse(t *testing.T) {
 // random workloads and requires identical attachments.
 func TestAgreesWithNaive(t *testing.T) {
 	var total Stats
+	var notes, bare uint64 // notes drained; attachments of notes or counts only
 	for seed := range int64(40) {
 		opts := &RegistryOptions{MaxPerPublish: 6, MaxPerFile: 3, MaxTotal: 7, MaxDocuments: 3, MaxDeliveredPerDocument: 5}
 		if seed%4 == 1 {
@@ -912,8 +1286,18 @@ func TestAgreesWithNaive(t *testing.T) {
 			opts.MinSeverity = diag.SeverityInformation
 			opts.DropUnnecessary = true
 		}
-		fast, naive := NewRegistry(opts), newNaive(opts)
 		w := newWorkload(seed, 6, 3)
+		if seed%8 == 3 {
+			// Limits in the hundreds and publishes that share lines: the
+			// per-file selection cuts back many times within one drain.
+			opts = &RegistryOptions{MaxPerPublish: 150, MaxPerFile: 40, MaxTotal: 100, MaxDocuments: 4, MaxDeliveredPerDocument: 300}
+			w.maxDiags = 200
+		}
+		if seed%8 == 7 {
+			opts = &RegistryOptions{MaxPerFile: -1, MaxTotal: -1}
+			w.maxDiags = 60
+		}
+		fast, naive := newReg(t, opts), newNaive(opts)
 		for turn := range 60 {
 			for range w.rng.IntN(6) {
 				switch op := w.rng.IntN(20); {
@@ -944,6 +1328,12 @@ func TestAgreesWithNaive(t *testing.T) {
 			if d := cmp.Diff(na, fa, cmpopts.EquateEmpty()); d != "" {
 				t.Fatalf("seed %d turn %d: attachments differ (-naive +fast):\n%s", seed, turn, d)
 			}
+			if fok {
+				notes += uint64(len(fa.Notes))
+				if len(fa.Files) == 0 {
+					bare++
+				}
+			}
 		}
 		s := fast.Stats()
 		total.Delivered += s.Delivered
@@ -955,11 +1345,14 @@ func TestAgreesWithNaive(t *testing.T) {
 		total.IdentityFailures += s.IdentityFailures
 		total.Evictions += s.Evictions
 		total.Superseded += s.Superseded
+		total.Invalid += s.Invalid
+		total.Attachments += s.Attachments
 	}
 	// The workloads reach every rule, or agreement would prove little.
 	for name, n := range map[string]uint64{"delivered": total.Delivered, "deduplicated": total.Deduplicated,
 		"cut": total.Cut, "stale": total.Stale, "truncated": total.Truncated, "filtered": total.Filtered,
-		"identity failures": total.IdentityFailures, "evictions": total.Evictions, "superseded": total.Superseded} {
+		"identity failures": total.IdentityFailures, "evictions": total.Evictions, "superseded": total.Superseded,
+		"invalid": total.Invalid, "notes": notes, "attachments without files": bare} {
 		if n < 10 {
 			t.Errorf("the workloads exercised %s only %d times", name, n)
 		}

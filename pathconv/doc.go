@@ -7,7 +7,7 @@
 //
 // Most callers need one converter per IDE connection:
 //
-//	conv := pathconv.Identity
+//	var conv pathconv.Converter = pathconv.Identity{}
 //	if ideRunsInWindows && os.Getenv("WSL_DISTRO_NAME") != "" {
 //		conv = pathconv.NewWSL(os.Getenv("WSL_DISTRO_NAME"), &pathconv.WSLOptions{
 //			WSLPath: pathconv.SystemWSLPath(), // nil when wslpath is not installed
@@ -17,6 +17,8 @@
 //
 // and the IDE's address from WindowsHost. The pure functions
 // (WindowsHostFromRoute, WindowsHostFromResolvConf, the WSL converter
-// without wslpath) do no I/O. Everything here uses the standard library
-// only and is safe for concurrent use.
+// without wslpath) do no I/O. Everything that reads the environment takes
+// it in os.Environ form (nil: the process's own). The package uses the
+// standard library only (and the module's internal/env), and is safe for
+// concurrent use.
 package pathconv

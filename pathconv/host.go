@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/idebridge/idebridge/internal/env"
 )
 
 // EnvHostOverride names the variable that sets the IDE's host outright.
@@ -21,13 +23,10 @@ const DefaultResolvConf = "/etc/resolv.conf"
 // default route nor resolv.conf names the Windows host.
 var ErrNoWindowsHost = errors.New("cannot find the Windows host's address")
 
-// HostOverride returns CLAUDE_CODE_IDE_HOST_OVERRIDE when it is set and not
-// blank. getenv nil means os.Getenv.
-func HostOverride(getenv func(string) string) (string, bool) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	h := strings.TrimSpace(getenv(EnvHostOverride))
+// HostOverride returns CLAUDE_CODE_IDE_HOST_OVERRIDE of environ (os.Environ
+// form; nil means the process's environment) when it is set and not blank.
+func HostOverride(environ []string) (string, bool) {
+	h := strings.TrimSpace(env.Get(environ, EnvHostOverride))
 	return h, h != ""
 }
 
@@ -87,8 +86,9 @@ func hostAddr(s string) (string, bool) {
 
 // HostOptions adjusts WindowsHost. A nil *HostOptions means the defaults.
 type HostOptions struct {
-	// Getenv reads the environment; nil means os.Getenv.
-	Getenv func(string) string
+	// Env is the environment (CLAUDE_CODE_IDE_HOST_OVERRIDE) in os.Environ
+	// form; nil means the process's own.
+	Env []string
 	// IPCommand is the ip program to run as `IPCommand route show
 	// default`; empty means "ip" from PATH.
 	IPCommand string
@@ -105,7 +105,7 @@ func WindowsHost(ctx context.Context, opts *HostOptions) (string, error) {
 	if opts == nil {
 		opts = &HostOptions{}
 	}
-	if h, ok := HostOverride(opts.Getenv); ok {
+	if h, ok := HostOverride(opts.Env); ok {
 		return h, nil
 	}
 	ipCmd := opts.IPCommand

@@ -55,17 +55,23 @@ func TestWindowsHostFromResolvConf(t *testing.T) {
 }
 
 func TestHostOverride(t *testing.T) {
-	env := map[string]string{EnvHostOverride: " 192.168.5.5 "}
-	if h, ok := HostOverride(func(k string) string { return env[k] }); !ok || h != "192.168.5.5" {
+	if h, ok := HostOverride([]string{EnvHostOverride + "= 192.168.5.5 "}); !ok || h != "192.168.5.5" {
 		t.Errorf("HostOverride = %q, %v", h, ok)
 	}
-	env[EnvHostOverride] = "  "
-	if h, ok := HostOverride(func(k string) string { return env[k] }); ok {
+	if h, ok := HostOverride([]string{EnvHostOverride + "=  "}); ok {
 		t.Errorf("blank override = %q, %v", h, ok)
+	}
+	t.Setenv(EnvHostOverride, "10.9.8.7")
+	if h, ok := HostOverride(nil); !ok || h != "10.9.8.7" {
+		t.Errorf("HostOverride(nil) = %q, %v; want the process's variable", h, ok)
+	}
+	if _, ok := HostOverride([]string{}); ok {
+		t.Error("an empty environment must not fall back to the process's")
 	}
 }
 
-func noEnv(string) string { return "" }
+// noEnv is an environment without any variable.
+var noEnv = []string{}
 
 func TestWindowsHost(t *testing.T) {
 	ctx := context.Background()
@@ -86,13 +92,11 @@ printf 'default via 172.22.64.1 dev eth0 proto kernel\n'
 		opts HostOptions
 		want string
 	}{
-		{"route", HostOptions{Getenv: noEnv, IPCommand: ipRoute, ResolvConf: resolv}, "172.22.64.1"},
-		{"no default route: resolv.conf", HostOptions{Getenv: noEnv, IPCommand: ipNoDefault, ResolvConf: resolv}, "172.29.16.1"},
-		{"ip fails: resolv.conf", HostOptions{Getenv: noEnv, IPCommand: ipFails, ResolvConf: resolv}, "172.29.16.1"},
-		{"no ip: resolv.conf", HostOptions{Getenv: noEnv, IPCommand: missing, ResolvConf: resolv}, "172.29.16.1"},
-		{"override wins", HostOptions{Getenv: func(k string) string {
-			return map[string]string{EnvHostOverride: "10.1.2.3"}[k]
-		}, IPCommand: ipRoute, ResolvConf: resolv}, "10.1.2.3"},
+		{"route", HostOptions{Env: noEnv, IPCommand: ipRoute, ResolvConf: resolv}, "172.22.64.1"},
+		{"no default route: resolv.conf", HostOptions{Env: noEnv, IPCommand: ipNoDefault, ResolvConf: resolv}, "172.29.16.1"},
+		{"ip fails: resolv.conf", HostOptions{Env: noEnv, IPCommand: ipFails, ResolvConf: resolv}, "172.29.16.1"},
+		{"no ip: resolv.conf", HostOptions{Env: noEnv, IPCommand: missing, ResolvConf: resolv}, "172.29.16.1"},
+		{"override wins", HostOptions{Env: []string{EnvHostOverride + "=10.1.2.3"}, IPCommand: ipRoute, ResolvConf: resolv}, "10.1.2.3"},
 	}
 	for _, tt := range tests {
 		got, err := WindowsHost(ctx, &tt.opts)
@@ -101,14 +105,14 @@ printf 'default via 172.22.64.1 dev eth0 proto kernel\n'
 		}
 	}
 
-	_, err := WindowsHost(ctx, &HostOptions{Getenv: noEnv, IPCommand: ipFails, ResolvConf: missing})
+	_, err := WindowsHost(ctx, &HostOptions{Env: noEnv, IPCommand: ipFails, ResolvConf: missing})
 	if !errors.Is(err, ErrNoWindowsHost) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), ipFails) {
 		t.Errorf("nothing found: err = %v", err)
 	}
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := WindowsHost(cancelled, &HostOptions{Getenv: noEnv, IPCommand: ipRoute, ResolvConf: resolv}); !errors.Is(err, context.Canceled) {
+	if _, err := WindowsHost(cancelled, &HostOptions{Env: noEnv, IPCommand: ipRoute, ResolvConf: resolv}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v", err)
 	}
 }

@@ -11,10 +11,13 @@ type Converter interface {
 	ToIDE(localPath string) string
 }
 
-// Identity is the Converter for an agent and IDE on the same system.
-var Identity Converter = identity{}
+// Identity is the Converter for an agent and IDE on the same system: both
+// directions return the path unchanged. Its zero value, Identity{}, is the
+// converter; all its values are equal.
+type Identity struct{}
 
-type identity struct{}
+// ToLocal returns p unchanged.
+func (Identity) ToLocal(p string) string { return p }
 
-func (identity) ToLocal(p string) string { return p }
-func (identity) ToIDE(p string) string   { return p }
+// ToIDE returns p unchanged.
+func (Identity) ToIDE(p string) string { return p }

@@ -17,6 +17,10 @@ const DefaultMountRoot = "/mnt"
 // newer wslpath versions write wsl.localhost, which ToLocal also reads.
 const DefaultUNCHost = "wsl$"
 
+// DefaultWSLPathTimeout bounds one wslpath call when
+// WSLOptions.WSLPathTimeout is zero.
+const DefaultWSLPathTimeout = 2 * time.Second
+
 // WSLPathFunc converts path with the wslpath tool: to a Windows path
 // (wslpath -w) when toWindows, else to a WSL path (wslpath -u).
 type WSLPathFunc func(ctx context.Context, toWindows bool, path string) (string, error)
@@ -34,7 +38,9 @@ type WSLOptions struct {
 	// its answer wins, and the pure-Go conversion is used when it fails.
 	// SystemWSLPath returns one for the installed tool. Answers are cached.
 	WSLPath WSLPathFunc
-	// WSLPathTimeout bounds one WSLPath call. Zero means 2 seconds.
+	// WSLPathTimeout bounds one WSLPath call. Zero means
+	// DefaultWSLPathTimeout; negative leaves no time for the tool, so
+	// WSLPath is never called (the pure-Go conversion alone).
 	WSLPathTimeout time.Duration
 }
 
@@ -90,8 +96,11 @@ func NewWSL(distro string, opts *WSLOptions) *WSL {
 	if w.uncHost == "" {
 		w.uncHost = DefaultUNCHost
 	}
-	if w.timeout <= 0 {
-		w.timeout = 2 * time.Second
+	switch {
+	case w.timeout == 0:
+		w.timeout = DefaultWSLPathTimeout
+	case w.timeout < 0:
+		w.run = nil
 	}
 	return w
 }

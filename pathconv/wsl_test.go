@@ -13,9 +13,14 @@ import (
 
 func TestIdentity(t *testing.T) {
 	for _, p := range []string{"", "/a", `C:\x`} {
-		if Identity.ToLocal(p) != p || Identity.ToIDE(p) != p {
+		if (Identity{}).ToLocal(p) != p || (Identity{}).ToIDE(p) != p {
 			t.Errorf("Identity changed %q", p)
 		}
+	}
+	// Converters are compared to tell "no conversion" apart.
+	var a, b Converter = Identity{}, Identity{}
+	if a != b {
+		t.Error("two Identity converters are not equal")
 	}
 }
 
@@ -124,6 +129,22 @@ func TestWSLOptions(t *testing.T) {
 	}
 	if got := n.ToIDE("/mnt/z"); got != `Z:\` {
 		t.Errorf("ToIDE(/mnt/z) without distro = %q", got)
+	}
+}
+
+func TestWSLPathTimeoutNegativeIsOff(t *testing.T) {
+	calls := 0
+	tool := func(context.Context, bool, string) (string, error) {
+		calls++
+		return "/from/the/tool", nil
+	}
+	off := NewWSL("Ubuntu", &WSLOptions{WSLPath: tool, WSLPathTimeout: -1})
+	if got := off.ToLocal(`C:\x`); got != "/mnt/c/x" || calls != 0 {
+		t.Errorf("negative timeout: ToLocal = %q after %d tool calls; want the pure-Go answer and no call", got, calls)
+	}
+	on := NewWSL("Ubuntu", &WSLOptions{WSLPath: tool})
+	if got := on.ToLocal(`C:\x`); got != "/from/the/tool" || calls != 1 {
+		t.Errorf("zero timeout: ToLocal = %q after %d tool calls; want the tool's answer (the default timeout)", got, calls)
 	}
 }
 

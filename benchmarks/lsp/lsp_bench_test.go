@@ -16,11 +16,14 @@ import (
 // newManager returns an lspdiag manager running gopls on w.
 func newManager(tb testing.TB, gopls string, w *workspace) *lsp.Manager {
 	tb.Helper()
-	m := lsp.NewManager([]lsp.ServerConfig{lsp.GoplsConfig(gopls, w.dir)}, &lsp.ManagerOptions{
+	m, err := lsp.NewManager([]lsp.ServerConfig{lsp.GoplsConfig(gopls, w.dir)}, &lsp.ManagerOptions{
 		ProjectDir:    w.dir,
-		Environ:       environ(tb),
+		Env:           environ(tb),
 		SettleTimeout: time.Minute,
 	})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/idebridge/idebridge/idebridge"
+	idbmcp "github.com/idebridge/idebridge/mcp"
 )
 
 // Our client against an independent MCP implementation: the official SDK's
@@ -74,8 +75,8 @@ func TestSDKHandshakeAndPagination(t *testing.T) {
 		})
 	}
 	c := dialSDK(t, startSDK(t, s), nil)
-	if c.ProtocolVersion() != idebridge.ProtocolVersion {
-		t.Errorf("the SDK answered %q; it speaks %s, so it should agree", c.ProtocolVersion(), idebridge.ProtocolVersion)
+	if c.ProtocolVersion() != idbmcp.ProtocolVersion {
+		t.Errorf("the SDK answered %q; it speaks %s, so it should agree", c.ProtocolVersion(), idbmcp.ProtocolVersion)
 	}
 	if c.ServerInfo().Name != "sdk-server" {
 		t.Errorf("serverInfo %+v", c.ServerInfo())
@@ -109,7 +110,7 @@ func TestSDKToolErrors(t *testing.T) {
 		return nil, errors.New("handler failed")
 	})
 	c := dialSDK(t, startSDK(t, s), nil)
-	var te *idebridge.ToolError
+	var te *idbmcp.ToolError
 	if _, err := c.CallTool(testCtx(t), "fails", nil); !errors.As(err, &te) || te.Message != "boom" || te.Result == nil || te.Code != 0 {
 		t.Errorf("isError result: %v", err)
 	}

@@ -169,7 +169,7 @@ export interface IDEInfo {
   capabilities?: Record<string, unknown>;
 }
 
-/** One tool the IDE offers (Go: idebridge.Tool). */
+/** One tool the IDE offers (Go: mcp.Tool). */
 export interface Tool {
   name: string;
   title?: string;
@@ -179,7 +179,7 @@ export interface Tool {
   annotations?: Record<string, unknown>;
 }
 
-/** A tools/call result (Go: idebridge.ToolResult). */
+/** A tools/call result (Go: mcp.ToolResult). */
 export interface ToolResult {
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;
@@ -215,9 +215,13 @@ export interface SettleResult {
   uri: string;
   server: string;
   version: number;
-  /** How the diagnostics were known to be current, or "timed-out". */
+  /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
+  /** Whether the diagnostics are known to be current: true for "pulled", "published", "progress-ended" and "quiet". */
+  fresh: boolean;
   elapsedNs: number;
+  /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
+  reason: string;
 }
 
 /** A snapshot of one configured server (Go: lsp.ServerStatus). */
@@ -228,6 +232,15 @@ export interface LSPServerStatus {
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}
+
+/** What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus). */
+export interface ClaudeCodeReport {
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }
 
 /** What a file looked like at one moment (Go: idebridge.FileState); pass it back as an edit's base. */
@@ -362,7 +375,7 @@ export interface IDEClientConnectOptions {
   callTimeoutMs?: number;
   /** the keep-alive interval (default 15 seconds; negative for none), in milliseconds. */
   pingIntervalMs?: number;
-  /** how many notifications are queued before the oldest is dropped (default 256). */
+  /** how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued). */
   notificationBuffer?: number;
   /** the clientInfo name sent to the IDE (default "idebridge"). */
   clientName?: string;
@@ -372,15 +385,15 @@ export interface IDEClientConnectOptions {
 
 /** Options of Registry.Init. */
 export interface RegistryInitOptions {
-  /** the most diagnostics of one file in an attachment (default 10). */
+  /** the most diagnostics of one file in an attachment (default 10; negative for no limit). */
   maxPerFile?: number;
-  /** the most diagnostics in an attachment (default 30). */
+  /** the most diagnostics in an attachment (default 30; negative for no limit). */
   maxTotal?: number;
-  /** the most diagnostics one publish keeps pending, most severe first (default 1000). */
+  /** the most diagnostics one publish keeps pending, most severe first; the new ones beyond count in the attachment's cut (default 1000; must be positive). */
   maxPerPublish?: number;
-  /** how many documents' delivered diagnostics are remembered (default 500). */
+  /** how many documents are remembered (delivered diagnostics, version, last publishes) besides those with diagnostics pending, the least recently used forgotten first (default 500; must be positive). */
   maxDocuments?: number;
-  /** how many delivered diagnostics are remembered per document (default 2000). */
+  /** how many delivered diagnostics are remembered per document (default 2000; must be positive). */
   maxDeliveredPerDocument?: number;
   /** the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything). */
   minSeverity?: string | number;
@@ -392,7 +405,7 @@ export interface RegistryInitOptions {
 export interface LSPManagerInitOptions {
   /** how many documents stay open in servers; the least recently used is closed to make room (default 50). */
   maxOpenDocuments?: number;
-  /** how long a settle waits without any word from a server before concluding nothing changed (default 0.3 seconds), in milliseconds. */
+  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 0.05 seconds), in milliseconds. */
   quietPeriodMs?: number;
   /** the longest a settle waits (default 10 seconds), in milliseconds. */
   settleTimeoutMs?: number;
@@ -406,6 +419,20 @@ export interface LSPManagerInitOptions {
   userConfig?: Record<string, string>;
   /** safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND. */
   safeMode?: boolean;
+}
+
+/** Options of LSPManager.loadClaudeCode. */
+export interface LoadClaudeCodeOptions {
+  /** the project whose settings and project-scoped installs count (default: the manager's project directory). */
+  projectDir?: string;
+  /** Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude). */
+  configDir?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** non-sensitive plugin user options for ${user_config.KEY}. */
+  userConfig?: Record<string, string>;
+  /** Milliseconds to wait; omitted for the servers' own shutdown timeouts, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
 }
 
 /** Options of renderAttachment. */
@@ -843,8 +870,9 @@ export declare class LSPManager {
    */
   saveSync(path: string, timeoutMs?: number): void;
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Resolves when the notification is sent or the timeout elapses, without
    * blocking the event loop. Aborting the signal cancels the call (a pending
@@ -861,8 +889,9 @@ export declare class LSPManager {
    */
   closeFile(path: string, options?: CallOptions): Promise<void>;
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Blocks until the notification is sent or the timeout elapses: the event
    * loop waits too.
@@ -875,11 +904,15 @@ export declare class LSPManager {
    */
   closeFileSync(path: string, timeoutMs?: number): void;
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Resolves when the diagnostics are current or the timeout elapses, without
    * blocking the event loop. Aborting the signal cancels the call (a pending
@@ -891,19 +924,23 @@ export declare class LSPManager {
    *   manager's settle timeout (10 seconds unless settleTimeoutMs says
    *   otherwise), negative or Infinity to wait without limit); signal
    *   cancels the call.
-   * @returns {"path", "uri", "server", "version", "freshness",
-   *   "elapsedNs"}.
+   * @returns {"path", "uri", "server", "version", "freshness", "fresh",
+   *   "elapsedNs", "reason"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
   settle(path: string, options?: CallOptions): Promise<SettleResult>;
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Blocks until the diagnostics are current or the timeout elapses: the event
    * loop waits too.
@@ -912,8 +949,8 @@ export declare class LSPManager {
    * @param [timeoutMs] milliseconds to wait; omitted for the manager's
    *   settle timeout (10 seconds unless settleTimeoutMs says otherwise),
    *   negative or Infinity to wait without limit.
-   * @returns {"path", "uri", "server", "version", "freshness",
-   *   "elapsedNs"}.
+   * @returns {"path", "uri", "server", "version", "freshness", "fresh",
+   *   "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -938,6 +975,66 @@ export declare class LSPManager {
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   servers(): LSPServerStatus[];
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Resolves when the servers that are no longer configured have stopped,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
+   *   "marketplace", "file", "root", "extensions", "command", "args",
+   *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
+   *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
+   *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
+   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, InternalError.
+   */
+  loadClaudeCode(options?: LoadClaudeCodeOptions & AsyncOptions): Promise<ClaudeCodeReport>;
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped: the
+   * event loop waits too.
+   *
+   * @param [options] options.
+   * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
+   *   "marketplace", "file", "root", "extensions", "command", "args",
+   *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
+   *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
+   *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
+   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCodeSync(options?: LoadClaudeCodeOptions): ClaudeCodeReport;
   /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the
@@ -1436,7 +1533,10 @@ export declare class Registry {
    * Registers one textDocument/publishDiagnostics notification of a language
    * server. A newer publish of the same server for the same document replaces
    * the pending one (publishes are whole sets); an empty set clears what the
-   * server had pending for the document.
+   * server had pending for the document. Params of the wrong shape are an
+   * error; a diagnostic of the wrong shape (a severity outside 1 to 4, a
+   * negative position, ...) is dropped, the others kept, and the next drain
+   * notes it.
    *
    * @param server the server's name, e.g. "plugin:go:gopls".
    * @param params the notification's params: {"uri", "version"?,
@@ -1458,12 +1558,14 @@ export declare class Registry {
   /**
    * Takes what is new since the last drain: deduplicated within the batch and
    * against what was delivered before, sorted by severity, and bounded by the
-   * limits.
+   * limits. Its cut counts the new diagnostics it does not show, those the
+   * per-publish cap dropped included; its notes say which servers' invalid
+   * diagnostics were dropped.
    *
    * @returns the attachment {"servers", "files": [{"uri", "path",
    *   "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
    *   "attachment" member of idebridge diag --json; null when nothing new is
-   *   pending.
+   *   pending and there is nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain(): Attachment | null;

@@ -435,6 +435,7 @@ function declare(lib) {
     idb_lsp_settle: lib.func("int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_drain: lib.func("int idb_lsp_drain(uint64_t manager, _Out_ void **out)"),
     idb_lsp_servers: lib.func("int idb_lsp_servers(uint64_t manager, _Out_ void **out)"),
+    idb_lsp_load_claude_code: lib.func("int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_shutdown: lib.func("int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
     idb_ide_propose_edit: lib.func("int idb_ide_propose_edit(uint64_t client, const char *path, const uint8_t *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
@@ -463,6 +464,7 @@ function declare(lib) {
     idb_lsp_save_start: lib.func("int idb_lsp_save_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_close_file_start: lib.func("int idb_lsp_close_file_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_settle_start: lib.func("int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_load_claude_code_start: lib.func("int idb_lsp_load_claude_code_start(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_shutdown_start: lib.func("int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_ide_propose_edit_start: lib.func("int idb_ide_propose_edit_start(uint64_t client, const char *path, const uint8_t *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_ide_cancel_all_edits_start: lib.func("int idb_ide_cancel_all_edits_start(uint64_t client, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
@@ -728,6 +730,18 @@ function _idb_lsp_servers(manager) {
   const status = fns.idb_lsp_servers(manager, out);
   if (status !== IDB_OK) raise(fns, status, "idb_lsp_servers");
   return takeJSON(fns, out[0]);
+}
+
+function _start_idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_load_claude_code_start(manager, jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_load_claude_code_start");
+  return out[0];
+}
+
+function _idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_load_claude_code(manager, options_json, timeout_ms)));
 }
 
 function _start_idb_lsp_shutdown(manager, timeout_ms) {
@@ -1309,8 +1323,9 @@ class LSPManager {
   }
 
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Resolves when the notification is sent or the timeout elapses, without
    * blocking the event loop. Aborting the signal cancels the call (a pending
@@ -1331,8 +1346,9 @@ class LSPManager {
   }
 
   /**
-   * Closes a file in its server (didClose) and forgets its diagnostics.
-   * Closing a file that is not open does nothing.
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
    *
    * Blocks until the notification is sent or the timeout elapses: the event
    * loop waits too.
@@ -1348,11 +1364,15 @@ class LSPManager {
   }
 
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Resolves when the diagnostics are current or the timeout elapses, without
    * blocking the event loop. Aborting the signal cancels the call (a pending
@@ -1365,7 +1385,7 @@ class LSPManager {
    *   settleTimeoutMs says otherwise), negative or Infinity to wait without
    *   limit); signal cancels the call.
    * @returns {Promise<SettleResult>} {"path", "uri", "server", "version",
-   *   "freshness", "elapsedNs"}.
+   *   "freshness", "fresh", "elapsedNs", "reason"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1376,11 +1396,15 @@ class LSPManager {
   }
 
   /**
-   * Waits until the diagnostics of an open file are current: its server
-   * published for the file's latest version, reported its work done, or stayed
-   * quiet for the quiet period. Running out of time is not an error: the
-   * result says "timed-out" and the next drain notes that the file's
-   * diagnostics may be stale.
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
    *
    * Blocks until the diagnostics are current or the timeout elapses: the event
    * loop waits too.
@@ -1390,7 +1414,7 @@ class LSPManager {
    *   manager's settle timeout (10 seconds unless settleTimeoutMs says
    *   otherwise), negative or Infinity to wait without limit.
    * @returns {SettleResult} {"path", "uri", "server", "version",
-   *   "freshness", "elapsedNs"}.
+   *   "freshness", "fresh", "elapsedNs", "reason"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1422,6 +1446,75 @@ class LSPManager {
    */
   servers() {
     return _idb_lsp_servers(this._handle());
+  }
+
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Resolves when the servers that are no longer configured have stopped,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param {LoadClaudeCodeOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<ClaudeCodeReport>} {"configDir", "projectDir",
+   *   "servers": [{"name", "plugin", "marketplace", "file", "root",
+   *   "extensions", "command", "args", "resolved"?, "commandError"?,
+   *   "installHint"?}], "plugins": [{"id", "name", "marketplace", "enabled",
+   *   "enabledScope"?, "enabledFile"?, "installed", "installScope"?,
+   *   "projectPath"?, "root"?, "version"?, "servers", "extensions",
+   *   "reason"?}], "errors": [string]}.
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, InternalError.
+   */
+  loadClaudeCode(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped: the
+   * event loop waits too.
+   *
+   * @param {LoadClaudeCodeOptions} [options] options.
+   * @returns {ClaudeCodeReport} {"configDir", "projectDir", "servers":
+   *   [{"name", "plugin", "marketplace", "file", "root", "extensions",
+   *   "command", "args", "resolved"?, "commandError"?, "installHint"?}],
+   *   "plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+   *   "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?,
+   *   "version"?, "servers", "extensions", "reason"?}], "errors": [string]}.
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  loadClaudeCodeSync(options = {}) {
+    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
@@ -2078,7 +2171,10 @@ class Registry {
    * Registers one textDocument/publishDiagnostics notification of a language
    * server. A newer publish of the same server for the same document replaces
    * the pending one (publishes are whole sets); an empty set clears what the
-   * server had pending for the document.
+   * server had pending for the document. Params of the wrong shape are an
+   * error; a diagnostic of the wrong shape (a severity outside 1 to 4, a
+   * negative position, ...) is dropped, the others kept, and the next drain
+   * notes it.
    *
    * @param {string} server the server's name, e.g. "plugin:go:gopls".
    * @param {PublishDiagnosticsParams | string} params the notification's
@@ -2106,12 +2202,14 @@ class Registry {
   /**
    * Takes what is new since the last drain: deduplicated within the batch and
    * against what was delivered before, sorted by severity, and bounded by the
-   * limits.
+   * limits. Its cut counts the new diagnostics it does not show, those the
+   * per-publish cap dropped included; its notes say which servers' invalid
+   * diagnostics were dropped.
    *
    * @returns {Attachment | null} the attachment {"servers", "files":
    *   [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same
    *   JSON as the "attachment" member of idebridge diag --json; null when
-   *   nothing new is pending.
+   *   nothing new is pending and there is nothing to note.
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain() {

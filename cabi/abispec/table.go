@@ -222,7 +222,9 @@ var Funcs = []Func{
 		Name: "idb_registry_publish",
 		Doc: "Registers one textDocument/publishDiagnostics notification of a language server. " +
 			"A newer publish of the same server for the same document replaces the pending one (publishes are whole sets); " +
-			"an empty set clears what the server had pending for the document.",
+			"an empty set clears what the server had pending for the document. " +
+			"Params of the wrong shape are an error; a diagnostic of the wrong shape (a severity outside 1 to 4, a negative position, ...) " +
+			"is dropped, the others kept, and the next drain notes it.",
 		Params: []Param{
 			{Name: "registry", Kind: Handle, Class: "Registry"},
 			{Name: "server", Kind: String, Doc: `the server's name, e.g. "plugin:go:gopls"`},
@@ -246,10 +248,11 @@ var Funcs = []Func{
 	{
 		Name: "idb_registry_drain",
 		Doc: "Takes what is new since the last drain: deduplicated within the batch and against what was delivered before, " +
-			"sorted by severity, and bounded by the limits.",
+			"sorted by severity, and bounded by the limits. Its cut counts the new diagnostics it does not show, " +
+			"those the per-publish cap dropped included; its notes say which servers' invalid diagnostics were dropped.",
 		Params: []Param{
 			{Name: "registry", Kind: Handle, Class: "Registry"},
-			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "nothing new is pending"},
+			{Name: "out", Kind: OutString, Doc: "the attachment as JSON", Null: "nothing new is pending and there is nothing to note"},
 		},
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
@@ -343,7 +346,8 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_lsp_close_file",
-		Doc:  "Closes a file in its server (didClose) and forgets its diagnostics. Closing a file that is not open does nothing.",
+		Doc: "Closes a file in its server (didClose) and drops its pending diagnostics; those already delivered are remembered, " +
+			"so reopening it unchanged delivers nothing again. Closing a file that is not open does nothing.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
 			{Name: "path", Kind: String, Doc: "the file's path"},
@@ -356,9 +360,11 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_lsp_settle",
-		Doc: "Waits until the diagnostics of an open file are current: its server published for the file's latest version, " +
-			"reported its work done, or stayed quiet for the quiet period. Running out of time is not an error: " +
-			"the result says \"timed-out\" and the next drain notes that the file's diagnostics may be stale.",
+		Doc: "Waits until the diagnostics of an open file are known to be current, and says how it knew: its server answered a pull " +
+			"for the file's latest version (\"pulled\"), published for it (\"published\"), reported its work done (\"progress-ended\"), " +
+			"or, for a server that sends no versions, published after the change and then stayed quiet for the period learned for it (\"quiet\"). " +
+			"A file just opened is never current before its server reported on it. Running out of time is not an error: " +
+			"the result says \"timed-out\" and the next drain notes that the file's diagnostics are unknown or may be stale.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
 			{Name: "path", Kind: String, Doc: "the file's path"},
@@ -369,7 +375,7 @@ var Funcs = []Func{
 		Blocking:       "the diagnostics are current or the timeout elapses",
 		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
 		Result:         ResultJSON,
-		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "elapsedNs"}`,
+		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "fresh", "elapsedNs", "reason"}`,
 		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "SettleResult", PyConv: "_settle_result", TSReturn: "SettleResult",
 	},
 	{
@@ -396,6 +402,28 @@ var Funcs = []Func{
 		Result:    ResultJSON,
 		ResultDoc: `an array of {"name", "state", "pid"?, "restarts", "positionEncoding"?, "extensions"}`,
 		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[LSPServerStatus]", PyConv: "_server_statuses", TSReturn: "LSPServerStatus[]",
+	},
+	{
+		Name: "idb_lsp_load_claude_code",
+		Doc: "Replaces the manager's servers with those Claude Code would load for the project: the language servers of the plugins " +
+			"installed for it (plugins/installed_plugins.json) and enabled by enabledPlugins in the user, project and local settings, " +
+			"later scopes winning, each read from its install path with its marketplace entry. Servers are named \"plugin:<plugin>:<server>\". " +
+			"Running servers whose configuration is unchanged keep running; others are stopped. No server starts until a file needs it.\n\n" +
+			"It fails only for a bad handle or options: problems with the installation (unreadable files, invalid entries, extension conflicts) " +
+			"are in the result's errors, and every plugin is in its plugins with the reason when it contributes nothing.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "options_json", Kind: JSON, Doc: "where the installation is", Fields: claudeCodeFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "what was loaded, as a JSON object"},
+		},
+		Statuses:       []int{StHandle, StTimeout, StArgument, StClosed, StPanic},
+		Blocking:       "the servers that are no longer configured have stopped",
+		DefaultTimeout: "the servers' own shutdown timeouts",
+		Result:         ResultJSON,
+		ResultDoc: `{"configDir", "projectDir", "servers": [{"name", "plugin", "marketplace", "file", "root", "extensions", "command", "args", "resolved"?, "commandError"?, "installHint"?}], ` +
+			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?}], "errors": [string]}`,
+		Binding: Method, Class: "LSPManager", Method: "load_claude_code", PyReturn: "Dict[str, Any]", TSReturn: "ClaudeCodeReport",
 	},
 	{
 		Name: "idb_lsp_shutdown",
@@ -665,7 +693,7 @@ var connectFields = []Field{
 	{JSON: "wait", Py: "wait", PyType: "Optional[bool]", TS: "boolean", Doc: "poll discovery once a second until the IDE is usable, within the timeout"},
 	{JSON: "callTimeoutMs", Py: "call_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the default timeout of tool calls (default 30 seconds; negative for none)"},
 	{JSON: "pingIntervalMs", Py: "ping_interval", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the keep-alive interval (default 15 seconds; negative for none)"},
-	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256)"},
+	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued)"},
 	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
 }
 
@@ -675,13 +703,22 @@ var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, St
 // lspFields are the options of idb_lsp_new.
 var lspFields = []Field{
 	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50)"},
-	{JSON: "quietPeriodMs", Py: "quiet_period", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "how long a settle waits without any word from a server before concluding nothing changed (default 0.3 seconds)"},
+	{JSON: "quietPeriodMs", Py: "quiet_period", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 0.05 seconds)"},
 	{JSON: "settleTimeoutMs", Py: "settle_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the longest a settle waits (default 10 seconds)"},
 	{JSON: "startupTimeoutMs", Py: "startup_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the startup timeout of servers whose configuration sets none (default 30 seconds)"},
 	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the shutdown timeout of servers whose configuration sets none (default 5 seconds)"},
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 	{JSON: "safeMode", Py: "safe_mode", PyType: "Optional[bool]", TS: "boolean", Doc: "safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND"},
+}
+
+// claudeCodeFields are the options of idb_lsp_load_claude_code.
+var claudeCodeFields = []Field{
+	{JSON: "projectDir", Py: "project_dir", PyType: "Optional[str]", TS: "string", Doc: "the project whose settings and project-scoped installs count (default: the manager's project directory)"},
+	{JSON: "configDir", Py: "config_dir", PyType: "Optional[str]", TS: "string", Doc: "Claude Code's configuration directory (default: CLAUDE_CONFIG_DIR from env, else ~/.claude)"},
+	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); " +
+		"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)", PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive plugin user options for ${user_config.KEY}"},
 }
 
 // wslFields are the options of the path conversions.
@@ -693,11 +730,11 @@ var wslFields = []Field{
 
 // registryFields are the options of idb_registry_new.
 var registryFields = []Field{
-	{JSON: "maxPerFile", Py: "max_per_file", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics of one file in an attachment (default 10)"},
-	{JSON: "maxTotal", Py: "max_total", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics in an attachment (default 30)"},
-	{JSON: "maxPerPublish", Py: "max_per_publish", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics one publish keeps pending, most severe first (default 1000)"},
-	{JSON: "maxDocuments", Py: "max_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents' delivered diagnostics are remembered (default 500)"},
-	{JSON: "maxDeliveredPerDocument", Py: "max_delivered_per_document", PyType: "Optional[int]", TS: "number", Doc: "how many delivered diagnostics are remembered per document (default 2000)"},
+	{JSON: "maxPerFile", Py: "max_per_file", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics of one file in an attachment (default 10; negative for no limit)"},
+	{JSON: "maxTotal", Py: "max_total", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics in an attachment (default 30; negative for no limit)"},
+	{JSON: "maxPerPublish", Py: "max_per_publish", PyType: "Optional[int]", TS: "number", Doc: "the most diagnostics one publish keeps pending, most severe first; the new ones beyond count in the attachment's cut (default 1000; must be positive)"},
+	{JSON: "maxDocuments", Py: "max_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents are remembered (delivered diagnostics, version, last publishes) besides those with diagnostics pending, the least recently used forgotten first (default 500; must be positive)"},
+	{JSON: "maxDeliveredPerDocument", Py: "max_delivered_per_document", PyType: "Optional[int]", TS: "number", Doc: "how many delivered diagnostics are remembered per document (default 2000; must be positive)"},
 	{JSON: "minSeverity", Py: "min_severity", PyType: "Optional[Union[str, int]]", TS: "string | number", Doc: `the least severe severity delivered: "Error", "Warning", "Information", "Hint" or 1 to 4 (default Hint: everything)`},
 	{JSON: "dropUnnecessary", Py: "drop_unnecessary", PyType: "Optional[bool]", TS: "boolean", Doc: "drop diagnostics tagged Unnecessary (faded-out unused code)"},
 }
@@ -807,7 +844,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "Tool",
-		Doc:  "One tool the IDE offers (Go: idebridge.Tool).",
+		Doc:  "One tool the IDE offers (Go: mcp.Tool).",
 		Body: `{
   name: string;
   title?: string;
@@ -819,7 +856,7 @@ var TSTypes = []TSType{
 	},
 	{
 		Name: "ToolResult",
-		Doc:  "A tools/call result (Go: idebridge.ToolResult).",
+		Doc:  "A tools/call result (Go: mcp.ToolResult).",
 		Body: `{
   content: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;
@@ -861,9 +898,13 @@ var TSTypes = []TSType{
   uri: string;
   server: string;
   version: number;
-  /** How the diagnostics were known to be current, or "timed-out". */
+  /** How the diagnostics were known to be current ("pulled", "published", "progress-ended", "quiet"), or "timed-out". */
   freshness: string;
+  /** Whether the diagnostics are known to be current: true for "pulled", "published", "progress-ended" and "quiet". */
+  fresh: boolean;
   elapsedNs: number;
+  /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
+  reason: string;
 }`,
 	},
 	{
@@ -876,6 +917,17 @@ var TSTypes = []TSType{
   restarts: number;
   positionEncoding?: string;
   extensions: string[];
+}`,
+	},
+	{
+		Name: "ClaudeCodeReport",
+		Doc:  "What idb_lsp_load_claude_code loaded (Go: lsp.ClaudeCodeConfig, lsp.PluginStatus).",
+		Body: `{
+  configDir: string;
+  projectDir: string;
+  servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  errors: string[];
 }`,
 	},
 	// The agent API's shapes.

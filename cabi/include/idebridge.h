@@ -298,7 +298,8 @@ int idb_discover(const char *options_json, int64_t timeout_ms, char **out);
  *   "pingIntervalMs"      the keep-alive interval (default 15 seconds;
  *                         negative for none).
  *   "notificationBuffer"  how many notifications are queued before the
- *                         oldest is dropped (default 256).
+ *                         oldest is dropped (default 256, at most 65536;
+ *                         negative: none are queued).
  *   "clientName"          the clientInfo name sent to the IDE (default
  *                         "idebridge").
  *
@@ -431,15 +432,22 @@ int idb_ide_close(uint64_t client);
  *
  * Members of options_json:
  *   "maxPerFile"               the most diagnostics of one file in an
- *                              attachment (default 10).
+ *                              attachment (default 10; negative for no
+ *                              limit).
  *   "maxTotal"                 the most diagnostics in an attachment
- *                              (default 30).
+ *                              (default 30; negative for no limit).
  *   "maxPerPublish"            the most diagnostics one publish keeps
- *                              pending, most severe first (default 1000).
- *   "maxDocuments"             how many documents' delivered diagnostics
- *                              are remembered (default 500).
+ *                              pending, most severe first; the new ones
+ *                              beyond count in the attachment's cut
+ *                              (default 1000; must be positive).
+ *   "maxDocuments"             how many documents are remembered
+ *                              (delivered diagnostics, version, last
+ *                              publishes) besides those with diagnostics
+ *                              pending, the least recently used forgotten
+ *                              first (default 500; must be positive).
  *   "maxDeliveredPerDocument"  how many delivered diagnostics are
- *                              remembered per document (default 2000).
+ *                              remembered per document (default 2000; must
+ *                              be positive).
  *   "minSeverity"              the least severe severity delivered:
  *                              "Error", "Warning", "Information", "Hint"
  *                              or 1 to 4 (default Hint: everything).
@@ -457,7 +465,10 @@ int idb_registry_new(const char *options_json, uint64_t *out_handle);
  * Registers one textDocument/publishDiagnostics notification of a language
  * server. A newer publish of the same server for the same document
  * replaces the pending one (publishes are whole sets); an empty set clears
- * what the server had pending for the document.
+ * what the server had pending for the document. Params of the wrong shape
+ * are an error; a diagnostic of the wrong shape (a severity outside 1 to
+ * 4, a negative position, ...) is dropped, the others kept, and the next
+ * drain notes it.
  *
  * Parameters:
  *   registry     the registry handle (from idb_registry_new).
@@ -495,7 +506,9 @@ int idb_registry_set_version(uint64_t registry, const char *uri, int64_t version
  *
  * Takes what is new since the last drain: deduplicated within the batch
  * and against what was delivered before, sorted by severity, and bounded
- * by the limits.
+ * by the limits. Its cut counts the new diagnostics it does not show,
+ * those the per-publish cap dropped included; its notes say which servers'
+ * invalid diagnostics were dropped.
  *
  * Parameters:
  *   registry  the registry handle (from idb_registry_new).
@@ -504,8 +517,8 @@ int idb_registry_set_version(uint64_t registry, const char *uri, int64_t version
  *             "files": [{"uri", "path", "diagnostics", "cut"}], "cut",
  *             "notes"}, the same JSON as the "attachment" member of
  *             idebridge diag --json. It receives NULL (nothing to free)
- *             when nothing new is pending. Left unchanged on failure. Must
- *             not be NULL.
+ *             when nothing new is pending and there is nothing to note.
+ *             Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -585,9 +598,10 @@ int idb_registry_free(uint64_t registry);
  *   "maxOpenDocuments"   how many documents stay open in servers; the
  *                        least recently used is closed to make room
  *                        (default 50).
- *   "quietPeriodMs"      how long a settle waits without any word from a
- *                        server before concluding nothing changed (default
- *                        0.3 seconds).
+ *   "quietPeriodMs"      the shortest silence a settle waits for after the
+ *                        publish answering a change, from a server that
+ *                        sends no versions; it waits longer for a server
+ *                        measured to need it (default 0.05 seconds).
  *   "settleTimeoutMs"    the longest a settle waits (default 10 seconds).
  *   "startupTimeoutMs"   the startup timeout of servers whose
  *                        configuration sets none (default 30 seconds).
@@ -669,8 +683,10 @@ int idb_lsp_save(uint64_t manager, const char *path, int64_t timeout_ms);
 /*
  * idb_lsp_close_file
  *
- * Closes a file in its server (didClose) and forgets its diagnostics.
- * Closing a file that is not open does nothing.
+ * Closes a file in its server (didClose) and drops its pending
+ * diagnostics; those already delivered are remembered, so reopening it
+ * unchanged delivers nothing again. Closing a file that is not open does
+ * nothing.
  *
  * Parameters:
  *   manager     the LSP manager handle (from idb_lsp_new).
@@ -688,11 +704,15 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
 /*
  * idb_lsp_settle
  *
- * Waits until the diagnostics of an open file are current: its server
- * published for the file's latest version, reported its work done, or
- * stayed quiet for the quiet period. Running out of time is not an error:
- * the result says "timed-out" and the next drain notes that the file's
- * diagnostics may be stale.
+ * Waits until the diagnostics of an open file are known to be current, and
+ * says how it knew: its server answered a pull for the file's latest
+ * version ("pulled"), published for it ("published"), reported its work
+ * done ("progress-ended"), or, for a server that sends no versions,
+ * published after the change and then stayed quiet for the period learned
+ * for it ("quiet"). A file just opened is never current before its server
+ * reported on it. Running out of time is not an error: the result says
+ * "timed-out" and the next drain notes that the file's diagnostics are
+ * unknown or may be stale.
  *
  * Parameters:
  *   manager     the LSP manager handle (from idb_lsp_new).
@@ -703,8 +723,8 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
  *               otherwise), a negative value waits without limit.
  *   out         on IDB_OK receives the outcome as a JSON object, a new
  *               string the caller frees with idb_free(): {"path", "uri",
- *               "server", "version", "freshness", "elapsedNs"}. Left
- *               unchanged on failure. Must not be NULL.
+ *               "server", "version", "freshness", "fresh", "elapsedNs",
+ *               "reason"}. Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -749,6 +769,60 @@ int idb_lsp_drain(uint64_t manager, char **out);
  * Does not block.
  */
 int idb_lsp_servers(uint64_t manager, char **out);
+
+/*
+ * idb_lsp_load_claude_code
+ *
+ * Replaces the manager's servers with those Claude Code would load for the
+ * project: the language servers of the plugins installed for it
+ * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+ * user, project and local settings, later scopes winning, each read from
+ * its install path with its marketplace entry. Servers are named
+ * "plugin:<plugin>:<server>". Running servers whose configuration is
+ * unchanged keep running; others are stopped. No server starts until a
+ * file needs it.
+ *
+ * It fails only for a bad handle or options: problems with the
+ * installation (unreadable files, invalid entries, extension conflicts)
+ * are in the result's errors, and every plugin is in its plugins with the
+ * reason when it contributes nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   options_json  where the installation is: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means the servers' own
+ *                 shutdown timeouts, a negative value waits without limit.
+ *   out           on IDB_OK receives what was loaded, as a JSON object, a
+ *                 new string the caller frees with idb_free():
+ *                 {"configDir", "projectDir", "servers": [{"name",
+ *                 "plugin", "marketplace", "file", "root", "extensions",
+ *                 "command", "args", "resolved"?, "commandError"?,
+ *                 "installHint"?}], "plugins": [{"id", "name",
+ *                 "marketplace", "enabled", "enabledScope"?,
+ *                 "enabledFile"?, "installed", "installScope"?,
+ *                 "projectPath"?, "root"?, "version"?, "servers",
+ *                 "extensions", "reason"?}], "errors": [string]}. Left
+ *                 unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  the project whose settings and project-scoped installs
+ *                 count (default: the manager's project directory).
+ *   "configDir"   Claude Code's configuration directory (default:
+ *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                 for the commands); default: the process environment as
+ *                 the library saw it when it was loaded (the Python and
+ *                 Node bindings send the current one).
+ *   "userConfig"  non-sensitive plugin user options for
+ *                 ${user_config.KEY}.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
+ * IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the servers that are no longer configured have stopped.
+ */
+int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, char **out);
 
 /*
  * idb_lsp_shutdown
@@ -1343,7 +1417,8 @@ int idb_discover_start(const char *options_json, int64_t timeout_ms, uint64_t *o
  *   "pingIntervalMs"      the keep-alive interval (default 15 seconds;
  *                         negative for none).
  *   "notificationBuffer"  how many notifications are queued before the
- *                         oldest is dropped (default 256).
+ *                         oldest is dropped (default 256, at most 65536;
+ *                         negative: none are queued).
  *   "clientName"          the clientInfo name sent to the IDE (default
  *                         "idebridge").
  *
@@ -1532,6 +1607,42 @@ int idb_lsp_close_file_start(uint64_t manager, const char *path, int64_t timeout
  * Does not block.
  */
 int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_load_claude_code_start
+ *
+ * Starts idb_lsp_load_claude_code as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_load_claude_code returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   options_json  where the installation is: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means the servers' own
+ *                 shutdown timeouts, a negative value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  the project whose settings and project-scoped installs
+ *                 count (default: the manager's project directory).
+ *   "configDir"   Claude Code's configuration directory (default:
+ *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                 for the commands); default: the process environment as
+ *                 the library saw it when it was loaded (the Python and
+ *                 Node bindings send the current one).
+ *   "userConfig"  non-sensitive plugin user options for
+ *                 ${user_config.KEY}.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_load_claude_code_start(uint64_t manager, const char *options_json, int64_t timeout_ms, uint64_t *out_call);
 
 /*
  * idb_lsp_shutdown_start

@@ -21,20 +21,24 @@ import (
 func init() {
 	register(&command{
 		Name:    "diag",
-		Usage:   "[--config FILE] [--json] [--timeout D] FILE...",
+		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] FILE...",
 		Summary: "print the language-server diagnostics of files",
 		Help: "Opens each FILE in the language server that serves its extension, waits until\n" +
 			"its diagnostics are known (see --timeout), and prints them as the block a model\n" +
-			"would get. Without --config, .go files are served by gopls, found through\n" +
-			"$GOPLS, PATH or $(go env GOPATH)/bin. --config names a .lsp.json (a map from\n" +
-			"server name to configuration, as in Claude Code plugins).\n\n" +
-			"Exit status: 0 when every file was checked, even if diagnostics were found;\n" +
-			"1 when a server failed; 2 when no server can serve a file (the message says\n" +
-			"why and what to do); 64 bad usage.",
+			"would get.\n\n" + sourcesHelp + "\n\n" +
+			"Each file's line says how its diagnostics were known to be current (its server\n" +
+			"answered a pull for its text, published for its version, ended its work, or,\n" +
+			"without versions, published and then went quiet), or that they are not.\n\n" +
+			"Exit status: 0 when every file was checked and its diagnostics are known to be\n" +
+			"current, even if diagnostics were found; 3 when some file's diagnostics are not\n" +
+			"known to be current (its server did not report on it within --timeout); 1 when\n" +
+			"a server failed; 2 when no server can serve a file (the message says why and\n" +
+			"what to do); 64 bad usage. 2 comes before 1, and 1 before 3.",
 		Setup: func(fs *flag.FlagSet) runFunc {
-			config := fs.String("config", "", "a .lsp.json file configuring the servers (default: gopls for .go)")
-			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, elapsedMs, error}]}")
-			timeout := fs.Duration("timeout", time.Minute, "how long to wait for the servers, in all")
+			var src serverSources
+			src.register(fs)
+			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, reason, elapsedMs, error}]}")
+			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -44,11 +48,14 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return runDiag(ctx, inv, *config, *asJSON, *timeout, args)
+				return runDiag(ctx, inv, &src, *asJSON, *timeout, args)
 			}
 		},
 	})
 }
+
+// exitStale: some file's diagnostics are not known to be current.
+const exitStale = 3
 
 // diagFile is the outcome for one file, as --json prints it.
 type diagFile struct {
@@ -56,39 +63,51 @@ type diagFile struct {
 	Server    string        `json:"server,omitempty"`
 	Version   int           `json:"version,omitempty"`
 	Freshness lsp.Freshness `json:"freshness"`
-	ElapsedMs int64         `json:"elapsedMs"`
-	Error     string        `json:"error,omitempty"`
+	// Fresh: the diagnostics are known to be current (Freshness.Fresh).
+	Fresh bool `json:"fresh"`
+	// Reason says how that was known, or why it was not.
+	Reason    string `json:"reason,omitempty"`
+	ElapsedMs int64  `json:"elapsedMs"`
+	Error     string `json:"error,omitempty"`
 
 	err error
 }
 
-func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON bool, timeout time.Duration, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
 		return exitFailure
 	}
-	configs, code := diagConfigs(inv, wd, configPath, args)
+	set, code := diagServers(inv, wd, src, args)
 	if code != exitOK {
 		return code
 	}
+	configs := set.configs
 	environ := make([]string, 0, len(inv.Env))
 	for k, v := range inv.Env {
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
-	m := lsp.NewManager(configs, &lsp.ManagerOptions{
+	m, err := lsp.NewManager(configs, &lsp.ManagerOptions{
 		ProjectDir:      wd,
-		Environ:         environ,
+		Env:             environ,
 		SettleTimeout:   timeout,
 		WaitForProgress: true, // one shot: wait for analysis results too
 	})
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
+		return exitFailure
+	}
+	// One deadline covers the whole command, the servers' shutdown too: a
+	// server still stuck when it passes gets diagShutdownGrace, then is killed.
+	deadline := time.Now().Add(timeout)
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(diagShutdownGrace)))
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
 	files := make([]*diagFile, len(args))
@@ -111,19 +130,27 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 		}
 		res, err := m.Settle(ctx, f.Path)
 		f.Version, f.Freshness, f.ElapsedMs, f.err = res.Version, res.Freshness, res.Elapsed.Milliseconds(), err
+		f.Fresh, f.Reason = res.Freshness.Fresh(), res.Reason
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			// --timeout ran out: not a failure, an answer.
+			f.err = nil
+		}
 	}
 	att, _ := m.Drain()
 
 	code = exitOK
 	for _, f := range files {
 		if f.err == nil {
+			if !f.Fresh && code == exitOK {
+				code = exitStale
+			}
 			continue
 		}
 		f.Error = f.err.Error()
 		switch {
 		case errors.Is(f.err, lsp.ErrNoServer):
 			code = exitUnavailable
-		case code == exitOK:
+		case code == exitOK, code == exitStale:
 			code = exitFailure
 		}
 	}
@@ -143,45 +170,21 @@ func runDiag(ctx context.Context, inv *invocation, configPath string, asJSON boo
 	}
 	for _, f := range files {
 		if f.err != nil {
-			fmt.Fprintf(inv.Stderr, "idebridge diag: %s\n", diagAdvice(f.err, configPath))
+			fmt.Fprintf(inv.Stderr, "idebridge diag: %s\n", set.advice(f.err))
 		}
 	}
 	return code
 }
 
-// diagConfigs loads --config, or builds the gopls default, working on the
-// module of the first .go file.
-func diagConfigs(inv *invocation, wd, configPath string, files []string) ([]lsp.ServerConfig, int) {
-	if configPath == "" {
-		gopls, err := lsp.FindGopls(inv.Getenv)
-		if err != nil {
-			// Files other than .go still get a clear "no server" below.
-			return nil, exitOK
-		}
-		cfg := lsp.GoplsConfig(gopls, wd)
-		for _, f := range files {
-			if strings.EqualFold(filepath.Ext(f), ".go") {
-				if !filepath.IsAbs(f) {
-					f = filepath.Join(wd, f)
-				}
-				cfg.WorkspaceFolder = moduleRoot(filepath.Dir(f), wd)
-				break
-			}
-		}
-		return []lsp.ServerConfig{cfg}, exitOK
+// diagShutdownGrace is how long diag waits for servers to exit once its
+// deadline has passed.
+const diagShutdownGrace = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	if !filepath.IsAbs(configPath) {
-		configPath = filepath.Join(wd, configPath)
-	}
-	configs, errs := lsp.LoadFile(configPath, &lsp.LoadOptions{ProjectDir: wd})
-	for _, err := range errs {
-		fmt.Fprintf(inv.Stderr, "idebridge diag: warning: %v\n", err)
-	}
-	if len(configs) == 0 {
-		fmt.Fprintf(inv.Stderr, "idebridge diag: %s configures no usable language server\n", configPath)
-		return nil, exitUnavailable
-	}
-	return configs, exitOK
+	return b
 }
 
 // moduleRoot returns the nearest directory at or above dir holding a
@@ -197,24 +200,13 @@ func moduleRoot(dir, fallback string) string {
 	}
 }
 
-// diagAdvice explains an error and, where it can, what to do.
-func diagAdvice(err error, configPath string) string {
-	var ne *lsp.NoServerError
-	if errors.As(err, &ne) && configPath == "" {
-		if ne.Extension == ".go" {
-			return fmt.Sprintf("no language server for %s: %v", ne.Path, lsp.ErrGoplsNotFound)
-		}
-		return fmt.Sprintf("no language server for %s: without --config only .go files are served (by gopls); "+
-			"pass --config with a .lsp.json for other languages", ne.Path)
-	}
-	return err.Error()
-}
-
 // printDiag prints the rendered block, or says that there is nothing new,
-// and how each checked file's diagnostics were known (a timed-out file is
-// also named in the block's notes).
+// and for each checked file how its diagnostics were known to be current,
+// or that they are not (such a file is also named in the block's notes).
+// "No diagnostics." stands only when every file's are known.
 func printDiag(w io.Writer, wd string, att *diag.Attachment, files []*diagFile) {
-	var status []string
+	var lines []string
+	stale := 0
 	for _, f := range files {
 		if f.err != nil {
 			continue
@@ -223,14 +215,30 @@ func printDiag(w io.Writer, wd string, att *diag.Attachment, files []*diagFile) 
 		if err != nil || strings.HasPrefix(rel, "..") {
 			rel = f.Path
 		}
-		status = append(status, fmt.Sprintf("%s (%s, %s)", filepath.ToSlash(rel), f.Server, f.Freshness))
+		rel = filepath.ToSlash(rel)
+		if f.Fresh {
+			lines = append(lines, fmt.Sprintf("  %s (%s, %s): %s", rel, f.Server, f.Freshness, f.Reason))
+			continue
+		}
+		stale++
+		lines = append(lines, fmt.Sprintf("  %s (%s, %s): NOT KNOWN TO BE CURRENT: %s", rel, f.Server, f.Freshness, f.Reason))
 	}
-	if out := att.Render(&diag.RenderOptions{ProjectDir: wd}); out != "" {
+	out := att.Render(&diag.RenderOptions{ProjectDir: wd})
+	switch {
+	case out != "":
 		fmt.Fprintln(w, out)
-	} else if len(status) > 0 {
+	case len(lines) == 0:
+	case stale == 0:
 		fmt.Fprintln(w, "No diagnostics.")
+	case stale == len(lines):
+		fmt.Fprintln(w, "No diagnostics received, and none of the files' diagnostics are known to be current.")
+	default:
+		fmt.Fprintf(w, "No diagnostics received; %d of %d files' diagnostics are not known to be current.\n", stale, len(lines))
 	}
-	if len(status) > 0 {
-		fmt.Fprintf(w, "Checked: %s\n", strings.Join(status, ", "))
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "Checked:")
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func init() {
@@ -20,8 +21,9 @@ func init() {
 		Summary: "call one IDE tool and print its result JSON",
 		Help: "Calls TOOL with ARGS_JSON, a JSON object ({} when omitted; - reads it from\n" +
 			"standard input, for large payloads such as an openDiff), and prints the\n" +
-			"tools/call result (content blocks) as JSON. Without --timeout a call ends\n" +
-			"after 30 s, except openDiff, which waits for the user.\n" +
+			"tools/call result (content blocks) as JSON. The command ends after --timeout\n" +
+			"(default 30 s), connecting included, except that without --timeout openDiff\n" +
+			"waits for the user once connected.\n" +
 			"\n" +
 			"Exit status: 0 result printed; 1 the tool failed (the IDE's message on\n" +
 			"standard error), the call timed out or the connection was lost; 2 no usable\n" +
@@ -63,6 +65,13 @@ func ideCall(ctx context.Context, inv *invocation, port int, timeout time.Durati
 	if timeout > 0 {
 		// The flag bounds every tool, openDiff included.
 		opts = &idebridge.ClientOptions{CallTimeout: timeout}
+	} else if tool != "openDiff" {
+		timeout = idebridge.DefaultCallTimeout
+	}
+	if timeout > 0 {
+		// One deadline for the whole command: finding the IDE, the
+		// handshake (whose tools/list would otherwise wait on its own)
+		// and the call.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -74,7 +83,7 @@ func ideCall(ctx context.Context, inv *invocation, port int, timeout time.Durati
 	defer client.Close()
 	res, err := client.CallTool(ctx, tool, json.RawMessage(args))
 	if err != nil {
-		var te *idebridge.ToolError
+		var te *mcp.ToolError
 		if errors.As(err, &te) {
 			fmt.Fprintf(inv.Stderr, "%s: %s\n", name, te.Error())
 		} else {

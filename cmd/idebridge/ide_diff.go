@@ -192,7 +192,7 @@ func describeOutcome(r *idebridge.EditResult) string {
 // cwd (waiting up to wait). It prints why when it cannot.
 func diffConnect(ctx context.Context, inv *invocation, cwd string, port int, wait time.Duration) (*idebridge.Client, *idebridge.Candidate, int) {
 	const name = "idebridge ide diff"
-	dopts := &idebridge.DiscoverOptions{Cwd: cwd, Env: inv.Env}
+	dopts := &idebridge.DiscoverOptions{Cwd: cwd, Env: inv.environ()}
 	var cand *idebridge.Candidate
 	if port != 0 {
 		cands, err := idebridge.Discover(ctx, dopts)

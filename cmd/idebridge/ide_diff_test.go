@@ -116,7 +116,7 @@ func TestIDEDiffJSONAndPort(t *testing.T) {
 	if got["status"] != "accepted" || got["written"] != true || got["path"] != file || got["bytes"] != 11.0 || got["port"] != float64(accepting.Port()) || got["viaIDE"] != true {
 		t.Errorf("JSON %v", got)
 	}
-	if !strings.HasPrefix(got["tabName"].(string), "main.go-") {
+	if !strings.HasPrefix(got["tabName"].(string), "✻ [idebridge] main.go (") {
 		t.Errorf("tab name %v", got["tabName"])
 	}
 	if s.read(t, "main.go") != "from stdin\n" {
@@ -186,7 +186,7 @@ func TestIDEDiffUsageAndNoIDE(t *testing.T) {
 func TestIDEDiffDiagnostics(t *testing.T) {
 	s := newDiffScene(t)
 	srv := s.ide(t, ideserver.AcceptDiffs)
-	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Environ: goplsTestEnviron(t)})
+	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsTestEnviron(t)})
 	if err != nil {
 		t.Fatalf("this test needs gopls: %v", err)
 	}

@@ -56,7 +56,7 @@ func ideList(ctx context.Context, inv *invocation, cwd string, asJSON bool, wait
 	if code != exitOK {
 		return code
 	}
-	opts := &idebridge.DiscoverOptions{Cwd: dir, Env: inv.Env}
+	opts := &idebridge.DiscoverOptions{Cwd: dir, Env: inv.environ()}
 	dirs := idebridge.LockfileDirs(opts)
 	var cands []idebridge.Candidate
 	var err, waitErr error

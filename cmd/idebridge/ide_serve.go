@@ -22,6 +22,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
@@ -30,12 +31,13 @@ import (
 func init() {
 	register(&command{
 		Name:    "ide serve",
-		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [-v]",
+		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [--unconfined] [-v]",
 		Summary: "run a headless IDE that agents connect to, until interrupted",
 		Help: "Serves the workspace folders as an IDE would: writes a lockfile (mode 0600) that\n" +
 			"agents discover, and answers MCP over WebSocket (or legacy SSE) on 127.0.0.1 with\n" +
 			"the default tools: openFile, openDiff, close_tab, closeAllDiffTabs,\n" +
-			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument, and\n" +
+			"getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument,\n" +
+			"getCurrentSelection and getLatestSelection (what openFile last selected), and\n" +
 			"getDiagnostics, answered by language servers: gopls for .go files (found\n" +
 			"through $GOPLS, PATH or $(go env GOPATH)/bin), or the servers of --lsp-config\n" +
 			"(a .lsp.json, as in Claude Code plugins). Each call re-reads the file from disk,\n" +
@@ -54,8 +56,13 @@ func init() {
 			"selection_changed notification selecting that line (1-based) of FILE, as an\n" +
 			"editor does when the user clicks, for testing agents.\n" +
 			"\n" +
-			"-v logs every MCP message received (method, id, client) to standard error as\n" +
-			"JSON lines; without it only warnings (refused connections) are logged.",
+			"The tools serve only files inside the workspace folders (after resolving\n" +
+			"symbolic links): other paths, ../ and file URIs of other hosts are refused.\n" +
+			"--unconfined lets them reach any file of this machine.\n" +
+			"\n" +
+			"-v logs every MCP message received (method, id, client, and the tool of a\n" +
+			"tools/call) to standard error as JSON lines; without it only warnings (refused\n" +
+			"connections) are logged.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o serveFlags
 			fs.Var(&o.workspaces, "workspace", "a workspace folder; repeat for several (default: the working directory)")
@@ -64,6 +71,7 @@ func init() {
 			fs.IntVar(&o.port, "port", 0, "the port to listen on (default: a free port)")
 			fs.StringVar(&o.lockfileDir, "lockfile-dir", "", "where to write the lockfile (default: $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide)")
 			fs.StringVar(&o.ideName, "ide-name", ideserver.DefaultIDEName, "the ideName written in the lockfile")
+			fs.BoolVar(&o.unconfined, "unconfined", false, "let the tools reach files outside the workspace folders")
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received to standard error (JSON lines)")
 			fs.StringVar(&o.lspConfig, "lsp-config", "", "a .lsp.json configuring the language servers behind getDiagnostics (default: gopls for .go)")
 			fs.StringVar(&o.selection, "selection", "", "FILE:LINE to announce as the user's selection (selection_changed) to each client")
@@ -86,6 +94,7 @@ type serveFlags struct {
 	lockfileDir string
 	ideName     string
 	verbose     bool
+	unconfined  bool
 	lspConfig   string
 	selection   string
 }
@@ -110,8 +119,14 @@ type serveInfo struct {
 	PID              int      `json:"pid"`
 }
 
-// shutdownGrace bounds how long running tool calls may finish at exit.
-const shutdownGrace = 5 * time.Second
+// shutdownGrace bounds how long running tool calls and language servers
+// may take to finish at exit; shutdownHardStop is how long ide serve then
+// gives language servers to die and calls that ignore their cancellation
+// to return before it exits anyway.
+const (
+	shutdownGrace    = 5 * time.Second
+	shutdownHardStop = time.Second
+)
 
 func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	const name = "idebridge ide serve"
@@ -171,7 +186,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		announce.Add(1)
 		go func() {
 			defer announce.Done()
-			_ = srv.Notify("selection_changed", sel) // fails only once closed
+			_ = srv.Notify(mcp.MethodSelectionChanged, sel) // fails only once closed
 		}()
 	}
 	srv, err = ideserver.New(&ideserver.Options{
@@ -184,6 +199,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		Logger:           logger,
 		DiffPolicy:       policy,
 		OnEvent:          onEvent,
+		Unconfined:       o.unconfined,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
@@ -193,17 +209,13 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	if code != exitOK {
 		return code
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		_ = diags.Close(sctx) // stops the language servers, killing what does not stop
-	}()
 	// main stops on SIGINT; a headless IDE must also clean up when its
 	// terminal goes away or a supervisor stops it.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if err := srv.Start(ctx); err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		closeDiagnostics(diags)
 		return exitFailure
 	}
 	info := serveInfo{
@@ -217,17 +229,66 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	line, _ := json.Marshal(info) // plain strings and ints: cannot fail
 	if _, err := fmt.Fprintf(inv.Stdout, "%s\n", line); err != nil {
 		srv.Close()
+		closeDiagnostics(diags)
 		fmt.Fprintf(inv.Stderr, "%s: writing to standard output: %v\n", name, err)
 		return exitFailure
 	}
 	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// From here a second signal has its default effect.
+	stop()
+	return serveShutdown(inv, srv, diags)
+}
+
+// serveShutdown stops the server and its language servers within
+// shutdownGrace: running calls may finish until then (pending diffs are
+// rejected at once), then they are cancelled and the language servers
+// killed. Whatever a call is doing, it returns soon after (at most
+// 2*shutdownHardStop later), so the process ends; the lockfile is removed
+// and the port closed first of all.
+func serveShutdown(inv *invocation, srv *ideserver.Server, diags *ideserver.Diagnostics) int {
+	const name = "idebridge ide serve"
+	deadline := time.Now().Add(shutdownGrace)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintf(inv.Stderr, "%s: shutting down: %v\n", name, err)
-		return exitFailure
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Shutdown(sctx) }()
+	var errs []error
+	finished := false
+	select {
+	case err := <-srvDone:
+		errs, finished = append(errs, err), true
+	case <-sctx.Done():
+	}
+	// The language servers get what is left of the grace, or are killed
+	// at once when calls held it all.
+	dctx, dcancel := context.WithDeadline(context.Background(), later(deadline, time.Now().Add(shutdownHardStop)))
+	defer dcancel()
+	errs = append(errs, diags.Close(dctx))
+	if !finished {
+		select {
+		case err := <-srvDone:
+			errs = append(errs, err)
+		case <-time.After(shutdownHardStop):
+			fmt.Fprintf(inv.Stderr, "%s: tool calls still running after %v ignore their cancellation; exiting without them\n", name, shutdownGrace)
+			return exitFailure
+		}
+	}
+	for _, err := range errs {
+		// Calls still running at the deadline were cancelled, and servers
+		// that did not stop were killed: expected, not a failure.
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(inv.Stderr, "%s: shutting down: %v\n", name, err)
+			return exitFailure
+		}
 	}
 	return exitOK
+}
+
+// closeDiagnostics stops the language servers on an early exit.
+func closeDiagnostics(diags *ideserver.Diagnostics) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = diags.Close(ctx) // kills what does not stop in time
 }
 
 // stdinIsTerminal reports whether r is an interactive terminal; a variable
@@ -318,7 +379,7 @@ func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd, lspConfig stri
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
-	opts := &ideserver.DiagnosticsOptions{Getenv: inv.Getenv, Environ: environ, Logger: logger}
+	opts := &ideserver.DiagnosticsOptions{Env: environ, Logger: logger}
 	if lspConfig != "" {
 		if !filepath.IsAbs(lspConfig) {
 			lspConfig = filepath.Join(wd, lspConfig)

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 const serveTestTimeout = 30 * time.Second
@@ -125,7 +125,7 @@ func dialServe(t *testing.T, info serveInfo) *serveClient {
 		t.Fatalf("lockfile %+v does not match %+v", lf, info)
 	}
 	d := websocket.Dialer{Subprotocols: []string{"mcp"}, Proxy: nil, HandshakeTimeout: serveTestTimeout}
-	c, resp, err := d.Dial("ws://127.0.0.1:"+strconv.Itoa(lf.Port)+"/", http.Header{ideserver.AuthHeader: {lf.AuthToken}})
+	c, resp, err := d.Dial("ws://127.0.0.1:"+strconv.Itoa(lf.Port)+"/", http.Header{mcp.AuthHeader: {lf.AuthToken}})
 	if err != nil {
 		t.Fatalf("dial: %v (%v)", err, resp)
 	}
@@ -234,7 +234,7 @@ func TestServeVerboseSSE(t *testing.T) {
 	// One MCP exchange over SSE: the endpoint event, then a POSTed
 	// initialize answered on the stream.
 	req, _ := http.NewRequest("GET", r.info.URL, nil)
-	req.Header.Set(ideserver.AuthHeader, lf.AuthToken)
+	req.Header.Set(mcp.AuthHeader, lf.AuthToken)
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -264,6 +264,15 @@ func TestServeVerboseSSE(t *testing.T) {
 		t.Errorf("initialize answer %s", got)
 	}
 	r.stderr.waitFor(t, `"method":"initialize"`)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"closeAllDiffTabs","arguments":{}}}`
+	if post, err = client.Post(strings.TrimSuffix(r.info.URL, "/sse")+endpoint, "application/json", strings.NewReader(call)); err != nil || post.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST tools/call: %v %v", post, err)
+	}
+	post.Body.Close()
+	if got := readData(); !strings.Contains(got, "CLOSED_0_DIFF_TABS") {
+		t.Errorf("closeAllDiffTabs answer %s", got)
+	}
+	r.stderr.waitFor(t, `"tool":"closeAllDiffTabs"`)
 	resp.Body.Close()
 	if code := r.stop(); code != exitOK {
 		t.Errorf("exit %d", code)
@@ -274,8 +283,11 @@ func TestServeVerboseSSE(t *testing.T) {
 			t.Errorf("stderr line is not JSON: %q", l)
 			continue
 		}
-		if rec["method"] == "initialize" && (rec["level"] != "DEBUG" || rec["id"] != 0.0 || rec["client"] != "") {
+		if rec["method"] == "initialize" && (rec["level"] != "DEBUG" || rec["id"] != 0.0 || rec["client"] != "" || rec["tool"] != nil) {
 			t.Errorf("log record %v", rec)
+		}
+		if rec["method"] == "tools/call" && (rec["tool"] != "closeAllDiffTabs" || rec["id"] != 1.0 || rec["client"] != "sse-cli") {
+			t.Errorf("tools/call log record %v, want its tool named", rec)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func init() {
@@ -44,7 +45,7 @@ func init() {
 				}
 				if *asJSON {
 					if tools == nil {
-						tools = []idebridge.Tool{}
+						tools = []mcp.Tool{}
 					}
 					enc := json.NewEncoder(inv.Stdout)
 					enc.SetIndent("", "  ")
@@ -83,7 +84,7 @@ func ideConnect(ctx context.Context, inv *invocation, name string, port int, opt
 		fmt.Fprintf(inv.Stderr, "%s: working directory: %v\n", name, err)
 		return nil, nil, exitFailure
 	}
-	dopts := &idebridge.DiscoverOptions{Cwd: wd, Env: inv.Env}
+	dopts := &idebridge.DiscoverOptions{Cwd: wd, Env: inv.environ()}
 	var cand *idebridge.Candidate
 	if port != 0 {
 		cands, err := idebridge.Discover(ctx, dopts)

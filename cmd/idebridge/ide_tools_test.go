@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // toolsScene is a workspace and a CLAUDE_CONFIG_DIR in which headless IDEs
@@ -123,7 +124,7 @@ func TestIDECall(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			s := newToolsScene(t)
 			srv := s.ide(t, &ideserver.Options{Transport: tr, DiffPolicy: ideserver.AcceptDiffs})
-			srv.RegisterTool(ideserver.Tool{Name: "block", Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+			srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "block"}, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			}})
@@ -234,11 +235,14 @@ func TestIDEWatch(t *testing.T) {
 	var stdout2, stderr2 syncBuffer
 	inv2 := &invocation{Stdin: strings.NewReader(""), Stdout: &stdout2, Stderr: &stderr2, Env: s.env, Getwd: func() (string, error) { return s.ws, nil }}
 	go func() { done2 <- run(context.Background(), []string{"ide", "watch"}, inv2) }()
-	for len(srv.Clients()) == 0 {
+	// Connected is not enough: the IDE must go away after the handshake,
+	// which the first notification printed proves.
+	for !strings.Contains(stdout2.String(), "\n") {
 		if time.Now().After(deadline) {
-			t.Fatal("the watcher never connected")
+			t.Fatalf("the watcher never printed a notification; stderr %q", stderr2.String())
 		}
-		time.Sleep(5 * time.Millisecond)
+		srv.Notify("selection_changed", map[string]any{"text": "y", "filePath": "/p/b.go", "selection": nil})
+		time.Sleep(20 * time.Millisecond)
 	}
 	srv.Close()
 	if code := <-done2; code != exitFailure || !strings.Contains(stderr2.String(), "connection to the IDE lost") {

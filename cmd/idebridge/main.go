@@ -33,8 +33,9 @@
 // streams only through its *invocation, never from os directly, so tests
 // drive it in-process with a fake environment.
 //
-// Exit statuses (DESIGN.md): 0 success, 1 the tool or server reported an
-// error, 2 no usable IDE or server (say why and what to do), 64 bad usage.
+// Exit statuses, the same for every command (printHelp lists them): 0
+// success, 1 the tool or server reported an error, 2 no usable IDE or
+// server (say why and what to do), 64 bad usage.
 package main
 
 import (
@@ -72,6 +73,18 @@ type invocation struct {
 
 // Getenv returns the value of the environment variable key, or "".
 func (inv *invocation) Getenv(key string) string { return inv.Env[key] }
+
+// environ returns Env in os.Environ form, sorted: what the library's Env
+// options take. It is never nil, so the library never falls back to the
+// process's own environment.
+func (inv *invocation) environ() []string {
+	out := make([]string, 0, len(inv.Env))
+	for k, v := range inv.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // runFunc runs a command once its flags are parsed; args are the positional
 // arguments. It returns the exit status.

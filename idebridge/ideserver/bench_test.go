@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // echoRequestOf is a tools/call of tool with an n-byte argument.
@@ -47,10 +48,10 @@ func (l latencies) report(b *testing.B) {
 // WebSocket, from a raw gorilla client; compare with BenchmarkRawEchoWS.
 func BenchmarkToolCallWS(b *testing.B) {
 	srv := startServer(b, &ideserver.Options{NoLockfile: true})
-	if err := srv.RegisterTool(ideserver.Tool{Name: "echo", Handler: echoHandler}); err != nil {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echo"}, Handler: echoHandler}); err != nil {
 		b.Fatal(err)
 	}
-	if err := srv.RegisterTool(ideserver.Tool{Name: "echoInline", Handler: echoHandler, Inline: true}); err != nil {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echoInline"}, Handler: echoHandler, Inline: true}); err != nil {
 		b.Fatal(err)
 	}
 	conn, _, err := dialRaw(srv.URL(), authHeader(srv.AuthToken()), nil)
@@ -123,7 +124,7 @@ func BenchmarkRawEchoWS(b *testing.B) {
 // answered 202 and the reply read from the event stream.
 func BenchmarkToolCallSSE(b *testing.B) {
 	srv := startServer(b, &ideserver.Options{NoLockfile: true, Transport: "sse"})
-	if err := srv.RegisterTool(ideserver.Tool{Name: "echo", Handler: echoHandler}); err != nil {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echo"}, Handler: echoHandler}); err != nil {
 		b.Fatal(err)
 	}
 	c := dialSSE(b, srv)

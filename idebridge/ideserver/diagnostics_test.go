@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
@@ -45,7 +47,7 @@ func goplsEnviron(t testing.TB) []string {
 func startDiagServer(t testing.TB, dir string, configs []lsp.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
 	t.Helper()
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
-	opts := &ideserver.DiagnosticsOptions{Configs: configs, Environ: goplsEnviron(t), SettleTimeout: testTimeout}
+	opts := &ideserver.DiagnosticsOptions{Configs: configs, Env: goplsEnviron(t), SettleTimeout: testTimeout}
 	d, err := ideserver.NewDiagnostics(srv, opts)
 	if err != nil {
 		t.Fatalf("NewDiagnostics (these tests need gopls %s): %v", lsp.GoplsVersion, err)
@@ -83,7 +85,7 @@ type wireFile struct {
 // getDiagnostics calls the tool and decodes its one JSON text.
 func getDiagnostics(t *testing.T, c *client, args map[string]any) []wireFile {
 	t.Helper()
-	r := c.callTool(ideserver.ToolGetDiagnostics, args)
+	r := c.callTool(mcp.ToolGetDiagnostics, args)
 	texts := r.texts()
 	if len(texts) != 1 || r.IsError {
 		t.Fatalf("getDiagnostics %v: %+v", args, r)
@@ -185,7 +187,7 @@ func TestDiagnosticsOpenFileAndErrors(t *testing.T) {
 	if files := getDiagnostics(t, c, map[string]any{}); len(files) != 0 {
 		t.Fatalf("nothing opened yet: %+v", files)
 	}
-	c.callTool(ideserver.ToolOpenFile, map[string]any{"filePath": filepath.Join(dir, "a.go")})
+	c.callTool(mcp.ToolOpenFile, map[string]any{"filePath": filepath.Join(dir, "a.go")})
 	files := getDiagnostics(t, c, map[string]any{})
 	if len(files) != 1 || files[0].URI != fileURL(filepath.Join(dir, "a.go")) {
 		t.Fatalf("after openFile: %+v", files)
@@ -229,7 +231,7 @@ func TestDiagnosticsWire(t *testing.T) {
 	srv, _ := startDiagServer(t, dir, nil)
 	c := dial(t, srv)
 	c.handshake(1)
-	text := c.callTool(ideserver.ToolGetDiagnostics, map[string]any{"uri": fileURL(filepath.Join(dir, "main.go"))}).texts()[0]
+	text := c.callTool(mcp.ToolGetDiagnostics, map[string]any{"uri": fileURL(filepath.Join(dir, "main.go"))}).texts()[0]
 	escaped := strings.ReplaceAll(fileURL(filepath.Join(dir, "main.go")), "/", `\/`)
 	want := `[{"uri":"` + escaped + `","diagnostics":[{"message":"undefined: x","severity":"Error","source":"compiler","code":"UndeclaredName","range":{"start":{"line":3,"character":9},"end":{"line":3,"character":10}}}]}]`
 	if text != want {
@@ -249,14 +251,19 @@ func TestDiagnosticsWithoutServers(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	_, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Getenv: func(k string) string {
-		if k == "GOPLS" {
-			return filepath.Join(empty, "gopls")
-		}
-		return ""
-	}})
+	_, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: []string{"GOPLS=" + filepath.Join(empty, "gopls")}})
 	if !errors.Is(err, lsp.ErrGoplsNotFound) {
 		t.Fatalf("NewDiagnostics without gopls: %v", err)
+	}
+
+	// Negative numbers are rejected, not taken for the default.
+	for field, opts := range map[string]*ideserver.DiagnosticsOptions{
+		"SettleTimeout": {Configs: []lsp.ServerConfig{}, SettleTimeout: -time.Second},
+		"MaxFiles":      {Configs: []lsp.ServerConfig{}, MaxFiles: -1},
+	} {
+		if d, err := ideserver.NewDiagnostics(srv, opts); err == nil || d != nil || !strings.Contains(err.Error(), "DiagnosticsOptions."+field+" is negative") {
+			t.Errorf("NewDiagnostics with a negative %s = %v, %v; want an error naming it", field, d, err)
+		}
 	}
 }
 
@@ -328,7 +335,7 @@ func BenchmarkDiagnosticsAfterWrite(b *testing.B) {
 			dir := diagModule(b, map[string]string{"main.go": fixed})
 			_, d := startDiagServer(b, dir, bc.configs(dir))
 			h := d.Tool().Handler
-			call := &ideserver.ToolCall{Name: ideserver.ToolGetDiagnostics, Arguments: json.RawMessage(`{"uri":"main.go"}`)}
+			call := &ideserver.ToolCall{Name: mcp.ToolGetDiagnostics, Arguments: json.RawMessage(`{"uri":"main.go"}`)}
 			ctx := context.Background()
 			if _, err := h(ctx, call); err != nil { // gopls starts and loads the module
 				b.Fatal(err)
@@ -360,7 +367,7 @@ func TestDiagnosticsManyFiles(t *testing.T) {
 	files["main.go"] = "package main\n\nfunc main() {}\n"
 	dir := diagModule(t, files)
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
-	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Environ: goplsEnviron(t), SettleTimeout: testTimeout, MaxFiles: 3})
+	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsEnviron(t), SettleTimeout: testTimeout, MaxFiles: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,5 +393,50 @@ func TestDiagnosticsManyFiles(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "f3.go,f4.go,f5.go" {
 		t.Errorf("no-uri answer covers %q, want the 3 most recent", names)
+	}
+}
+
+// Check answers Go callers with each file's complete current set, every
+// time (not only what is new), how it was known, and each file's own
+// failure.
+func TestDiagnosticsCheck(t *testing.T) {
+	dir := diagModule(t, map[string]string{
+		"main.go":  "package main\n\nfunc main() {\n\tx := 1\n}\n",
+		"clean.go": "package main\n\nfunc helper() int { return 2 }\n",
+		"notes.md": "# not code\n",
+	})
+	_, d := startDiagServer(t, dir, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for round := range 2 {
+		reps, err := d.Check(ctx, []string{"main.go", filepath.Join(dir, "clean.go"), "notes.md", "gone.go"})
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		if len(reps) != 4 {
+			t.Fatalf("%d reports for 4 files", len(reps))
+		}
+		m := reps[0]
+		if m.Err != nil || m.Path != filepath.Join(dir, "main.go") || m.Server != "gopls" || !m.Settle.Freshness.Fresh() {
+			t.Fatalf("round %d: main.go report %+v", round, m)
+		}
+		if len(m.Diagnostics) != 1 || !strings.Contains(m.Diagnostics[0].Message, "declared and not used") || m.Diagnostics[0].Range.Start.Line != 3 {
+			t.Errorf("round %d: main.go diagnostics %+v, want the one unused x on line 4 (every round)", round, m.Diagnostics)
+		}
+		if c := reps[1]; c.Err != nil || len(c.Diagnostics) != 0 || c.Server != "gopls" {
+			t.Errorf("round %d: clean.go report %+v", round, c)
+		}
+		if n := reps[2]; n.Err != nil || n.Server != "" || len(n.Diagnostics) != 0 {
+			t.Errorf("round %d: notes.md (no server) report %+v", round, n)
+		}
+		if g := reps[3]; !errors.Is(g.Err, os.ErrNotExist) {
+			t.Errorf("round %d: missing file's error %v, want not exist", round, g.Err)
+		}
+	}
+	// The file changes on disk: the next Check sees the new text.
+	writeText(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() {\n\tx := 1\n\t_ = x\n}\n")
+	reps, err := d.Check(ctx, []string{"main.go"})
+	if err != nil || reps[0].Err != nil || len(reps[0].Diagnostics) != 0 {
+		t.Errorf("after the fix: %+v, %v; want no diagnostics", reps, err)
 	}
 }

@@ -13,8 +13,8 @@ const (
 	// DiffSave answers FILE_SAVED and DiffDecision.Text: the agent writes
 	// that text (the proposal, or the user's edited version of it).
 	DiffSave
-	// DiffCloseTab answers TAB_CLOSED: the user closed the diff; the
-	// reference agent then applies the proposed text.
+	// DiffCloseTab answers TAB_CLOSED: the user closed the diff; Claude
+	// Code then applies the proposed text.
 	DiffCloseTab
 )
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func openDiffArgs(path, contents, tab string) map[string]any {
@@ -238,11 +239,11 @@ func TestCancellation(t *testing.T) {
 	srv := startServer(t, nil)
 	started := make(chan struct{}, 1)
 	causes := make(chan error, 1)
-	if err := srv.RegisterTool(ideserver.Tool{Name: "slow", Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "slow"}, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
-		return ideserver.TextResult("too late"), nil
+		return mcp.TextResult("too late"), nil
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +295,11 @@ func TestShutdownGraceful(t *testing.T) {
 	srv := startServer(t, nil)
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
-	if err := srv.RegisterTool(ideserver.Tool{Name: "work", Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "work"}, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		started <- struct{}{}
 		select {
 		case <-release:
-			return ideserver.TextResult("done"), nil
+			return mcp.TextResult("done"), nil
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
@@ -328,10 +329,10 @@ func TestShutdownWaitsForHandlers(t *testing.T) {
 	srv := startServer(t, nil)
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	if err := srv.RegisterTool(ideserver.Tool{Name: "work", Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "work"}, Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		started <- struct{}{}
 		<-release
-		return ideserver.TextResult("done"), ctx.Err()
+		return mcp.TextResult("done"), ctx.Err()
 	}}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,22 @@
 //
 // Editor authors embed it and register their own tools; tests and headless
 // setups (`idebridge ide serve`) use the default tool set, which serves a
-// plain directory: openFile, getWorkspaceFolders, getOpenEditors,
-// checkDocumentDirty, saveDocument, close_tab, closeAllDiffTabs, and
-// openDiff decided by a DiffPolicy (AcceptDiffs, RejectDiffs, or a
+// plain directory: openFile (which selects lines or text as asked),
+// getCurrentSelection and getLatestSelection (what openFile selected),
+// getWorkspaceFolders, getOpenEditors, checkDocumentDirty, saveDocument,
+// close_tab, closeAllDiffTabs, and openDiff decided by a DiffPolicy (AcceptDiffs, RejectDiffs, or a
 // DiffPolicyFunc that asks someone). Answers match deployed IDEs byte for
 // byte where the wire allows (FILE_SAVED, DIFF_REJECTED, TAB_CLOSED,
-// CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes).
+// CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes). The default tools
+// serve only files inside the workspace folders, symbolic links resolved
+// (Options.Unconfined lifts that), and read only regular files, opened
+// without blocking and bounded in size.
+//
+// Hostile clients are bounded too: every tool call is answered within
+// Options.CallTimeout (openDiff waits for the user), a refused request
+// closes its connection, slow and idle requests time out
+// (Options.RequestTimeout), and connections that have not authenticated
+// are capped (Options.MaxUnauthenticatedConns).
 //
 // The call most people need:
 //
@@ -25,6 +35,19 @@
 //	if err := srv.Start(ctx); err != nil { ... }
 //	defer srv.Close()
 //	// Agents now find srv.LockfilePath() and connect to srv.URL().
+//
+// The same server kit serves an MCP server of one's own over stdio:
+// ServeStream runs one session over a reader and a writer (standard input
+// and output), newline-delimited JSON-RPC as MCP's stdio transport frames
+// it, with no listener and no lockfile. With NoDefaultTools the server
+// serves only what RegisterTool adds:
+//
+//	srv, err := ideserver.New(&ideserver.Options{
+//		NoDefaultTools: true, NoLockfile: true,
+//		ProtocolVersion: mcp.ProtocolVersion, NegotiateProtocolVersion: true,
+//	})
+//	srv.RegisterTool(myTool)
+//	err = srv.ServeStream(ctx, os.Stdin, os.Stdout) // nil when stdin ends
 //
 // A Server is safe for concurrent use. Tool handlers run one goroutine per
 // call and must return when their context ends; Close answers pending

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/idebridge/idebridge/diag"
 )
 
 // maxResolvedTabs bounds the diff tabs kept after their openDiff was
@@ -12,13 +14,24 @@ import (
 const maxResolvedTabs = 256
 
 // editor is the state a real IDE keeps in its UI, for the default tools:
-// the open files (most recent last, the active one) and the diff tabs.
+// the open files (most recent last, the active one), their selections,
+// and the diff tabs.
 type editor struct {
 	mu       sync.Mutex
 	closed   bool
 	open     []string
+	sels     map[string]*selection // by open file
+	latest   *selection
 	tabs     map[string]*diffTab
 	resolved []string // names of resolved tabs, oldest first
+}
+
+// selection is the selection in one file: 0-based lines, UTF-16 columns,
+// as editors report them.
+type selection struct {
+	path       string
+	text       string
+	start, end diag.Position
 }
 
 type diffTab struct {
@@ -27,14 +40,47 @@ type diffTab struct {
 	cancel  context.CancelCauseFunc
 }
 
-func newEditor() *editor { return &editor{tabs: map[string]*diffTab{}} }
+func newEditor() *editor {
+	return &editor{tabs: map[string]*diffTab{}, sels: map[string]*selection{}}
+}
 
-// openFile records path as open and active.
-func (e *editor) openFile(path string) {
+// maxOpenFiles bounds the files the editor remembers as open.
+const maxOpenFiles = 1000
+
+// openFile records path as open and active, with sel selected in it (nil:
+// the selection it had, or the cursor at its start).
+func (e *editor) openFile(path string, sel *selection) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.open = slices.DeleteFunc(e.open, func(p string) bool { return p == path })
 	e.open = append(e.open, path)
+	if len(e.open) > maxOpenFiles {
+		delete(e.sels, e.open[0])
+		e.open = e.open[1:]
+	}
+	if sel != nil {
+		e.sels[path] = sel
+	} else if e.sels[path] == nil {
+		e.sels[path] = &selection{path: path}
+	}
+	e.latest = e.sels[path]
+}
+
+// current returns the active file's selection; nil when no file is open.
+func (e *editor) current() *selection {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.open) == 0 {
+		return nil
+	}
+	return e.sels[e.open[len(e.open)-1]]
+}
+
+// latestSelection returns the most recent selection in any file.
+func (e *editor) latestSelection() *selection {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.latest
 }
 
 func (e *editor) openFiles() []string {

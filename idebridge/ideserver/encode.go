@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 var nullID = json.RawMessage("null")
@@ -32,14 +33,14 @@ func encodeResult(id json.RawMessage, result any) ([]byte, error) {
 
 // encodeError encodes an error response; a nil id is sent as null (for
 // messages that could not be parsed).
-func encodeError(id json.RawMessage, e *Error) []byte {
+func encodeError(id json.RawMessage, e *mcp.Error) []byte {
 	if len(id) == 0 {
 		id = nullID
 	}
 	b, err := json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: e})
 	if err != nil {
 		// Only Data can fail to encode (invalid raw JSON); drop it.
-		b, _ = json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: &Error{Code: e.Code, Message: e.Message}})
+		b, _ = json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: &mcp.Error{Code: e.Code, Message: e.Message}})
 	}
 	return b
 }

@@ -1,26 +1,6 @@
 package ideserver
 
-import (
-	"errors"
-
-	"github.com/idebridge/idebridge/internal/jsonrpc"
-)
-
-// Error is a JSON-RPC error object. A ToolHandler that returns an *Error (or
-// an error wrapping one) has it sent to the client as is; see ToolHandler.
-type Error = jsonrpc.Error
-
-// JSON-RPC error codes the server sends.
-const (
-	CodeParseError       = jsonrpc.CodeParseError
-	CodeInvalidRequest   = jsonrpc.CodeInvalidRequest
-	CodeMethodNotFound   = jsonrpc.CodeMethodNotFound
-	CodeInvalidParams    = jsonrpc.CodeInvalidParams
-	CodeInternalError    = jsonrpc.CodeInternalError
-	CodeServerError      = jsonrpc.CodeServerError
-	CodeFileNotOpen      = jsonrpc.CodeFileNotOpen
-	CodeRequestCancelled = jsonrpc.CodeRequestCancelled
-)
+import "errors"
 
 var (
 	// ErrServerClosed is returned by Start and Notify after Close or
@@ -29,7 +9,8 @@ var (
 	ErrServerClosed = errors.New("ideserver: server closed")
 	// ErrAlreadyStarted is returned by a second Start.
 	ErrAlreadyStarted = errors.New("ideserver: server already started")
-	// ErrNotStarted is returned by Notify before Start.
+	// ErrNotStarted is returned by Notify before Start when no
+	// ServeStream session is being served either.
 	ErrNotStarted = errors.New("ideserver: server not started")
 	// ErrNotLoopback is wrapped by New when Options.Host is not a loopback
 	// address: an IDE's MCP server must never listen beyond the machine.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // A headless IDE for a directory: agents find it through its lockfile and
@@ -47,7 +48,7 @@ func Example() {
 	// Output:
 	// true
 	// true
-	// openFile openDiff closeAllDiffTabs getWorkspaceFolders getOpenEditors checkDocumentDirty saveDocument
+	// openFile openDiff closeAllDiffTabs getWorkspaceFolders getOpenEditors checkDocumentDirty saveDocument getCurrentSelection getLatestSelection
 }
 
 // What an agent sees: the MCP handshake and an openDiff, over a plain
@@ -59,7 +60,7 @@ func Example_wire() {
 	srv.Start(context.Background())
 	defer srv.Close()
 
-	h := http.Header{ideserver.AuthHeader: {srv.AuthToken()}}
+	h := http.Header{mcp.AuthHeader: {srv.AuthToken()}}
 	d := websocket.Dialer{Subprotocols: []string{"mcp"}}
 	conn, _, err := d.Dial(srv.URL(), h)
 	if err != nil {
@@ -77,7 +78,7 @@ func Example_wire() {
 	}
 	json.Unmarshal([]byte(roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}`)), &init)
 	fmt.Println(init.Result.ProtocolVersion)
-	fmt.Println(roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"openDiff","arguments":{"old_file_path":"/tmp/x","new_file_path":"/tmp/x","new_file_contents":"hi\n","tab_name":"x-1"}}}`))
+	fmt.Println(roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"openDiff","arguments":{"old_file_path":"x.txt","new_file_path":"x.txt","new_file_contents":"hi\n","tab_name":"x-1"}}}`))
 	// Output:
 	// 2024-11-05
 	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DIFF_REJECTED"},{"type":"text","text":"x-1"}]}}
@@ -90,10 +91,12 @@ func ExampleServer_RegisterTool() {
 	defer os.RemoveAll(dir)
 	srv, _ := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
 	err := srv.RegisterTool(ideserver.Tool{
-		Name:        "getDiagnostics",
-		Description: "Diagnostics for a file, or for every open file",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}}}`),
-		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "getDiagnostics",
+			Description: "Diagnostics for a file, or for every open file",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}}}`),
+		},
+		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			var args struct {
 				URI string `json:"uri"`
 			}
@@ -104,7 +107,7 @@ func ExampleServer_RegisterTool() {
 		},
 	})
 	fmt.Println(err, len(srv.Tools()))
-	// Output: <nil> 9
+	// Output: <nil> 11
 }
 
 // A callback policy decides each proposed edit; it may block until a user

@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // testTimeout bounds every wait in the tests, so a bug fails instead of
@@ -110,7 +111,7 @@ type client struct {
 func authHeader(token string) http.Header {
 	h := http.Header{}
 	if token != "" {
-		h.Set(ideserver.AuthHeader, token)
+		h.Set(mcp.AuthHeader, token)
 	}
 	return h
 }
@@ -244,7 +245,8 @@ func (c *client) call(method string, params any) *jsonrpc.Message {
 	return c.wait(c.request(method, params))
 }
 
-// handshake performs the reference agent's handshake.
+// handshake performs Claude Code's handshake (docs/PROTOCOL.md, MCP
+// handshake).
 func (c *client) handshake(pid int) *jsonrpc.Message {
 	c.t.Helper()
 	res := c.call("initialize", map[string]any{

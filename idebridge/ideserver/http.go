@@ -14,7 +14,11 @@ import (
 // web page could have made (DNS rebinding: a Host that is not loopback; a
 // cross-site request: an Origin that is not loopback), then routes by
 // transport.
+//
+// Every answer closes its connection (Connection: close) unless the request
+// authenticated (see connGuard): a refused connection never lingers.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Connection", "close")
 	if !isLoopbackHostHeader(r.Host) {
 		s.log.Warn("refused request with a non-loopback Host", "host", r.Host, "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: Host is not a loopback address", http.StatusForbidden)

@@ -10,22 +10,28 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Defaults used when the matching Options field is zero.
 const (
 	DefaultIDEName         = "idebridge"
 	DefaultHost            = "127.0.0.1"
-	DefaultProtocolVersion = "2024-11-05"
+	DefaultProtocolVersion = mcp.LegacyProtocolVersion
 	DefaultServerName      = "idebridge-ideserver"
 	DefaultServerVersion   = "0.1.0"
 	DefaultPingInterval    = 30 * time.Second
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultMaxMessageSize  = 64 << 20
+	// DefaultCallTimeout bounds a tool call (openDiff aside).
+	DefaultCallTimeout = time.Minute
+	// DefaultRequestTimeout bounds reading an HTTP request and an idle
+	// kept-alive connection.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultMaxUnauthenticatedConns bounds the connections that have not
+	// authenticated yet.
+	DefaultMaxUnauthenticatedConns = 64
 )
-
-// AuthHeader is the request header that carries the lockfile's auth token.
-const AuthHeader = "X-Claude-Code-Ide-Authorization"
 
 // Options configure a Server. A nil *Options, and every zero field, means
 // the documented default.
@@ -47,8 +53,7 @@ type Options struct {
 	Host string
 	// Port to listen on; 0 picks a free port.
 	Port int
-	// AuthToken clients must send in the X-Claude-Code-Ide-Authorization
-	// header. Default: 32 random bytes from crypto/rand, hex encoded.
+	// AuthToken clients must send in the mcp.AuthHeader header. Default: 32 random bytes from crypto/rand, hex encoded.
 	AuthToken string
 	// LockfileDir is where <port>.lock is written. Default
 	// $CLAUDE_CONFIG_DIR/ide, or ~/.claude/ide (see lockfile.Dir).
@@ -60,13 +65,23 @@ type Options struct {
 	Getenv func(string) string
 
 	// ProtocolVersion answered to initialize, whatever the client asked
-	// for. Default "2024-11-05", what every deployed IDE answers.
+	// for. Default mcp.LegacyProtocolVersion ("2024-11-05"), what every
+	// deployed IDE answers.
 	ProtocolVersion string
+	// NegotiateProtocolVersion answers the version the client asks for
+	// when it is one of mcp.SupportedProtocolVersions, and ProtocolVersion
+	// otherwise, as MCP servers negotiate; by default ProtocolVersion is
+	// answered whatever the client asked, as deployed IDEs do.
+	NegotiateProtocolVersion bool
 	// ServerName and ServerVersion are the initialize result's serverInfo.
 	ServerName, ServerVersion string
+	// Instructions, when set, goes in the initialize result: advice to the
+	// model on how to use the server's tools.
+	Instructions string
 
 	// Logger receives one debug record per message received (method, id,
-	// client) and warnings about misbehaving clients. Nil is silent.
+	// client, and the tool of a tools/call) and warnings about misbehaving
+	// clients. Nil is silent.
 	Logger *slog.Logger
 
 	// PingInterval is how often WebSocket pings go to each client; a client
@@ -85,6 +100,10 @@ type Options struct {
 	// DiffPolicy decides openDiff calls. Default RejectDiffs: a headless
 	// server never accepts an edit nobody approved.
 	DiffPolicy DiffPolicy
+	// NoDefaultTools registers none of the default tools: the server
+	// serves only what RegisterTool adds (an MCP server of one's own,
+	// such as one served over stdio with ServeStream).
+	NoDefaultTools bool
 	// DisabledTools names default tools not to register (for example
 	// "openDiff" to register your own, though RegisterTool also replaces).
 	DisabledTools []string
@@ -96,6 +115,31 @@ type Options struct {
 	// as the Neovim plugin does; by default ping is answered with {}.
 	RefusePing bool
 
+	// Unconfined lets the default tools (and getDiagnostics) reach any
+	// file. By default every path a tool is given must lie inside a
+	// workspace folder once symbolic links are resolved; others are
+	// refused with -32602 "Path outside the workspace". A file URI naming
+	// another host is refused either way.
+	Unconfined bool
+	// CallTimeout bounds every tool call whose Tool.Timeout is zero: its
+	// handler's context ends then, and the call is answered with an
+	// error at that moment even if the handler has not returned. The
+	// default openDiff has no bound (it waits for the user). Default
+	// DefaultCallTimeout (1 min); negative means none.
+	CallTimeout time.Duration
+	// RequestTimeout bounds reading each HTTP request (its headers, and
+	// an SSE POST's body) and how long a kept-alive connection may sit
+	// idle between requests. Default DefaultRequestTimeout (10 s); a
+	// negative value is rejected.
+	RequestTimeout time.Duration
+	// MaxUnauthenticatedConns bounds the connections that have not
+	// authenticated yet (sent the token, or posted to a live SSE
+	// session); over it the oldest is closed, so that a local user
+	// without the token cannot exhaust the server's descriptors and lock
+	// the agent out. Refused requests close their connection. Default
+	// DefaultMaxUnauthenticatedConns (64); a negative value is rejected.
+	MaxUnauthenticatedConns int
+
 	// OnEvent, if set, is called for every client lifecycle event. It runs
 	// on the client's connection goroutine, outside the server's locks, so
 	// calls for different clients may be concurrent; one client's events
@@ -106,7 +150,8 @@ type Options struct {
 // config is Options with every default applied.
 type config struct {
 	Options
-	folders []string
+	folders     []string
+	realFolders []string // folders with symbolic links resolved
 }
 
 func resolveOptions(o *Options) (*config, error) {
@@ -150,6 +195,21 @@ func resolveOptions(o *Options) (*config, error) {
 	if c.MaxMessageSize <= 0 {
 		c.MaxMessageSize = DefaultMaxMessageSize
 	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	switch {
+	case c.RequestTimeout < 0:
+		return nil, fmt.Errorf("ideserver: Options.RequestTimeout is negative (%v)", c.RequestTimeout)
+	case c.RequestTimeout == 0:
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	switch {
+	case c.MaxUnauthenticatedConns < 0:
+		return nil, fmt.Errorf("ideserver: Options.MaxUnauthenticatedConns is negative (%d)", c.MaxUnauthenticatedConns)
+	case c.MaxUnauthenticatedConns == 0:
+		c.MaxUnauthenticatedConns = DefaultMaxUnauthenticatedConns
+	}
 	if c.DiffPolicy == nil {
 		c.DiffPolicy = RejectDiffs
 	}
@@ -177,11 +237,24 @@ func resolveOptions(o *Options) (*config, error) {
 		if !st.IsDir() {
 			return nil, fmt.Errorf("ideserver: workspace folder %s is not a directory", abs)
 		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, fmt.Errorf("ideserver: workspace folder: %w", err)
+		}
 		c.folders = append(c.folders, abs)
+		c.realFolders = append(c.realFolders, real)
 	}
 	if !c.NoLockfile && c.LockfileDir == "" {
-		// lockfile.Dir falls back to os.UserHomeDir only for a nil getenv.
-		dir, err := lockfile.Dir(getenv, nil)
+		// lockfile.Dir falls back to os.UserHomeDir only for a nil
+		// environment.
+		var environ []string
+		if getenv != nil {
+			environ = []string{}
+			for _, k := range []string{lockfile.EnvConfigDir, "HOME", "USERPROFILE"} {
+				environ = append(environ, k+"="+getenv(k))
+			}
+		}
+		dir, err := lockfile.Dir(environ, nil)
 		if err != nil {
 			return nil, fmt.Errorf("ideserver: default lockfile directory: %w", err)
 		}

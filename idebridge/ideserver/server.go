@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 type serverState int
@@ -37,6 +38,7 @@ type Server struct {
 	tools *registry
 	ed    *editor
 	pool  *workers
+	conns *connGuard
 
 	// ctx is the parent of every session and handler context; cancelled
 	// with ErrServerClosed by shutdown.
@@ -88,12 +90,15 @@ func New(opts *Options) (*Server, error) {
 		tools:    newRegistry(),
 		ed:       newEditor(),
 		pool:     newWorkers(),
+		conns:    newConnGuard(cfg.MaxUnauthenticatedConns),
 		ctx:      ctx,
 		cancel:   cancel,
 		sessions: map[*session]struct{}{},
 		closed:   make(chan struct{}),
 	}
-	s.registerDefaults()
+	if !cfg.NoDefaultTools {
+		s.registerDefaults()
+	}
 	return s, nil
 }
 
@@ -134,8 +139,14 @@ func (s *Server) Start(ctx context.Context) error {
 		s.lockPath = path
 	}
 	s.httpSrv = &http.Server{
-		Handler:           http.HandlerFunc(s.serveHTTP),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(s.serveHTTP),
+		// Slow headers and idle kept-alive connections time out; an SSE
+		// POST's body gets its own deadline (serveSSEPost). No overall
+		// ReadTimeout: it would also cut WebSockets and SSE streams.
+		ReadHeaderTimeout: s.cfg.RequestTimeout,
+		IdleTimeout:       s.cfg.RequestTimeout,
+		ConnState:         s.conns.connState,
+		ConnContext:       connContext,
 		ErrorLog:          log.New(slogWriter{s.log}, "", 0),
 	}
 	s.ln, s.port = ln, port
@@ -218,17 +229,17 @@ func (s *Server) UnregisterTool(name string) bool {
 func (s *Server) Tools() []Tool { return s.tools.list() }
 
 func (s *Server) notifyToolsChanged() {
-	if s.Port() != 0 {
-		_ = s.Notify("notifications/tools/list_changed", nil) // only fails when closed
-	}
+	// Fails only before any client could connect, or once closed.
+	_ = s.Notify(mcp.MethodToolsListChanged, nil)
 }
 
 // Notify sends a notification to every client that has completed
 // initialize, in the order Notify is called. params is encoded with
 // encoding/json (nil for none). It blocks until each client took the
 // message or its WriteTimeout passed; a client that fails is dropped. It
-// returns an error only when params cannot be encoded or the server is not
-// running.
+// returns an error only when params cannot be encoded, or the server is
+// closed (ErrServerClosed) or has neither started nor a ServeStream session
+// (ErrNotStarted).
 func (s *Server) Notify(method string, params any) error {
 	data, err := encodeNotification(method, params)
 	if err != nil {
@@ -241,11 +252,11 @@ func (s *Server) Notify(method string, params any) error {
 		targets = append(targets, ss)
 	}
 	s.mu.Unlock()
-	switch state {
-	case stateNew:
-		return ErrNotStarted
-	case stateClosed:
+	switch {
+	case state == stateClosed:
 		return ErrServerClosed
+	case state == stateNew && len(targets) == 0:
+		return ErrNotStarted
 	}
 	slices.SortFunc(targets, func(a, b *session) int { return a.seq - b.seq })
 	for _, ss := range targets {
@@ -353,9 +364,10 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 }
 
 // addSession registers a connected client; it fails once shutdown began.
+// Before Start only ServeStream can call it.
 func (s *Server) addSession(transport, remote string, c conn) (*session, error) {
 	s.mu.Lock()
-	if s.state != stateStarted {
+	if s.state == stateClosed {
 		s.mu.Unlock()
 		return nil, ErrServerClosed
 	}
@@ -411,7 +423,7 @@ func (s *Server) spawn(f func()) {
 func (s *Server) beginHandler() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state != stateStarted {
+	if s.state == stateClosed {
 		return false
 	}
 	s.handlers.Add(1)

@@ -17,6 +17,7 @@ import (
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func TestLockfileLifecycle(t *testing.T) {
@@ -390,7 +391,7 @@ func TestToolsListPagination(t *testing.T) {
 			}
 			cursor = *page.NextCursor
 		}
-		want := slices.DeleteFunc(slices.Clone(ideserver.DefaultTools), func(n string) bool { return n == "close_tab" })
+		want := slices.DeleteFunc(ideserver.DefaultTools(), func(n string) bool { return n == "close_tab" })
 		if !slices.Equal(names, want) {
 			t.Errorf("page size %d: tools %v, want %v", size, names, want)
 		}
@@ -485,7 +486,7 @@ func TestNotifyLifecycleErrors(t *testing.T) {
 
 func TestConcurrentCalls(t *testing.T) {
 	srv := startServer(t, nil)
-	if err := srv.RegisterTool(ideserver.Tool{Name: "echo", Handler: echoHandler}); err != nil {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echo"}, Handler: echoHandler}); err != nil {
 		t.Fatal(err)
 	}
 	c := dial(t, srv)
@@ -519,12 +520,12 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 }
 
-func echoHandler(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+func echoHandler(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 	var a struct{ Text string }
 	if err := call.Bind(&a); err != nil {
 		return nil, err
 	}
-	return ideserver.TextResult(a.Text), nil
+	return mcp.TextResult(a.Text), nil
 }
 
 func TestBinaryFrameClosesConnection(t *testing.T) {

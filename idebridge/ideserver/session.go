@@ -9,18 +9,21 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // ClientInfo describes one connected client.
 type ClientInfo struct {
 	// ID is unique within the server ("c1", "c2", ...).
 	ID string
-	// Transport is "ws" or "sse".
+	// Transport is "ws", "sse" or TransportStdio ("stdio", a session
+	// served by ServeStream).
 	Transport string
-	// RemoteAddr is the client's address.
+	// RemoteAddr is the client's address ("stdio" for ServeStream).
 	RemoteAddr string
 	// Name and Version come from initialize's clientInfo.
 	Name, Version string
@@ -110,6 +113,10 @@ type session struct {
 
 	initMu      sync.Mutex
 	initialized bool
+
+	// calls counts the tool calls handed out by callTool and not yet
+	// finished, for a stream session to await before it returns.
+	calls sync.WaitGroup
 }
 
 func (ss *session) clientInfo() ClientInfo {
@@ -135,13 +142,13 @@ func (ss *session) send(data []byte) {
 func (ss *session) reply(id json.RawMessage, result any) {
 	b, err := encodeResult(id, result)
 	if err != nil {
-		ss.replyError(id, &Error{Code: CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
+		ss.replyError(id, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
 		return
 	}
 	ss.send(b)
 }
 
-func (ss *session) replyError(id json.RawMessage, e *Error) {
+func (ss *session) replyError(id json.RawMessage, e *mcp.Error) {
 	ss.send(encodeError(id, e))
 }
 
@@ -152,9 +159,9 @@ func (ss *session) replyError(id json.RawMessage, e *Error) {
 func (ss *session) handle(data []byte) (toolCall func()) {
 	msg, err := jsonrpc.Decode(data)
 	if err != nil {
-		e := &Error{Code: CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
+		e := &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
 		if !json.Valid(data) {
-			e.Code, e.Message = CodeParseError, "Parse error"
+			e.Code, e.Message = mcp.CodeParseError, "Parse error"
 		}
 		ss.srv.log.Warn("invalid message from client", "client", ss.info.ID, "err", err)
 		ss.replyError(nil, e)
@@ -168,11 +175,20 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 		if len(msg.ID) > 0 {
 			attrs = append(attrs, "id", json.RawMessage(msg.ID))
 		}
+		if msg.Method == mcp.MethodCallTool {
+			// Decoded twice, but only when someone reads debug records.
+			var p struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(msg.Params, &p) == nil {
+				attrs = append(attrs, "tool", p.Name)
+			}
+		}
 		log.Debug("received", attrs...)
 	}
 	switch {
 	case msg.IsRequest():
-		if msg.Method == "tools/call" {
+		if msg.Method == mcp.MethodCallTool {
 			return ss.callTool(msg)
 		}
 		ss.request(msg)
@@ -187,18 +203,16 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 
 func (ss *session) request(msg *jsonrpc.Message) {
 	switch msg.Method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		ss.initialize(msg)
-	case "ping":
+	case mcp.MethodPing:
 		if ss.srv.cfg.RefusePing {
-			ss.replyError(msg.ID, methodNotFound("ping"))
+			ss.replyError(msg.ID, methodNotFound(mcp.MethodPing))
 			return
 		}
 		ss.reply(msg.ID, struct{}{})
-	case "tools/list":
-		var p struct {
-			Cursor string `json:"cursor"`
-		}
+	case mcp.MethodListTools:
+		var p mcp.ListToolsParams
 		if !ss.params(msg, &p) {
 			return
 		}
@@ -213,8 +227,8 @@ func (ss *session) request(msg *jsonrpc.Message) {
 	}
 }
 
-func methodNotFound(method string) *Error {
-	return &Error{Code: CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + method)}
+func methodNotFound(method string) *mcp.Error {
+	return &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + method)}
 }
 
 // params decodes msg's params into v (absent params leave v zero), or
@@ -224,31 +238,16 @@ func (ss *session) params(msg *jsonrpc.Message, v any) bool {
 		return true
 	}
 	if err := json.Unmarshal(msg.Params, v); err != nil {
-		ss.replyError(msg.ID, &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
 		return false
 	}
 	return true
 }
 
-type initializeResult struct {
-	ProtocolVersion string          `json:"protocolVersion"`
-	Capabilities    json.RawMessage `json:"capabilities"`
-	ServerInfo      struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"serverInfo"`
-}
-
 var serverCapabilities = json.RawMessage(`{"logging":{},"tools":{"listChanged":true}}`)
 
 func (ss *session) initialize(msg *jsonrpc.Message) {
-	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		ClientInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
-	}
+	var p mcp.InitializeParams
 	if !ss.params(msg, &p) {
 		return
 	}
@@ -256,13 +255,19 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 	ss.info.Name, ss.info.Version = p.ClientInfo.Name, p.ClientInfo.Version
 	ss.info.ProtocolVersion = p.ProtocolVersion
 	ss.mu.Unlock()
-	// Whatever the client asked for, answer our own version: the client
-	// decides whether it speaks it (deployed IDEs all answer 2024-11-05).
-	var res initializeResult
-	res.ProtocolVersion = ss.srv.cfg.ProtocolVersion
-	res.Capabilities = serverCapabilities
-	res.ServerInfo.Name = ss.srv.cfg.ServerName
-	res.ServerInfo.Version = ss.srv.cfg.ServerVersion
+	// Unless told to negotiate, answer our own version whatever the
+	// client asked for: the client decides whether it speaks it (deployed
+	// IDEs all answer 2024-11-05).
+	version := ss.srv.cfg.ProtocolVersion
+	if ss.srv.cfg.NegotiateProtocolVersion && mcp.IsSupportedProtocolVersion(p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	res := mcp.InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    serverCapabilities,
+		ServerInfo:      mcp.Implementation{Name: ss.srv.cfg.ServerName, Version: ss.srv.cfg.ServerVersion},
+		Instructions:    ss.srv.cfg.Instructions,
+	}
 	// The answer goes out before any broadcast, and a client that has read
 	// it gets every broadcast made after: Notify waits on initMu.
 	ss.initMu.Lock()
@@ -274,7 +279,7 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 
 func (ss *session) notification(msg *jsonrpc.Message) {
 	switch msg.Method {
-	case "ide_connected":
+	case mcp.MethodIDEConnected:
 		var p struct {
 			PID int `json:"pid"`
 		}
@@ -286,7 +291,7 @@ func (ss *session) notification(msg *jsonrpc.Message) {
 		ss.info.PID = p.PID
 		ss.mu.Unlock()
 		ss.srv.emit(EventIDEConnected, ss, nil)
-	case "notifications/cancelled":
+	case mcp.MethodCancelled:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
@@ -307,17 +312,14 @@ func (ss *session) notification(msg *jsonrpc.Message) {
 // callTool validates a tools/call and returns the function that runs it,
 // or nil when it was answered already (an error, or an Inline tool).
 func (ss *session) callTool(msg *jsonrpc.Message) func() {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var p mcp.CallToolParams
 	if !ss.params(msg, &p) {
 		return nil
 	}
 	t, ok := ss.srv.tools.get(p.Name)
 	if !ok {
 		// The Neovim plugin's answer, message and all.
-		ss.replyError(msg.ID, &Error{Code: CodeMethodNotFound, Message: "Tool not found: " + p.Name})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + p.Name})
 		return nil
 	}
 	args := p.Arguments
@@ -326,12 +328,12 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	}
 	if t.Inline {
 		if !ss.srv.beginHandler() {
-			ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
+			ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 			return nil
 		}
 		// Nothing can cancel it but the session ending: it holds up the
 		// reader that would see notifications/cancelled.
-		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()})
+		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}, 0, nil)
 		return nil
 	}
 	key := string(msg.ID)
@@ -345,20 +347,26 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	ss.mu.Unlock()
 	if busy {
 		cancel(nil)
-		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
 		return nil
 	}
 	// From here on shutdown waits for this call, so the goroutine that
 	// runs it (and a reader taking over) may be started.
 	if !ss.srv.beginHandler() {
 		ss.forget(key, call)
-		ss.replyError(msg.ID, &Error{Code: CodeServerError, Message: "server shutting down"})
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 		return nil
 	}
 	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
+	timeout := t.Timeout
+	if timeout == 0 {
+		timeout = ss.srv.cfg.CallTimeout
+	}
+	ss.calls.Add(1)
 	return func() {
+		defer ss.calls.Done()
 		defer ss.forget(key, call)
-		ss.runTool(ctx, msg.ID, t, tc)
+		ss.runTool(ctx, msg.ID, t, tc, timeout, cancel)
 	}
 }
 
@@ -371,12 +379,54 @@ func (ss *session) forget(key string, call *inflightCall) {
 	call.cancel(nil)
 }
 
-// runTool runs a handler accounted for by beginHandler and sends its answer.
-func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall) {
+// callTimeoutError is the context cause of a call that ran out of time.
+type callTimeoutError struct {
+	tool    string
+	timeout time.Duration
+}
+
+func (e *callTimeoutError) Error() string {
+	return fmt.Sprintf("tool %s did not finish within %v", e.tool, e.timeout)
+}
+
+// Unwrap makes the cause match context.DeadlineExceeded.
+func (e *callTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// timeoutError is the answer to a call whose context ended because it ran
+// out of time, or nil.
+func timeoutError(ctx context.Context) *mcp.Error {
+	var te *callTimeoutError
+	if !errors.As(context.Cause(ctx), &te) {
+		return nil
+	}
+	return &mcp.Error{Code: mcp.CodeServerError, Message: "Request timed out", Data: mustJSON(te.Error())}
+}
+
+// runTool runs a handler accounted for by beginHandler and sends its
+// answer. With a positive timeout, cancel (ctx's) ends the call when it
+// runs out and the call is answered with an error then, whether the
+// handler has returned or not; the handler's late answer is dropped.
+func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall, timeout time.Duration, cancel context.CancelCauseFunc) {
 	defer ss.srv.handlers.Done()
+	var answered atomic.Bool // the first answer wins
+	if timeout > 0 {
+		timer := time.AfterFunc(timeout, func() {
+			cancel(&callTimeoutError{tool: tc.Name, timeout: timeout})
+			if e := timeoutError(ctx); e != nil && answered.CompareAndSwap(false, true) {
+				ss.replyError(id, e)
+			}
+		})
+		defer timer.Stop()
+	}
 	res, err := invokeTool(ctx, t.Handler, tc)
 	if cause := context.Cause(ctx); errors.Is(cause, ErrRequestCancelled) || errors.Is(cause, ErrClientGone) {
 		return // nobody is waiting for this answer
+	}
+	if !answered.CompareAndSwap(false, true) {
+		return // answered when it timed out
+	}
+	if e := timeoutError(ctx); e != nil && err != nil {
+		err = e // the same answer, whichever saw the deadline first
 	}
 	if err != nil {
 		var pe *panicError
@@ -387,10 +437,10 @@ func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc 
 		return
 	}
 	if res == nil {
-		res = &ToolResult{}
+		res = &mcp.ToolResult{}
 	}
 	if res.Content == nil {
-		res.Content = []Content{}
+		res.Content = []mcp.Content{}
 	}
 	ss.reply(id, res)
 }
@@ -402,7 +452,7 @@ type panicError struct {
 
 func (p *panicError) Error() string { return fmt.Sprintf("tool handler panicked: %v", p.value) }
 
-func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *ToolResult, err error) {
+func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *mcp.ToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			res, err = nil, &panicError{value: v, stack: debug.Stack()}
@@ -413,17 +463,17 @@ func invokeTool(ctx context.Context, h ToolHandler, tc *ToolCall) (res *ToolResu
 
 // toRPCError turns a handler error into the JSON-RPC error sent; see
 // ToolHandler.
-func toRPCError(err error) *Error {
-	var e *Error
+func toRPCError(err error) *mcp.Error {
+	var e *mcp.Error
 	if errors.As(err, &e) {
 		return e
 	}
 	var pe *panicError
 	if errors.As(err, &pe) {
-		return &Error{Code: CodeInternalError, Message: "Internal error", Data: mustJSON(pe.Error())}
+		return &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(pe.Error())}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: CodeRequestCancelled, Message: err.Error()}
+		return &mcp.Error{Code: mcp.CodeRequestCancelled, Message: err.Error()}
 	}
-	return &Error{Code: CodeServerError, Message: err.Error()}
+	return &mcp.Error{Code: mcp.CodeServerError, Message: err.Error()}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // Legacy SSE transport: GET /sse opens the event stream, whose first event
@@ -33,11 +34,12 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if !s.checkToken(r.Header.Get(AuthHeader)) {
+	if !s.checkToken(r.Header.Get(mcp.AuthHeader)) {
 		s.log.Warn("refused SSE client: missing or wrong auth token", "remote", r.RemoteAddr)
-		http.Error(w, "authentication failed: missing or wrong "+AuthHeader, http.StatusUnauthorized)
+		http.Error(w, "authentication failed: missing or wrong "+mcp.AuthHeader, http.StatusUnauthorized)
 		return
 	}
+	s.conns.authenticated(r)
 	rc := http.NewResponseController(w)
 	var idb [16]byte
 	if _, err := rand.Read(idb[:]); err != nil {
@@ -93,6 +95,8 @@ loop:
 		}
 	}
 	sc.close(closeNormal, "")
+	// Unknown to POSTs before the disconnection is announced.
+	s.sseSessions.Delete(sc.id)
 	s.removeSession(ss, why)
 }
 
@@ -108,8 +112,8 @@ func (s *Server) serveSSEPost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if tok, ok := r.Header[http.CanonicalHeaderKey(AuthHeader)]; ok && (len(tok) != 1 || !s.checkToken(tok[0])) {
-		http.Error(w, "authentication failed: wrong "+AuthHeader, http.StatusUnauthorized)
+	if tok, ok := r.Header[http.CanonicalHeaderKey(mcp.AuthHeader)]; ok && (len(tok) != 1 || !s.checkToken(tok[0])) {
+		http.Error(w, "authentication failed: wrong "+mcp.AuthHeader, http.StatusUnauthorized)
 		return
 	}
 	q := r.URL.Query()
@@ -123,8 +127,16 @@ func (s *Server) serveSSEPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := v.(*sseConn)
+	// A live session's id is the client's credential: its connection may
+	// stay open for the next POST.
+	s.conns.authenticated(r)
+	w.Header().Del("Connection")
+	// The body must arrive in time: a trickle would hold the connection.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageSize))
 	if err != nil {
+		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			s.log.Warn("client message over the size limit", "client", sc.session.info.ID, "limit", s.cfg.MaxMessageSize)

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // A ToolHandler runs one tools/call. It must return once ctx is done; ctx
@@ -18,26 +21,23 @@ import (
 // (ErrServerClosed).
 //
 // Errors and results, matching deployed IDEs:
-//   - a returned error becomes a JSON-RPC error response: an *Error (or an
+//   - a returned error becomes a JSON-RPC error response: an *mcp.Error (or an
 //     error wrapping one) is sent as is, as the Neovim plugin does for
 //     "File not open" (-32001); any other error is sent as -32000 with the
 //     error's text (-32800 when it wraps context.Canceled);
 //   - a tool failure the model should read goes in a result with IsError
-//     set (see ErrorResult);
+//     set (see mcp.ErrorResult);
 //   - a nil result with a nil error is an empty content list.
 //
 // A panic in a handler is recovered and answered -32603.
-type ToolHandler func(ctx context.Context, call *ToolCall) (*ToolResult, error)
+type ToolHandler func(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error)
 
-// Tool is one tool the server offers through tools/list and tools/call.
+// Tool is one tool the server serves: its description, as tools/list sends
+// it, and the handler that runs it.
 type Tool struct {
-	// Name is the tool name clients call. Required.
-	Name string
-	// Description is shown to clients.
-	Description string
-	// InputSchema is the JSON Schema of the arguments object; nil means
+	// Tool describes the tool. Name is required; a nil InputSchema means
 	// {"type":"object"}.
-	InputSchema json.RawMessage
+	mcp.Tool
 	// Handler runs the tool. Required.
 	Handler ToolHandler
 	// Hidden tools are callable but left out of tools/list, as deployed
@@ -50,6 +50,12 @@ type Tool struct {
 	// while an inline handler runs, its client's further messages,
 	// notifications/cancelled included, wait.
 	Inline bool
+	// Timeout bounds each call: the handler's context ends then and the
+	// call is answered with an error, whether the handler has returned or
+	// not. Zero means Options.CallTimeout; negative means no bound but
+	// the client's and the server's life (the default openDiff, which
+	// waits for the user). Inline tools are not bounded.
+	Timeout time.Duration
 }
 
 // ToolCall is one tools/call request.
@@ -62,60 +68,24 @@ type ToolCall struct {
 	Client ClientInfo
 }
 
-// Bind decodes the arguments into v. A decoding failure wraps an *Error with
+// Bind decodes the arguments into v. A decoding failure wraps an *mcp.Error with
 // code -32602, so returning it from a handler answers "invalid params".
 func (c *ToolCall) Bind(v any) error {
 	if err := json.Unmarshal(c.Arguments, v); err != nil {
-		return fmt.Errorf("decoding %s arguments: %w", c.Name, &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+		return fmt.Errorf("decoding %s arguments: %w", c.Name, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
 	}
 	return nil
-}
-
-// Content is one content block of a tool result.
-type Content struct {
-	// Type is "text" for text blocks ("image" and others pass through).
-	Type string `json:"type"`
-	// Text is the block's text.
-	Text string `json:"text,omitempty"`
-	// Data is base64 data for binary blocks such as images.
-	Data string `json:"data,omitempty"`
-	// MimeType is the type of Data.
-	MimeType string `json:"mimeType,omitempty"`
-}
-
-// ToolResult is the result of tools/call.
-type ToolResult struct {
-	// Content is the result's blocks, in order.
-	Content []Content `json:"content"`
-	// IsError marks a tool failure reported as a result.
-	IsError bool `json:"isError,omitempty"`
-}
-
-// TextResult returns a result with one text block per argument.
-func TextResult(texts ...string) *ToolResult {
-	r := &ToolResult{Content: make([]Content, len(texts))}
-	for i, t := range texts {
-		r.Content[i] = Content{Type: "text", Text: t}
-	}
-	return r
-}
-
-// ErrorResult returns a result with IsError set and msg as its only text.
-func ErrorResult(msg string) *ToolResult {
-	r := TextResult(msg)
-	r.IsError = true
-	return r
 }
 
 // JSONResult returns a result whose only text block is v encoded as JSON the
 // way deployed IDEs write it: slashes escaped ("\/home\/dev"), HTML
 // characters not escaped.
-func JSONResult(v any) (*ToolResult, error) {
+func JSONResult(v any) (*mcp.ToolResult, error) {
 	b, err := jsonText(v)
 	if err != nil {
 		return nil, err
 	}
-	return TextResult(string(b)), nil
+	return mcp.TextResult(string(b)), nil
 }
 
 func jsonText(v any) ([]byte, error) {
@@ -216,40 +186,28 @@ func (r *registry) list() []Tool {
 	return out
 }
 
-// wireTool is a tool as tools/list sends it.
-type wireTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-}
-
-type listResult struct {
-	Tools      []wireTool `json:"tools"`
-	NextCursor string     `json:"nextCursor,omitempty"`
-}
-
 // page returns the tools/list result for cursor, pageSize tools at a time
 // (all when pageSize is 0). The cursor is an opaque encoding of an offset.
-func (r *registry) page(cursor string, pageSize int) (*listResult, error) {
+func (r *registry) page(cursor string, pageSize int) (*mcp.ListToolsResult, error) {
 	start := 0
 	if cursor != "" {
 		n, ok := decodeCursor(cursor)
 		if !ok {
-			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid cursor", Data: mustJSON(cursor)}
+			return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid cursor", Data: mustJSON(cursor)}
 		}
 		start = n
 	}
 	tools := slices.DeleteFunc(r.list(), func(t Tool) bool { return t.Hidden })
 	if start > len(tools) {
-		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid cursor", Data: mustJSON(cursor)}
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid cursor", Data: mustJSON(cursor)}
 	}
 	end := len(tools)
 	if pageSize > 0 && start+pageSize < end {
 		end = start + pageSize
 	}
-	res := &listResult{Tools: make([]wireTool, 0, end-start)}
+	res := &mcp.ListToolsResult{Tools: make([]mcp.Tool, 0, end-start)}
 	for _, t := range tools[start:end] {
-		res.Tools = append(res.Tools, wireTool{t.Name, t.Description, t.InputSchema})
+		res.Tools = append(res.Tools, t.Tool)
 	}
 	if end < len(tools) {
 		res.NextCursor = encodeCursor(end)

@@ -1,15 +1,11 @@
 package ideserver
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,28 +13,23 @@ import (
 	"strings"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/mcp"
 )
 
-// Names of the default tools, as deployed IDEs spell them.
-const (
-	ToolOpenFile            = "openFile"
-	ToolOpenDiff            = "openDiff"
-	ToolCloseTab            = "close_tab"
-	ToolCloseAllDiffTabs    = "closeAllDiffTabs"
-	ToolGetWorkspaceFolders = "getWorkspaceFolders"
-	ToolGetOpenEditors      = "getOpenEditors"
-	ToolCheckDocumentDirty  = "checkDocumentDirty"
-	ToolSaveDocument        = "saveDocument"
-)
-
-// DefaultTools lists the default tool set in tools/list order (close_tab is
-// callable but not listed, like in deployed IDEs). getDiagnostics
-// is not among them: register it (backed by language servers) with
-// RegisterTool.
-var DefaultTools = []string{
-	ToolOpenFile, ToolOpenDiff, ToolCloseTab, ToolCloseAllDiffTabs,
-	ToolGetWorkspaceFolders, ToolGetOpenEditors, ToolCheckDocumentDirty, ToolSaveDocument,
+// defaultTools lists the default tool set in tools/list order (close_tab is
+// callable but not listed, like in deployed IDEs).
+var defaultTools = []string{
+	mcp.ToolOpenFile, mcp.ToolOpenDiff, mcp.ToolCloseTab, mcp.ToolCloseAllDiffTabs,
+	mcp.ToolGetWorkspaceFolders, mcp.ToolGetOpenEditors, mcp.ToolCheckDocumentDirty, mcp.ToolSaveDocument,
+	mcp.ToolGetCurrentSelection, mcp.ToolGetLatestSelection,
 }
+
+// DefaultTools returns the names of the default tool set, in tools/list
+// order; close_tab is among them but not listed, as in deployed IDEs.
+// getDiagnostics is not: register it (backed by language servers, see
+// Diagnostics) with RegisterTool. Options.DisabledTools names the ones not
+// to register. The slice is the caller's.
+func DefaultTools() []string { return slices.Clone(defaultTools) }
 
 const schemaHead = `"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false`
 
@@ -61,65 +52,80 @@ const filePathProp = `"filePath":{"type":"string","description":"Path of the fil
 
 func (s *Server) registerDefaults() {
 	tools := map[string]Tool{
-		ToolOpenFile: {
-			Description: "Open a file in the editor, optionally selecting text in it",
-			InputSchema: schema(filePathProp+
-				`,"preview":{"type":"boolean","default":false,"description":"Open in preview mode"}`+
-				`,"startText":{"type":"string","description":"Text where the selection starts"}`+
-				`,"endText":{"type":"string","description":"Text where the selection ends"}`+
-				`,"selectToEndOfLine":{"type":"boolean","default":false,"description":"Extend the selection to the end of endText's line"}`+
-				`,"makeFrontmost":{"type":"boolean","default":true,"description":"Make the file the active editor"}`+
-				`,"startLine":{"type":"integer","description":"Line where the selection starts"}`+
-				`,"endLine":{"type":"integer","description":"Line where the selection ends"}`, "filePath"),
+		mcp.ToolOpenFile: {
+			Tool: mcp.Tool{Description: "Open a file in the editor, optionally selecting text in it",
+				InputSchema: schema(filePathProp+
+					`,"preview":{"type":"boolean","default":false,"description":"Open in preview mode"}`+
+					`,"startText":{"type":"string","description":"Text where the selection starts"}`+
+					`,"endText":{"type":"string","description":"Text where the selection ends"}`+
+					`,"selectToEndOfLine":{"type":"boolean","default":false,"description":"Extend the selection to the end of endText's line"}`+
+					`,"makeFrontmost":{"type":"boolean","default":true,"description":"Make the file the active editor"}`+
+					`,"startLine":{"type":"integer","description":"Line where the selection starts"}`+
+					`,"endLine":{"type":"integer","description":"Line where the selection ends"}`, "filePath")},
 			Handler: s.toolOpenFile,
 		},
-		ToolOpenDiff: {
-			Description: "Show a proposed change to a file and wait until the user accepts or rejects it",
-			InputSchema: schema(`"old_file_path":{"type":"string","description":"Path of the file as it is"}`+
-				`,"new_file_path":{"type":"string","description":"Path of the file after the change"}`+
-				`,"new_file_contents":{"type":"string","description":"Proposed contents"}`+
-				`,"tab_name":{"type":"string","description":"Unique name of the diff tab"}`,
-				"old_file_path", "new_file_path", "new_file_contents", "tab_name"),
+		mcp.ToolOpenDiff: {
+			Tool: mcp.Tool{Description: "Show a proposed change to a file and wait until the user accepts or rejects it",
+				InputSchema: schema(`"old_file_path":{"type":"string","description":"Path of the file as it is"}`+
+					`,"new_file_path":{"type":"string","description":"Path of the file after the change"}`+
+					`,"new_file_contents":{"type":"string","description":"Proposed contents"}`+
+					`,"tab_name":{"type":"string","description":"Unique name of the diff tab"}`,
+					"old_file_path", "new_file_path", "new_file_contents", "tab_name")},
 			Handler: s.toolOpenDiff,
+			// It waits for the user; close_tab, closeAllDiffTabs, the
+			// client and shutdown end it.
+			Timeout: -1,
 		},
-		ToolCloseTab: {
-			Description: "Close a tab by name",
-			InputSchema: schema(`"tab_name":{"type":"string","description":"Name of the tab to close"}`, "tab_name"),
-			Handler:     s.toolCloseTab,
-			Inline:      true,
+		mcp.ToolCloseTab: {
+			Tool: mcp.Tool{Description: "Close a tab by name",
+				InputSchema: schema(`"tab_name":{"type":"string","description":"Name of the tab to close"}`, "tab_name")},
+			Handler: s.toolCloseTab,
+			Inline:  true,
 			// Deployed IDEs answer close_tab without listing it.
 			Hidden: true,
 		},
-		ToolCloseAllDiffTabs: {
-			Description: "Close every diff tab",
-			InputSchema: schema(""),
-			Handler:     s.toolCloseAllDiffTabs,
-			Inline:      true,
+		mcp.ToolCloseAllDiffTabs: {
+			Tool: mcp.Tool{Description: "Close every diff tab",
+				InputSchema: schema("")},
+			Handler: s.toolCloseAllDiffTabs,
+			Inline:  true,
 		},
-		ToolGetWorkspaceFolders: {
-			Description: "List the workspace folders open in the editor",
-			InputSchema: schema(""),
-			Handler:     s.toolGetWorkspaceFolders,
-			Inline:      true,
+		mcp.ToolGetWorkspaceFolders: {
+			Tool: mcp.Tool{Description: "List the workspace folders open in the editor",
+				InputSchema: schema("")},
+			Handler: s.toolGetWorkspaceFolders,
+			Inline:  true,
 		},
-		ToolGetOpenEditors: {
-			Description: "List the files open in the editor",
-			InputSchema: schema(""),
-			Handler:     s.toolGetOpenEditors,
-			Inline:      true,
+		mcp.ToolGetOpenEditors: {
+			Tool: mcp.Tool{Description: "List the files open in the editor",
+				InputSchema: schema("")},
+			Handler: s.toolGetOpenEditors,
+			Inline:  true,
 		},
-		ToolCheckDocumentDirty: {
-			Description: "Report whether a document has unsaved changes",
-			InputSchema: schema(filePathProp, "filePath"),
-			Handler:     s.toolCheckDocumentDirty,
+		mcp.ToolCheckDocumentDirty: {
+			Tool: mcp.Tool{Description: "Report whether a document has unsaved changes",
+				InputSchema: schema(filePathProp, "filePath")},
+			Handler: s.toolCheckDocumentDirty,
 		},
-		ToolSaveDocument: {
-			Description: "Save a document's unsaved changes",
-			InputSchema: schema(filePathProp, "filePath"),
-			Handler:     s.toolSaveDocument,
+		mcp.ToolSaveDocument: {
+			Tool: mcp.Tool{Description: "Save a document's unsaved changes",
+				InputSchema: schema(filePathProp, "filePath")},
+			Handler: s.toolSaveDocument,
+		},
+		mcp.ToolGetCurrentSelection: {
+			Tool: mcp.Tool{Description: "Get the selection in the active editor (what openFile selected last in it)",
+				InputSchema: schema("")},
+			Handler: s.toolGetCurrentSelection,
+			Inline:  true,
+		},
+		mcp.ToolGetLatestSelection: {
+			Tool: mcp.Tool{Description: "Get the most recent selection, even in an editor that is no longer active",
+				InputSchema: schema("")},
+			Handler: s.toolGetLatestSelection,
+			Inline:  true,
 		},
 	}
-	for _, name := range DefaultTools {
+	for _, name := range defaultTools {
 		if slices.Contains(s.cfg.DisabledTools, name) {
 			continue
 		}
@@ -129,27 +135,8 @@ func (s *Server) registerDefaults() {
 	}
 }
 
-func invalidParams(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf(format, args...))}
-}
-
-// resolvePath turns a tool's path argument (absolute, file:// URI, or
-// relative to the first workspace folder) into a clean absolute path.
-func (s *Server) resolvePath(p string) (string, error) {
-	if p == "" {
-		return "", invalidParams("filePath is required")
-	}
-	if strings.HasPrefix(p, "file://") {
-		u, err := url.Parse(p)
-		if err != nil {
-			return "", invalidParams("bad file URI %q: %v", p, err)
-		}
-		p = u.Path
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(s.cfg.folders[0], p)
-	}
-	return filepath.Clean(p), nil
+func invalidParams(format string, args ...any) *mcp.Error {
+	return &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf(format, args...))}
 }
 
 type openFileResult struct {
@@ -159,10 +146,8 @@ type openFileResult struct {
 	LineCount  int    `json:"lineCount"`
 }
 
-func (s *Server) toolOpenFile(_ context.Context, call *ToolCall) (*ToolResult, error) {
-	var a struct {
-		FilePath string `json:"filePath"`
-	}
+func (s *Server) toolOpenFile(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
+	var a openFileArgs
 	if err := call.Bind(&a); err != nil {
 		return nil, err
 	}
@@ -170,11 +155,26 @@ func (s *Server) toolOpenFile(_ context.Context, call *ToolCall) (*ToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	n, err := countLines(p)
+	n, err := countLines(ctx, p, s.cfg.MaxMessageSize)
 	if err != nil {
-		return nil, &Error{Code: CodeServerError, Message: "File not found", Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", p, unwrapPathError(err)))}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		msg := "Cannot open file"
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = "File not found"
+		}
+		return nil, &mcp.Error{Code: mcp.CodeServerError, Message: msg, Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", p, unwrapPathError(err)))}
 	}
-	s.ed.openFile(p)
+	var sel *selection
+	if a.wantsSelection() {
+		text, err := readRegular(p, s.cfg.MaxMessageSize)
+		if err != nil {
+			return nil, &mcp.Error{Code: mcp.CodeServerError, Message: "Cannot read file", Data: mustJSON(fmt.Sprintf("Cannot select in %s: %v", p, unwrapPathError(err)))}
+		}
+		sel = selectIn(p, string(text), &a)
+	}
+	s.ed.openFile(p, sel)
 	return JSONResult(openFileResult{Success: true, FilePath: p, LanguageID: languageID(p), LineCount: n})
 }
 
@@ -186,44 +186,7 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// countLines counts lines as an editor buffer does: "a\nb\n" and "a\nb" have
-// two, an empty file has one.
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if st.IsDir() {
-		return 0, fmt.Errorf("%s is a directory", path)
-	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	n, last := 0, byte('\n')
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-	if last != '\n' || n == 0 {
-		n++
-	}
-	return n, nil
-}
-
-func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*ToolResult, error) {
+func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	var a struct {
 		OldPath  string  `json:"old_file_path"`
 		NewPath  string  `json:"new_file_path"`
@@ -244,10 +207,20 @@ func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*ToolResult,
 		return nil, invalidParams("tab_name is required")
 	}
 	req := &DiffRequest{OldPath: a.OldPath, NewPath: a.NewPath, NewContents: *a.Contents, TabName: a.TabName, Client: call.Client}
-	if p, err := s.resolvePath(a.OldPath); err == nil {
-		if b, err := readBounded(p, s.cfg.MaxMessageSize); err == nil {
-			req.OldContents, req.OldExists = string(b), true
-		}
+	oldPath, err := s.resolvePath(a.OldPath)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.resolvePath(a.NewPath); err != nil {
+		return nil, err
+	}
+	switch b, err := readRegular(oldPath, s.cfg.MaxMessageSize); {
+	case err == nil:
+		req.OldContents, req.OldExists = string(b), true
+	case !errors.Is(err, fs.ErrNotExist):
+		// A new file has no old contents; anything else that cannot be
+		// shown as the old side is an error, not an empty file.
+		return nil, &mcp.Error{Code: mcp.CodeServerError, Message: "Cannot open file", Data: mustJSON(fmt.Sprintf("Cannot open %s: %v", oldPath, unwrapPathError(err)))}
 	}
 	dctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -257,38 +230,22 @@ func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*ToolResult,
 	if dctx.Err() != nil {
 		// Closed by close_tab/closeAllDiffTabs or shutdown: rejected. (A
 		// cancelled or vanished client gets no answer at all.)
-		return TextResult("DIFF_REJECTED", a.TabName), nil
+		return mcp.TextResult(mcp.DiffRejected, a.TabName), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("openDiff %s: %w", a.TabName, err)
 	}
 	switch dec.Action {
 	case DiffSave:
-		return TextResult("FILE_SAVED", dec.Text), nil
+		return mcp.TextResult(mcp.FileSaved, dec.Text), nil
 	case DiffCloseTab:
-		return TextResult("TAB_CLOSED"), nil
+		return mcp.TextResult(mcp.TabClosed), nil
 	default:
-		return TextResult("DIFF_REJECTED", a.TabName), nil
+		return mcp.TextResult(mcp.DiffRejected, a.TabName), nil
 	}
 }
 
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
-}
-
-func (s *Server) toolCloseTab(_ context.Context, call *ToolCall) (*ToolResult, error) {
+func (s *Server) toolCloseTab(_ context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	var a struct {
 		TabName string `json:"tab_name"`
 	}
@@ -297,12 +254,12 @@ func (s *Server) toolCloseTab(_ context.Context, call *ToolCall) (*ToolResult, e
 	}
 	// Closing a tab that is not open is not an error for deployed IDEs.
 	s.ed.closeTab(a.TabName)
-	return TextResult("TAB_CLOSED"), nil
+	return mcp.TextResult(mcp.TabClosed), nil
 }
 
-func (s *Server) toolCloseAllDiffTabs(context.Context, *ToolCall) (*ToolResult, error) {
+func (s *Server) toolCloseAllDiffTabs(context.Context, *ToolCall) (*mcp.ToolResult, error) {
 	n := s.ed.closeAll(ErrDiffClosed)
-	return TextResult("CLOSED_" + strconv.Itoa(n) + "_DIFF_TABS"), nil
+	return mcp.TextResult(mcp.ClosedDiffTabs(n)), nil
 }
 
 type workspaceFolder struct {
@@ -311,7 +268,7 @@ type workspaceFolder struct {
 	Path string `json:"path"`
 }
 
-func (s *Server) toolGetWorkspaceFolders(context.Context, *ToolCall) (*ToolResult, error) {
+func (s *Server) toolGetWorkspaceFolders(context.Context, *ToolCall) (*mcp.ToolResult, error) {
 	res := struct {
 		Success  bool              `json:"success"`
 		Folders  []workspaceFolder `json:"folders"`
@@ -332,7 +289,7 @@ type editorTab struct {
 	IsDirty    bool   `json:"isDirty"`
 }
 
-func (s *Server) toolGetOpenEditors(context.Context, *ToolCall) (*ToolResult, error) {
+func (s *Server) toolGetOpenEditors(context.Context, *ToolCall) (*mcp.ToolResult, error) {
 	open := s.ed.openFiles()
 	res := struct {
 		Tabs []editorTab `json:"tabs"`
@@ -372,7 +329,7 @@ type notOpenResult struct {
 	Message string `json:"message"`
 }
 
-func (s *Server) toolCheckDocumentDirty(_ context.Context, call *ToolCall) (*ToolResult, error) {
+func (s *Server) toolCheckDocumentDirty(_ context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	p, ok, err := s.documentState(call)
 	if err != nil {
 		return nil, err
@@ -388,7 +345,7 @@ func (s *Server) toolCheckDocumentDirty(_ context.Context, call *ToolCall) (*Too
 	}{Success: true, FilePath: p})
 }
 
-func (s *Server) toolSaveDocument(_ context.Context, call *ToolCall) (*ToolResult, error) {
+func (s *Server) toolSaveDocument(_ context.Context, call *ToolCall) (*mcp.ToolResult, error) {
 	p, ok, err := s.documentState(call)
 	if err != nil {
 		return nil, err

@@ -1,19 +1,24 @@
 package ideserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -155,34 +160,34 @@ func TestRegisterToolAndErrors(t *testing.T) {
 	c := dial(t, srv)
 	c.handshake(1)
 	for _, bad := range []ideserver.Tool{
-		{Name: "", Handler: echoHandler},
-		{Name: "x"},
-		{Name: "x", Handler: echoHandler, InputSchema: json.RawMessage(`[1]`)},
+		{Tool: mcp.Tool{Name: ""}, Handler: echoHandler},
+		{Tool: mcp.Tool{Name: "x"}},
+		{Tool: mcp.Tool{Name: "x", InputSchema: json.RawMessage(`[1]`)}, Handler: echoHandler},
 	} {
 		if err := srv.RegisterTool(bad); err == nil {
 			t.Errorf("RegisterTool(%+v) succeeded", bad)
 		}
 	}
-	wrapped := fmt.Errorf("looking: %w", &ideserver.Error{Code: jsonrpc.CodeFileNotOpen, Message: "File not open", Data: json.RawMessage(`"File must be open"`)})
+	wrapped := fmt.Errorf("looking: %w", &mcp.Error{Code: jsonrpc.CodeFileNotOpen, Message: "File not open", Data: json.RawMessage(`"File must be open"`)})
 	handlers := map[string]ideserver.ToolHandler{
-		"rpcError": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) { return nil, wrapped },
-		"plain": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		"rpcError": func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) { return nil, wrapped },
+		"plain": func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			return nil, errors.New("disk on fire")
 		},
-		"isError": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
-			return ideserver.ErrorResult("bad input"), nil
+		"isError": func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			return mcp.ErrorResult("bad input"), nil
 		},
-		"nil":    func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) { return nil, nil },
-		"panics": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) { panic("boom") },
-		"cancelled": func(context.Context, *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		"nil":    func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) { return nil, nil },
+		"panics": func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) { panic("boom") },
+		"cancelled": func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			return nil, context.Canceled
 		},
-		"getDiagnostics": func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+		"getDiagnostics": func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 			return ideserver.JSONResult([]any{})
 		},
 	}
 	for name, h := range handlers {
-		if err := srv.RegisterTool(ideserver.Tool{Name: name, Handler: h}); err != nil {
+		if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: name}, Handler: h}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -213,7 +218,7 @@ func TestRegisterToolAndErrors(t *testing.T) {
 		}
 	}
 	// Replacing keeps the place in the list; unregistering removes.
-	if err := srv.RegisterTool(ideserver.Tool{Name: "openFile", Description: "mine", Handler: echoHandler}); err != nil {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "openFile", Description: "mine"}, Handler: echoHandler}); err != nil {
 		t.Fatal(err)
 	}
 	tools := srv.Tools()
@@ -234,7 +239,7 @@ func TestDisabledTools(t *testing.T) {
 	for _, tl := range srv.Tools() {
 		names = append(names, tl.Name)
 	}
-	want := slices.DeleteFunc(slices.Clone(ideserver.DefaultTools), func(n string) bool { return n == "openDiff" || n == "saveDocument" })
+	want := slices.DeleteFunc(ideserver.DefaultTools(), func(n string) bool { return n == "openDiff" || n == "saveDocument" })
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -249,5 +254,105 @@ func TestCloseTabHiddenButCallable(t *testing.T) {
 	}
 	if got := c.callTool("closeAllDiffTabs", map[string]any{}).texts(); !slices.Equal(got, []string{"CLOSED_0_DIFF_TABS"}) {
 		t.Errorf("closeAllDiffTabs: %v", got)
+	}
+}
+
+// TestDebugLogNamesTheTool: the debug record of each message names its
+// method, and for tools/call its tool (what `ide serve -v` shows).
+func TestDebugLogNamesTheTool(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := startServer(t, &ideserver.Options{Logger: logger})
+	c := dial(t, srv)
+	c.handshake(1)
+	c.callTool(mcp.ToolCloseAllDiffTabs, nil)
+	c.callTool(mcp.ToolGetWorkspaceFolders, map[string]any{})
+	mu.Lock()
+	defer mu.Unlock()
+	var tools []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct {
+			Msg, Method, Tool string
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Msg != "received" {
+			continue
+		}
+		if (rec.Method == mcp.MethodCallTool) != (rec.Tool != "") {
+			t.Errorf("record %s: a tool named exactly for tools/call", line)
+		}
+		if rec.Tool != "" {
+			tools = append(tools, rec.Tool)
+		}
+	}
+	if want := []string{mcp.ToolCloseAllDiffTabs, mcp.ToolGetWorkspaceFolders}; !slices.Equal(tools, want) {
+		t.Errorf("tools in the log %q, want %q", tools, want)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// openFile selects what it is asked to (lines, or text), and the selection
+// tools answer it in VS Code's shape, columns in UTF-16 units.
+func TestOpenFileSelection(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.go"), "package a\n\n// 🙂 smile\nfunc F() {}\r\nfunc G() {}\n")
+	writeFile(t, filepath.Join(dir, "b.txt"), "one\ntwo\n")
+	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}})
+	c := dial(t, srv)
+	c.handshake(1)
+	none := jsonTextOf(t, c.callTool("getCurrentSelection", nil))
+	if none["success"] != false {
+		t.Errorf("selection before any file is open: %v, want success false", none)
+	}
+	type pos = map[string]any
+	sel := func(tool string) map[string]any { return jsonTextOf(t, c.callTool(tool, nil)) }
+	for _, tc := range []struct {
+		args       map[string]any
+		text       string
+		start, end pos
+	}{
+		{map[string]any{"startLine": 3}, "// 🙂 smile", pos{"line": 2.0, "character": 0.0}, pos{"line": 2.0, "character": 11.0}},
+		{map[string]any{"startLine": 4, "endLine": 5}, "func F() {}\r\nfunc G() {}", pos{"line": 3.0, "character": 0.0}, pos{"line": 4.0, "character": 11.0}},
+		{map[string]any{"startLine": 99}, "", pos{"line": 5.0, "character": 0.0}, pos{"line": 5.0, "character": 0.0}},
+		{map[string]any{"startText": "smile"}, "smile", pos{"line": 2.0, "character": 6.0}, pos{"line": 2.0, "character": 11.0}},
+		{map[string]any{"startText": "🙂", "endText": "F", "selectToEndOfLine": true}, "🙂 smile\nfunc F() {}", pos{"line": 2.0, "character": 3.0}, pos{"line": 3.0, "character": 11.0}},
+		{map[string]any{"startText": "absent"}, "", pos{"line": 0.0, "character": 0.0}, pos{"line": 0.0, "character": 0.0}},
+	} {
+		args := map[string]any{"filePath": "a.go"}
+		for k, v := range tc.args {
+			args[k] = v
+		}
+		c.callTool("openFile", args)
+		got := sel("getCurrentSelection")
+		want := map[string]any{
+			"success": true, "text": tc.text, "filePath": filepath.Join(dir, "a.go"), "fileUrl": "file://" + filepath.Join(dir, "a.go"),
+			"selection": map[string]any{"start": tc.start, "end": tc.end, "isEmpty": tc.text == ""},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("openFile %v, then getCurrentSelection (-want +got):\n%s", tc.args, diff)
+		}
+	}
+	// Another file without a selection: the cursor at its start; the
+	// latest selection is that one too, and a.go keeps its own.
+	c.callTool("openFile", map[string]any{"filePath": "b.txt"})
+	if got := sel("getLatestSelection"); got["filePath"] != filepath.Join(dir, "b.txt") || got["text"] != "" {
+		t.Errorf("latest selection after opening b.txt: %v", got)
+	}
+	c.callTool("openFile", map[string]any{"filePath": "a.go"})
+	if got := sel("getCurrentSelection"); got["filePath"] != filepath.Join(dir, "a.go") || got["selection"].(map[string]any)["start"].(map[string]any)["line"] != 0.0 {
+		t.Errorf("a.go active again: %v, want its last selection (the cursor at the start)", got)
 	}
 }

@@ -17,10 +17,11 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/mcp"
 )
 
-// transcriptDir holds copies of the wire transcripts in shared/transcripts,
-// kept in the repository so the tests run from any checkout.
+// transcriptDir holds the wire transcripts recorded from the deployed
+// programs (its README.md says which).
 const transcriptDir = "../testdata/mcp"
 
 // transcriptLine is one line of a transcript file.
@@ -69,18 +70,20 @@ func rewritePaths(b []byte, from, to string) []byte {
 // diagnosticsTool stands in for the getDiagnostics a language server would
 // back, answering like the Neovim plugin without one.
 var diagnosticsTool = ideserver.Tool{
-	Name:        "getDiagnostics",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}}}`),
-	Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	Tool: mcp.Tool{
+		Name:        "getDiagnostics",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}}}`),
+	},
+	Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var a struct{ URI string }
 		if err := call.Bind(&a); err != nil {
 			return nil, err
 		}
 		if strings.Contains(a.URI, "/no/such/") {
 			p := strings.TrimPrefix(a.URI, "file://")
-			return nil, &ideserver.Error{Code: jsonrpc.CodeFileNotOpen, Message: "File not open", Data: json.RawMessage(`"File must be open to retrieve diagnostics: ` + p + `"`)}
+			return nil, &mcp.Error{Code: jsonrpc.CodeFileNotOpen, Message: "File not open", Data: json.RawMessage(`"File must be open to retrieve diagnostics: ` + p + `"`)}
 		}
-		return ideserver.TextResult("[]"), nil
+		return mcp.TextResult("[]"), nil
 	},
 }
 
@@ -111,11 +114,11 @@ func TestReplayReferenceAgent(t *testing.T) {
 			}
 			var c replayClient
 			if transport == "ws" {
-				// The reference agent's upgrade request, token aside.
+				// Claude Code's upgrade request, token aside.
 				up := lines[0].UpgradeRequest
 				h := http.Header{}
 				h.Set("User-Agent", up["User-Agent"])
-				h.Set(ideserver.AuthHeader, srv.AuthToken())
+				h.Set(mcp.AuthHeader, srv.AuthToken())
 				conn, resp, err := dialRaw(srv.URL(), h, &websocket.Dialer{EnableCompression: strings.Contains(up["Sec-WebSocket-Extensions"], "permessage-deflate")})
 				if err != nil {
 					t.Fatalf("upgrade: %v %v", err, resp)

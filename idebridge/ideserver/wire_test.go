@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // rawConn is a minimal hand-written WebSocket client that shows the frames
@@ -42,7 +43,7 @@ func dialFrames(t *testing.T, srv *ideserver.Server) *rawConn {
 	req.Header.Set("Sec-WebSocket-Key", base64.StdEncoding.EncodeToString(key[:]))
 	req.Header.Set("Sec-WebSocket-Version", "13")
 	req.Header.Set("Sec-WebSocket-Protocol", "mcp")
-	req.Header.Set(ideserver.AuthHeader, srv.AuthToken())
+	req.Header.Set(mcp.AuthHeader, srv.AuthToken())
 	if err := req.Write(c); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestMaxMessageSize(t *testing.T) {
 	c := dial(t, srv)
 	c.handshake(1)
 	// Just under the limit is fine.
-	if err := srv.RegisterTool(ideserver.Tool{Name: "echo", Handler: echoHandler}); err != nil {
+	if err := srv.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "echo"}, Handler: echoHandler}); err != nil {
 		t.Fatal(err)
 	}
 	c.next() // tools/list_changed

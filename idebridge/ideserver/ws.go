@@ -9,11 +9,10 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/idebridge/idebridge/lockfile"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // This is the only file of the server that knows gorilla/websocket.
-
-const subprotocol = "mcp"
 
 // serveWS authenticates and upgrades a WebSocket client and runs its read
 // loop on this goroutine until the connection ends.
@@ -21,14 +20,15 @@ const subprotocol = "mcp"
 // A missing or wrong token is answered HTTP 400 before the upgrade, which
 // clients (and deployed IDEs) read as "authentication failed".
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	if !s.checkToken(r.Header.Get(AuthHeader)) {
+	if !s.checkToken(r.Header.Get(mcp.AuthHeader)) {
 		s.log.Warn("refused WebSocket client: missing or wrong auth token", "remote", r.RemoteAddr)
-		http.Error(w, "authentication failed: missing or wrong "+AuthHeader, http.StatusBadRequest)
+		http.Error(w, "authentication failed: missing or wrong "+mcp.AuthHeader, http.StatusBadRequest)
 		return
 	}
+	s.conns.authenticated(r)
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
-		Subprotocols:     []string{subprotocol},
+		Subprotocols:     []string{mcp.Subprotocol},
 		// serveHTTP already refused non-loopback origins.
 		CheckOrigin: func(*http.Request) bool { return true },
 		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {

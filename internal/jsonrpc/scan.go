@@ -388,13 +388,51 @@ func Valid(data []byte) bool {
 // with the key as it appears between its quotes (escapes undecoded) and the
 // raw value. It reports false when data is not one valid JSON object (with
 // only whitespace around it), or when fn returns false. The validation is
-// exactly encoding/json's.
+// exactly encoding/json's, done in the same single pass: fn may see members
+// of an input that turns out to be invalid after them (ScanObject then
+// reports false).
 func ScanObject(data []byte, fn func(key, value []byte) bool) bool {
 	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' || !Valid(data) {
+	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	return EachMember(data, fn)
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		kEnd := skipString(data, i)
+		if kEnd < 0 {
+			return false
+		}
+		colon := skipSpace(data, kEnd)
+		if colon >= len(data) || data[colon] != ':' {
+			return false
+		}
+		vStart := skipSpace(data, colon+1)
+		vEnd := skipValue(data, vStart, 1)
+		if vEnd < 0 {
+			return false
+		}
+		if !fn(data[i+1:kEnd-1], data[vStart:vEnd]) {
+			return false
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case '}':
+			return skipSpace(data, i+1) == len(data)
+		case ',':
+			i = skipSpace(data, i+1)
+		default:
+			return false
+		}
+	}
 }
 
 // EachMember is ScanObject for data already known to be a valid JSON

@@ -83,3 +83,69 @@ test('config errors and idempotent shutdown', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// Freshness read from Node: settle's freshness and fresh flag for a real
+// server that takes its time, and for one that never publishes.
+const REPO = path.resolve(__dirname, '..', '..', '..');
+
+function npmServer(name) {
+  const dirs = [process.env.LSP_BIN, path.join(REPO, 'tools', 'lsp', 'node_modules', '.bin')].filter(Boolean);
+  for (const d of dirs) {
+    const p = path.join(d, name);
+    if (fs.existsSync(p)) return p;
+  }
+  throw new Error(`${name} not found in ${dirs.join(', ')}: run \`make lsp-servers\``);
+}
+
+test('pyright: fresh only once it answered, exact columns', async () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-fresh-')));
+  fs.cpSync(path.join(REPO, 'lsp', 'testdata', 'conformance', 'python'), dir, { recursive: true });
+  const broken = path.join(dir, 'broken.py');
+  const clean = path.join(dir, 'clean.py');
+  const mgr = new idebridge.LSPManager({ pyright: { command: npmServer('pyright-langserver'), args: ['--stdio'], extensionToLanguage: { '.py': 'python' } } },
+    dir, { settleTimeoutMs: 120000 });
+  try {
+    await mgr.open(broken);
+    await mgr.open(clean);
+    for (const p of [broken, clean]) {
+      const res = await mgr.settle(p);
+      assert.equal(res.fresh, true, JSON.stringify(res));
+      assert.ok(['pulled', 'published', 'quiet', 'progress-ended'].includes(res.freshness), res.freshness);
+    }
+    const att = mgr.drain();
+    assert.ok(att);
+    assert.deepEqual(att.notes || [], []);
+    assert.deepEqual(att.files.map((f) => f.path), [broken]);
+    const got = att.files[0].diagnostics.map((d) => [d.range.start.line, d.range.start.character]).sort();
+    assert.deepEqual(got, [[1, 21], [2, 11]]); // characters: the emoji is one, not two UTF-16 units
+  } finally {
+    await mgr.shutdown({ timeoutMs: 10000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a server that never publishes: timed out, noted', async () => {
+  const { execFileSync } = require('node:child_process');
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-mute-')));
+  const bin = path.join(dir, 'scriptls');
+  execFileSync('go', ['build', '-o', bin, './lsp/testdata/scriptls'], { cwd: REPO });
+  const file = path.join(dir, 'a.s');
+  fs.writeFileSync(file, 'ERROR\n');
+  const mgr = new idebridge.LSPManager({ mute: { command: bin, args: ['-never-publish'], extensionToLanguage: { '.s': 's' } } },
+    dir, { settleTimeoutMs: 700 });
+  try {
+    await mgr.open(file);
+    const res = await mgr.settle(file);
+    assert.equal(res.freshness, 'timed-out');
+    assert.equal(res.fresh, false);
+    const att = mgr.drain();
+    assert.ok(att, 'silence must not read as no errors');
+    assert.deepEqual(att.files, []);
+    assert.match(att.notes[0], /a\.s: diagnostics unknown: mute has not reported any for it/);
+    assert.throws(() => new idebridge.LSPManager({}, dir, { maxOpenDocuments: -1 }),
+      (e) => e instanceof idebridge.ArgumentError && /MaxOpenDocuments is negative/.test(e.message));
+  } finally {
+    await mgr.shutdown({ timeoutMs: 10000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -77,13 +77,47 @@ test('errors', () => {
   assert.throws(() => new idebridge.Registry({ minSeverity: 'loud' }), idebridge.ArgumentError);
   const reg = new idebridge.Registry();
   try {
-    assert.throws(() => reg.publish('srv', { uri: 'file:///a', diagnostics: [{ message: 3 }] }),
+    assert.throws(() => reg.publish('srv', { uri: 'file:///a', diagnostics: { message: 3 } }),
       (e) => e instanceof idebridge.ArgumentError && /malformed diagnostics/.test(e.message));
+    assert.throws(() => new idebridge.Registry({ maxDocuments: -1 }),
+      (e) => e instanceof idebridge.ArgumentError && /MaxDocuments is -1/.test(e.message));
     assert.throws(() => reg.publish('srv', '{not json'), idebridge.ArgumentError);
   } finally {
     reg.close();
   }
   assert.throws(() => idebridge.renderAttachment('{'), idebridge.ArgumentError);
+});
+
+test('invalid diagnostics are dropped and noted, the valid ones kept', () => {
+  const reg = new idebridge.Registry();
+  try {
+    reg.publish('srv', {
+      uri: 'file:///a.go',
+      diagnostics: [diag(1, 'kept'), { ...diag(2, 'bad'), severity: 99 }, { message: 3 }],
+    });
+    const att = reg.drain();
+    assert.deepEqual(att.files[0].diagnostics.map((d) => d.message), ['kept']);
+    assert.deepEqual(att.notes, ['/a.go: 2 invalid diagnostics from srv were dropped ' +
+      '(diagnostics[1].severity: number 99 is not a severity (1 to 4))']);
+    assert.equal(reg.stats().invalid, 2);
+  } finally {
+    reg.close();
+  }
+});
+
+test('the count not shown is true: the per-publish cap counts', () => {
+  const reg = new idebridge.Registry();
+  try {
+    const diagnostics = [];
+    for (let i = 0; i < 5000; i++) diagnostics.push(diag(i, 'e' + i));
+    reg.publish('srv', { uri: 'file:///big.go', diagnostics });
+    const att = reg.drain();
+    assert.equal(att.files[0].diagnostics.length, 10);
+    assert.equal(att.cut, 4990);
+    assert.match(idebridge.renderAttachment(att), /… 4990 more not shown/);
+  } finally {
+    reg.close();
+  }
 });
 
 test('closed, stale, random and wrong handles', () => {

@@ -558,6 +558,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_drain.restype = ctypes.c_int
     lib.idb_lsp_servers.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_servers.restype = ctypes.c_int
+    lib.idb_lsp_load_claude_code.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_load_claude_code.restype = ctypes.c_int
     lib.idb_lsp_shutdown.argtypes = [ctypes.c_uint64, ctypes.c_int64]
     lib.idb_lsp_shutdown.restype = ctypes.c_int
     lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
@@ -614,6 +616,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_close_file_start.restype = ctypes.c_int
     lib.idb_lsp_settle_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_lsp_settle_start.restype = ctypes.c_int
+    lib.idb_lsp_load_claude_code_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_load_claude_code_start.restype = ctypes.c_int
     lib.idb_lsp_shutdown_start.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_lsp_shutdown_start.restype = ctypes.c_int
     lib.idb_ide_propose_edit_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
@@ -915,6 +919,19 @@ def _idb_lsp_servers(manager):
     if status != IDB_OK:
         _raise(lib, status, "idb_lsp_servers")
     return _take_json(lib, out)
+
+
+def _start_idb_lsp_load_claude_code(manager, options_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_load_claude_code_start(manager, _json_in(options_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_load_claude_code_start")
+    return call.value
+
+
+def _idb_lsp_load_claude_code(manager, options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_load_claude_code(manager, options_json, timeout_ms)))
 
 
 def _start_idb_lsp_shutdown(manager, timeout_ms):
@@ -1408,9 +1425,10 @@ class LSPManager:
             max_open_documents: how many documents stay open in servers; the
                 least recently used is closed to make room (default 50); None
                 for the default.
-            quiet_period: how long a settle waits without any word from a
-                server before concluding nothing changed (default 0.3 seconds),
-                in seconds; None for the default.
+            quiet_period: the shortest silence a settle waits for after the
+                publish answering a change, from a server that sends no
+                versions; it waits longer for a server measured to need it
+                (default 0.05 seconds), in seconds; None for the default.
             settle_timeout: the longest a settle waits (default 10 seconds),
                 in seconds; None for the default.
             startup_timeout: the startup timeout of servers whose
@@ -1506,8 +1524,10 @@ class LSPManager:
         return _idb_lsp_save(self._handle(), path, _timeout_ms(timeout))
 
     def close_file(self, path: str, timeout: Optional[float] = None) -> None:
-        """Closes a file in its server (didClose) and forgets its diagnostics.
-        Closing a file that is not open does nothing.
+        """Closes a file in its server (didClose) and drops its pending
+        diagnostics; those already delivered are remembered, so reopening it
+        unchanged delivers nothing again. Closing a file that is not open
+        does nothing.
 
         Args:
             path: the file's path.
@@ -1525,11 +1545,15 @@ class LSPManager:
         return _idb_lsp_close_file(self._handle(), path, _timeout_ms(timeout))
 
     def settle(self, path: str, timeout: Optional[float] = None) -> SettleResult:
-        """Waits until the diagnostics of an open file are current: its server
-        published for the file's latest version, reported its work done, or
-        stayed quiet for the quiet period. Running out of time is not an
+        """Waits until the diagnostics of an open file are known to be current,
+        and says how it knew: its server answered a pull for the file's
+        latest version ("pulled"), published for it ("published"), reported
+        its work done ("progress-ended"), or, for a server that sends no
+        versions, published after the change and then stayed quiet for the
+        period learned for it ("quiet"). A file just opened is never current
+        before its server reported on it. Running out of time is not an
         error: the result says "timed-out" and the next drain notes that the
-        file's diagnostics may be stale.
+        file's diagnostics are unknown or may be stale.
 
         Args:
             path: the file's path.
@@ -1539,7 +1563,7 @@ class LSPManager:
 
         Returns:
             SettleResult, made from {"path", "uri", "server", "version",
-            "freshness", "elapsedNs"}.
+            "freshness", "fresh", "elapsedNs", "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1580,6 +1604,55 @@ class LSPManager:
                 ArgumentError, InternalError.
         """
         return _server_statuses(_idb_lsp_servers(self._handle()))
+
+    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Replaces the manager's servers with those Claude Code would load for
+        the project: the language servers of the plugins installed for it
+        (plugins/installed_plugins.json) and enabled by enabledPlugins in
+        the user, project and local settings, later scopes winning, each
+        read from its install path with its marketplace entry. Servers are
+        named "plugin:<plugin>:<server>". Running servers whose
+        configuration is unchanged keep running; others are stopped. No
+        server starts until a file needs it.
+
+        It fails only for a bad handle or options: problems with the
+        installation (unreadable files, invalid entries, extension
+        conflicts) are in the result's errors, and every plugin is in its
+        plugins with the reason when it contributes nothing.
+
+        Args:
+            project_dir: the project whose settings and project-scoped
+                installs count (default: the manager's project directory); None
+                for the default.
+            config_dir: Claude Code's configuration directory (default:
+                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
+                default.
+            env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
+                the commands); default: the process environment as the library
+                saw it when it was loaded (the Python and Node bindings send the
+                current one); None sends dict(os.environ).
+            user_config: non-sensitive plugin user options for
+                ${user_config.KEY}; None for the default.
+            timeout: seconds to wait; None for the servers' own shutdown
+                timeouts, a negative number to wait without limit.
+
+        Returns:
+            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            "marketplace", "file", "root", "extensions", "command", "args",
+            "resolved"?, "commandError"?, "installHint"?}], "plugins":
+            [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+            "enabledFile"?, "installed", "installScope"?, "projectPath"?,
+            "root"?, "version"?, "servers", "extensions", "reason"?}],
+            "errors": [string]}.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError, TimeoutError,
+                ArgumentError, ClosedError, InternalError.
+
+        Blocks until the servers that are no longer configured have stopped;
+        Ctrl-C (KeyboardInterrupt) cancels it.
+        """
+        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
 
     def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
         """Replaces the manager's configuration (plugins changed): servers
@@ -1702,7 +1775,8 @@ class IDEClient:
             ping_interval: the keep-alive interval (default 15 seconds;
                 negative for none), in seconds; None for the default.
             notification_buffer: how many notifications are queued before
-                the oldest is dropped (default 256); None for the default.
+                the oldest is dropped (default 256, at most 65536; negative:
+                none are queued); None for the default.
             client_name: the clientInfo name sent to the IDE (default
                 "idebridge"); None for the default.
             timeout: seconds to wait; None for 35 seconds, a negative number
@@ -2035,15 +2109,19 @@ class Registry:
 
         Args:
             max_per_file: the most diagnostics of one file in an attachment
-                (default 10); None for the default.
-            max_total: the most diagnostics in an attachment (default 30);
-                None for the default.
+                (default 10; negative for no limit); None for the default.
+            max_total: the most diagnostics in an attachment (default 30;
+                negative for no limit); None for the default.
             max_per_publish: the most diagnostics one publish keeps pending,
-                most severe first (default 1000); None for the default.
-            max_documents: how many documents' delivered diagnostics are
-                remembered (default 500); None for the default.
+                most severe first; the new ones beyond count in the attachment's
+                cut (default 1000; must be positive); None for the default.
+            max_documents: how many documents are remembered (delivered
+                diagnostics, version, last publishes) besides those with
+                diagnostics pending, the least recently used forgotten first
+                (default 500; must be positive); None for the default.
             max_delivered_per_document: how many delivered diagnostics are
-                remembered per document (default 2000); None for the default.
+                remembered per document (default 2000; must be positive); None
+                for the default.
             min_severity: the least severe severity delivered: "Error",
                 "Warning", "Information", "Hint" or 1 to 4 (default Hint:
                 everything); None for the default.
@@ -2074,6 +2152,9 @@ class Registry:
         language server. A newer publish of the same server for the same
         document replaces the pending one (publishes are whole sets); an
         empty set clears what the server had pending for the document.
+        Params of the wrong shape are an error; a diagnostic of the wrong
+        shape (a severity outside 1 to 4, a negative position, ...) is
+        dropped, the others kept, and the next drain notes it.
 
         Args:
             server: the server's name, e.g. "plugin:go:gopls".
@@ -2105,13 +2186,16 @@ class Registry:
     def drain(self) -> Optional[Attachment]:
         """Takes what is new since the last drain: deduplicated within the
         batch and against what was delivered before, sorted by severity, and
-        bounded by the limits.
+        bounded by the limits. Its cut counts the new diagnostics it does
+        not show, those the per-publish cap dropped included; its notes say
+        which servers' invalid diagnostics were dropped.
 
         Returns:
             Optional[Attachment], made from the attachment {"servers",
             "files": [{"uri", "path", "diagnostics", "cut"}], "cut",
             "notes"}, the same JSON as the "attachment" member of idebridge
-            diag --json; None when nothing new is pending.
+            diag --json; None when nothing new is pending and there is
+            nothing to note.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,

@@ -82,6 +82,7 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _attachment,
     _idb_lsp_servers,
     _server_statuses,
+    _start_idb_lsp_load_claude_code,
     _start_idb_lsp_shutdown,
     _idb_lsp_shutdown,
     _start_idb_ide_propose_edit,
@@ -354,9 +355,10 @@ class LSPManager:
             max_open_documents: how many documents stay open in servers; the
                 least recently used is closed to make room (default 50); None
                 for the default.
-            quiet_period: how long a settle waits without any word from a
-                server before concluding nothing changed (default 0.3 seconds),
-                in seconds; None for the default.
+            quiet_period: the shortest silence a settle waits for after the
+                publish answering a change, from a server that sends no
+                versions; it waits longer for a server measured to need it
+                (default 0.05 seconds), in seconds; None for the default.
             settle_timeout: the longest a settle waits (default 10 seconds),
                 in seconds; None for the default.
             startup_timeout: the startup timeout of servers whose
@@ -455,8 +457,10 @@ class LSPManager:
         return _dec_none(await _await(_start_idb_lsp_save(self._handle(), path, _timeout_ms(timeout))))
 
     async def close_file(self, path: str, timeout: Optional[float] = None) -> None:
-        """Closes a file in its server (didClose) and forgets its diagnostics.
-        Closing a file that is not open does nothing.
+        """Closes a file in its server (didClose) and drops its pending
+        diagnostics; those already delivered are remembered, so reopening it
+        unchanged delivers nothing again. Closing a file that is not open
+        does nothing.
 
         Args:
             path: the file's path.
@@ -475,11 +479,15 @@ class LSPManager:
         return _dec_none(await _await(_start_idb_lsp_close_file(self._handle(), path, _timeout_ms(timeout))))
 
     async def settle(self, path: str, timeout: Optional[float] = None) -> SettleResult:
-        """Waits until the diagnostics of an open file are current: its server
-        published for the file's latest version, reported its work done, or
-        stayed quiet for the quiet period. Running out of time is not an
+        """Waits until the diagnostics of an open file are known to be current,
+        and says how it knew: its server answered a pull for the file's
+        latest version ("pulled"), published for it ("published"), reported
+        its work done ("progress-ended"), or, for a server that sends no
+        versions, published after the change and then stayed quiet for the
+        period learned for it ("quiet"). A file just opened is never current
+        before its server reported on it. Running out of time is not an
         error: the result says "timed-out" and the next drain notes that the
-        file's diagnostics may be stale.
+        file's diagnostics are unknown or may be stale.
 
         Args:
             path: the file's path.
@@ -489,7 +497,7 @@ class LSPManager:
 
         Returns:
             SettleResult, made from {"path", "uri", "server", "version",
-            "freshness", "elapsedNs"}.
+            "freshness", "fresh", "elapsedNs", "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -531,6 +539,56 @@ class LSPManager:
                 ArgumentError, InternalError.
         """
         return _server_statuses(_idb_lsp_servers(self._handle()))
+
+    async def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Replaces the manager's servers with those Claude Code would load for
+        the project: the language servers of the plugins installed for it
+        (plugins/installed_plugins.json) and enabled by enabledPlugins in
+        the user, project and local settings, later scopes winning, each
+        read from its install path with its marketplace entry. Servers are
+        named "plugin:<plugin>:<server>". Running servers whose
+        configuration is unchanged keep running; others are stopped. No
+        server starts until a file needs it.
+
+        It fails only for a bad handle or options: problems with the
+        installation (unreadable files, invalid entries, extension
+        conflicts) are in the result's errors, and every plugin is in its
+        plugins with the reason when it contributes nothing.
+
+        Args:
+            project_dir: the project whose settings and project-scoped
+                installs count (default: the manager's project directory); None
+                for the default.
+            config_dir: Claude Code's configuration directory (default:
+                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
+                default.
+            env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
+                the commands); default: the process environment as the library
+                saw it when it was loaded (the Python and Node bindings send the
+                current one); None sends dict(os.environ).
+            user_config: non-sensitive plugin user options for
+                ${user_config.KEY}; None for the default.
+            timeout: seconds to wait; None for the servers' own shutdown
+                timeouts, a negative number to wait without limit.
+
+        Returns:
+            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            "marketplace", "file", "root", "extensions", "command", "args",
+            "resolved"?, "commandError"?, "installHint"?}], "plugins":
+            [{"id", "name", "marketplace", "enabled", "enabledScope"?,
+            "enabledFile"?, "installed", "installScope"?, "projectPath"?,
+            "root"?, "version"?, "servers", "extensions", "reason"?}],
+            "errors": [string]}.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError, TimeoutError,
+                ArgumentError, ClosedError, InternalError.
+
+        Completes when the servers that are no longer configured have
+        stopped. Cancelling the awaiting task cancels the call (and undoes
+        what the IDE still shows) before CancelledError propagates.
+        """
+        return _dec_json(await _await(_start_idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))))
 
     async def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
         """Replaces the manager's configuration (plugins changed): servers
@@ -661,7 +719,8 @@ class IDEClient:
             ping_interval: the keep-alive interval (default 15 seconds;
                 negative for none), in seconds; None for the default.
             notification_buffer: how many notifications are queued before
-                the oldest is dropped (default 256); None for the default.
+                the oldest is dropped (default 256, at most 65536; negative:
+                none are queued); None for the default.
             client_name: the clientInfo name sent to the IDE (default
                 "idebridge"); None for the default.
             timeout: seconds to wait; None for 35 seconds, a negative number

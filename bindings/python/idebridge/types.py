@@ -92,11 +92,12 @@ class Freshness(_OpenStrEnum):
     PROGRESS_ENDED = "progress-ended"
     QUIET = "quiet"
     TIMED_OUT = "timed-out"
+    PULLED = "pulled"
 
     @property
     def fresh(self) -> bool:
         """True when the diagnostics are known to be current."""
-        return self in (Freshness.PUBLISHED, Freshness.PROGRESS_ENDED, Freshness.QUIET)
+        return self in (Freshness.PUBLISHED, Freshness.PROGRESS_ENDED, Freshness.QUIET, Freshness.PULLED)
 
 
 def _raw() -> Any:
@@ -394,8 +395,12 @@ class SettleResult:
     server: str
     version: int
     freshness: Freshness
+    #: The diagnostics are known to be current.
+    fresh: bool
     #: Seconds the settle took.
     elapsed: float
+    #: How the settle knew, or why it could not, in words.
+    reason: str = ""
     raw: Any = _raw()
 
     @classmethod
@@ -406,7 +411,9 @@ class SettleResult:
             server=v.get("server", ""),
             version=int(v.get("version") or 0),
             freshness=Freshness(v.get("freshness", "unknown")),
+            fresh=bool(v.get("fresh")),
             elapsed=int(v.get("elapsedNs") or 0) / 1e9,
+            reason=v.get("reason", ""),
             raw=v,
         )
 

@@ -6,7 +6,7 @@ import tempfile
 import time
 import unittest
 
-from tests.support import LeakCheckedTestCase, find_gopls, idebridge
+from tests.support import REPO, LeakCheckedTestCase, find_gopls, idebridge
 
 BROKEN = "package main\n\nfunc main() {\n\tundefinedThing()\n}\n"
 FIXED = "package main\n\nfunc main() {\n}\n"
@@ -98,6 +98,114 @@ class LSPTest(LeakCheckedTestCase):
         mgr.shutdown()
         mgr.close()
         self.assertEqual(mgr.handle, 0)
+
+
+
+FIXTURES = os.path.join(REPO, "lsp", "testdata", "conformance")
+
+
+def find_npm_server(name: str) -> str:
+    """Returns an npm-installed language server: $LSP_BIN (make sets it),
+    then the repository's tools/lsp (`make lsp-servers` installs the pinned
+    versions there)."""
+    dirs = [d for d in (os.environ.get("LSP_BIN"), os.path.join(REPO, "tools", "lsp", "node_modules", ".bin")) if d]
+    for d in dirs:
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            return p
+    raise RuntimeError("%s not found in %s: run `make lsp-servers`" % (name, dirs))
+
+
+def build_scriptls(dest_dir: str) -> str:
+    """Builds package lsp's scripted language server into dest_dir."""
+    import subprocess
+
+    out = os.path.join(dest_dir, "scriptls")
+    subprocess.run(["go", "build", "-o", out, "./lsp/testdata/scriptls"], cwd=REPO, check=True)
+    return out
+
+
+def copy_fixture(lang: str, dest: str) -> str:
+    import shutil
+
+    d = os.path.join(dest, lang)
+    shutil.copytree(os.path.join(FIXTURES, lang), d)
+    return d
+
+
+class LSPFreshnessTest(LeakCheckedTestCase):
+    """What settle says, read from Python: the freshness and its fresh flag
+    for real servers that take their time (pyright, typescript-language-
+    server), and for a server that never publishes."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self._tmp = tempfile.TemporaryDirectory(prefix="idebridge-fresh-")
+        self.dir = os.path.realpath(self._tmp.name)
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+        super().tearDown()
+
+    def check_server(self, lang: str, command: str, ext: str, broken: str, clean: str, wants: list) -> None:
+        d = copy_fixture(lang, self.dir)
+        config = {lang: {"command": command, "args": ["--stdio"], "extensionToLanguage": {ext: lang}}}
+        with idebridge.LSPManager(config, d, settle_timeout=120) as mgr:
+            b, c = os.path.join(d, broken), os.path.join(d, clean)
+            mgr.open(b)
+            mgr.open(c)
+            for path in (b, c):
+                res = mgr.settle(path)
+                self.assertTrue(res.fresh, res)
+                self.assertIn(res.freshness, ("pulled", "published", "quiet", "progress-ended"), res)
+                self.assertTrue(res.freshness.fresh, res)
+                self.assertTrue(res.reason, res)
+            att = mgr.drain()
+            self.assertIsNotNone(att)
+            self.assertEqual(att.notes, [])
+            files = {f.path: f.diagnostics for f in att.files}
+            self.assertNotIn(c, files)
+            got = sorted((d.range.start.line, d.range.start.character, d.message) for d in files[b])
+            self.assertEqual(len(got), len(wants), got)
+            for (line, char, msg), (wline, wchar, wmsg) in zip(got, wants):
+                self.assertEqual((line, char), (wline, wchar), got)
+                self.assertIn(wmsg, msg)
+
+    def test_pyright(self) -> None:
+        # The undefined name comes after an emoji: character 21, not the
+        # UTF-16 column 22 pyright sends.
+        self.check_server("python", find_npm_server("pyright-langserver"), ".py", "broken.py", "clean.py",
+                          [(1, 21, '"undefined_name" is not defined'), (2, 11, 'Type "str" is not assignable to return type "int"')])
+
+    def test_typescript(self) -> None:
+        # Character 29; typescript-language-server sends UTF-16 column 30.
+        self.check_server("typescript", find_npm_server("typescript-language-server"), ".ts", "broken.ts", "clean.ts",
+                          [(1, 29, "Cannot find name 'nowhereDefined'."), (3, 13, "Type 'string' is not assignable to type 'number'.")])
+
+    def test_never_publishes(self) -> None:
+        bin = build_scriptls(self.dir)
+        path = os.path.join(self.dir, "a.s")
+        with open(path, "w") as f:
+            f.write("ERROR\n")
+        config = {"mute": {"command": bin, "args": ["-never-publish"], "extensionToLanguage": {".s": "s"}}}
+        with idebridge.LSPManager(config, self.dir, settle_timeout=0.7) as mgr:
+            mgr.open(path)
+            res = mgr.settle(path)
+            self.assertEqual(res.freshness, idebridge.Freshness.TIMED_OUT)
+            self.assertFalse(res.fresh)
+            self.assertIn("no publish for it from mute", res.reason)
+            att = mgr.drain()
+            self.assertIsNotNone(att, "silence must not read as no errors")
+            self.assertEqual(att.files, [])
+            self.assertEqual(len(att.notes), 1)
+            self.assertIn("a.s: diagnostics unknown: mute has not reported any for it", att.notes[0])
+
+    def test_negative_options(self) -> None:
+        for kwargs, field in (({"max_open_documents": -1}, "MaxOpenDocuments"), ({"settle_timeout": -1}, "SettleTimeout"),
+                              ({"quiet_period": -1}, "QuietPeriod")):
+            with self.assertRaises(idebridge.ArgumentError) as cm:
+                idebridge.LSPManager({}, self.dir, **kwargs)
+            self.assertIn(field + " is negative", str(cm.exception))
 
 
 if __name__ == "__main__":

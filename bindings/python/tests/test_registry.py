@@ -77,12 +77,34 @@ class RegistryTest(LeakCheckedTestCase):
         self.assertIn("severity", str(cm.exception))
         with idebridge.Registry() as reg:
             with self.assertRaises(idebridge.ArgumentError) as cm:
-                reg.publish("srv", {"uri": "file:///a", "diagnostics": [{"message": 3}]})
+                reg.publish("srv", {"uri": "file:///a", "diagnostics": {"message": 3}})
             self.assertIn("malformed diagnostics", str(cm.exception))
             with self.assertRaises(idebridge.ArgumentError):
                 reg.publish("srv", "{not json")
         with self.assertRaises(idebridge.ArgumentError):
             idebridge.render_attachment("{")
+
+    def test_invalid_diagnostics_dropped_and_noted(self) -> None:
+        with idebridge.Registry() as reg:
+            bad = dict(diag(2, "bad"), severity=-3)
+            reg.publish("srv", {"uri": "file:///a.go", "diagnostics": [diag(1, "kept"), bad, {"message": 3}]})
+            att = reg.drain()
+            self.assertEqual([d.message for d in att.files[0].diagnostics], ["kept"])
+            self.assertEqual(
+                att.notes,
+                ["/a.go: 2 invalid diagnostics from srv were dropped (diagnostics[1].severity: number -3 is not a severity (1 to 4))"],
+            )
+            self.assertEqual(reg.stats()["invalid"], 2)
+
+    def test_count_not_shown_is_true(self) -> None:
+        # 5,000 in one publish: the cap keeps 1,000, the block shows 10 and
+        # counts the other 4,990, the cap's drops included.
+        with idebridge.Registry() as reg:
+            reg.publish("srv", {"uri": "file:///big.go", "diagnostics": [diag(i, "e%d" % i) for i in range(5000)]})
+            att = reg.drain()
+            self.assertEqual(len(att.files[0].diagnostics), 10)
+            self.assertEqual(att.cut, 4990)
+            self.assertIn("… 4990 more not shown", idebridge.render_attachment(att))
 
     def test_closed_stale_random_and_wrong_handles(self) -> None:
         reg = idebridge.Registry()

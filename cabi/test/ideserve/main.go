@@ -37,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 func main() {
@@ -126,7 +127,7 @@ func run(workspace, lockDir, transport, diff string) error {
 // registerTools replaces close_tab with one that records the tabs it
 // closes, and adds getDiagnostics answered from the diagnostics command.
 func (st *ide) registerTools(srv *ideserver.Server) error {
-	closeTab := ideserver.Tool{Name: "close_tab", Hidden: true, Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	closeTab := ideserver.Tool{Tool: mcp.Tool{Name: "close_tab"}, Hidden: true, Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var a struct {
 			TabName string `json:"tab_name"`
 		}
@@ -136,9 +137,9 @@ func (st *ide) registerTools(srv *ideserver.Server) error {
 		st.mu.Lock()
 		st.closed = append(st.closed, a.TabName)
 		st.mu.Unlock()
-		return ideserver.TextResult("TAB_CLOSED"), nil
+		return mcp.TextResult("TAB_CLOSED"), nil
 	}}
-	getDiagnostics := ideserver.Tool{Name: "getDiagnostics", Handler: func(_ context.Context, call *ideserver.ToolCall) (*ideserver.ToolResult, error) {
+	getDiagnostics := ideserver.Tool{Tool: mcp.Tool{Name: "getDiagnostics"}, Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
 		var a struct {
 			URI string `json:"uri"`
 		}

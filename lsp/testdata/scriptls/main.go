@@ -1,8 +1,10 @@
 // Command scriptls is a scripted language server for package lsp's tests: it
 // does on purpose what real servers do only by accident (crash at a chosen
 // request, answer ContentModified, publish stale versions, flood, hang,
-// ignore exit, write malformed frames). It speaks LSP over stdio and uses
-// only the standard library, so that it can break the protocol at will.
+// ignore exit, write malformed frames, publish late or never or without
+// versions, serve pull diagnostics, register file watchers). It speaks LSP
+// over stdio and uses only the standard library, so that it can break the
+// protocol at will.
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +42,26 @@ var (
 	sleep           = flag.Bool("sleep", false, "just sleep (the grandchild)")
 	stopReading     = flag.Bool("stop-reading", false, "stop reading stdin after initialized")
 	twoPhase        = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
+	invalid         = flag.Bool("invalid", false, "also publish a diagnostic of severity 99 and one at line -1 with each analysis")
+	publishDelay    = flag.Duration("publish-delay", 0, "publish each analysis this long after the message it answers")
+	neverPublish    = flag.Bool("never-publish", false, "never publish diagnostics")
+	unversioned     = flag.Bool("unversioned", false, "publish without document versions")
+	pull            = flag.Bool("pull", false, "offer pull diagnostics (diagnosticProvider) and publish nothing")
+	pullDynamic     = flag.Bool("pull-dynamic", false, "offer pull diagnostics by client/registerCapability after initialized, and publish nothing")
+	pullDelay       = flag.Duration("pull-delay", 0, "answer each pull this long after it arrives")
+	pullCancel      = flag.Int("pull-cancel", 0, "answer the first N pulls with ServerCancelled (retrigger)")
+	refresh         = flag.Bool("refresh", false, "send workspace/diagnostic/refresh after each change")
+	clearOnClose    = flag.Bool("clear-on-close", false, "publish an empty set without a version on didClose, as most servers do")
+	watch           = flag.String("watch", "", "comma-separated glob patterns to register as file watchers after initialized")
+	watchBase       = flag.Bool("watch-relative", false, "register the watchers as RelativePatterns on the workspace folder")
+	loading         = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
+	modeFile        = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
+)
+
+// Flags for the process-tree and shutdown-order tests (proc_test.go).
+var (
+	exitDelay  = flag.Duration("exit-delay", 0, "on exit, wait this long, log \"exiting\", then exit 0")
+	grandchild = flag.String("grandchild", "", "at start, fork a grandchild in a session of its own and write our pid and its pid (as the agent sees them) here")
 )
 
 type message struct {
@@ -65,9 +88,21 @@ var (
 	echoes   int
 	nextID   = 1000
 	texts    = map[string]string{}
+	versions = map[string]int{}
+	pulls    int
+	rootURI  string
 	slowMu   sync.Mutex
 	slow     = map[string]bool{} // pending test/slow ids
+	textMu   sync.Mutex          // texts and versions, read by delayed answers
+	// delayed runs the analyses of -publish-delay in order.
+	delayed     = make(chan delayedJob, 1024)
+	delayedOnce sync.Once
 )
+
+type delayedJob struct {
+	due time.Time
+	run func()
+}
 
 func main() {
 	flag.Parse()
@@ -85,6 +120,9 @@ func main() {
 			os.Exit(1)
 		}
 		logW = f
+	}
+	if *grandchild != "" {
+		forkGrandchild(*grandchild)
 	}
 	in := bufio.NewReader(os.Stdin)
 	for {
@@ -192,6 +230,7 @@ func handle(m *message) {
 			return
 		}
 		var p struct {
+			RootURI      string `json:"rootUri"`
 			Capabilities struct {
 				General struct {
 					PositionEncodings []string `json:"positionEncodings"`
@@ -199,18 +238,23 @@ func handle(m *message) {
 			} `json:"capabilities"`
 		}
 		json.Unmarshal(m.Params, &p)
+		rootURI = p.RootURI
 		if *encoding != "" {
 			enc = *encoding
 		} else if len(p.Capabilities.General.PositionEncodings) > 0 {
 			enc = p.Capabilities.General.PositionEncodings[0]
 		}
+		caps := map[string]any{
+			"positionEncoding": enc,
+			"textDocumentSync": map[string]any{"openClose": true, "change": 1, "save": map[string]any{}},
+			"hoverProvider":    true,
+		}
+		if *pull {
+			caps["diagnosticProvider"] = map[string]any{"identifier": "scriptls", "interFileDependencies": false, "workspaceDiagnostics": false}
+		}
 		reply(m.ID, map[string]any{
-			"capabilities": map[string]any{
-				"positionEncoding": enc,
-				"textDocumentSync": map[string]any{"openClose": true, "change": 1, "save": map[string]any{}},
-				"hoverProvider":    true,
-			},
-			"serverInfo": map[string]string{"name": "scriptls", "version": "1"},
+			"capabilities": caps,
+			"serverInfo":   map[string]string{"name": "scriptls", "version": "1"},
 		})
 	case "initialized":
 		if *askConfig != "" {
@@ -223,13 +267,41 @@ func handle(m *message) {
 			}
 			request("workspace/configuration", map[string]any{"items": items})
 		}
+		if *pullDynamic {
+			request("client/registerCapability", map[string]any{"registrations": []any{map[string]any{
+				"id": "pull-1", "method": "textDocument/diagnostic",
+				"registerOptions": map[string]any{"identifier": "scriptls", "documentSelector": nil, "interFileDependencies": true, "workspaceDiagnostics": false},
+			}}})
+		}
+		if *watch != "" {
+			var ws []any
+			for _, pat := range strings.Split(*watch, ",") {
+				var g any = pat
+				if *watchBase {
+					g = map[string]any{"baseUri": rootURI, "pattern": pat}
+				}
+				ws = append(ws, map[string]any{"globPattern": g})
+			}
+			request("client/registerCapability", map[string]any{"registrations": []any{map[string]any{
+				"id": "watch-1", "method": "workspace/didChangeWatchedFiles", "registerOptions": map[string]any{"watchers": ws},
+			}}})
+		}
+		if *loading != 0 {
+			request("window/workDoneProgress/create", map[string]any{"token": "loading"})
+			notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "begin", "title": "Loading workspace"}})
+			if *loading > 0 {
+				time.AfterFunc(*loading, func() {
+					notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "end"}})
+				})
+			}
+		}
 		if *stopReading {
 			time.Sleep(time.Hour)
 		}
 		if *ignoreExit {
 			cmd := exec.Command(os.Args[0], "-sleep")
 			if err := cmd.Start(); err == nil && *pidFile != "" {
-				os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), cmd.Process.Pid)), 0o600)
+				os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d %d\n", hostPID(), childHostPID(cmd.Process.Pid))), 0o600)
 			}
 		}
 	case "shutdown":
@@ -238,6 +310,10 @@ func handle(m *message) {
 		if *ignoreExit {
 			logf("ignoring exit")
 			return
+		}
+		if *exitDelay > 0 {
+			time.Sleep(*exitDelay)
+			logf("exiting")
 		}
 		os.Exit(0)
 	case "textDocument/didOpen":
@@ -256,7 +332,10 @@ func handle(m *message) {
 			outMu.Unlock()
 			return
 		}
+		textMu.Lock()
 		texts[p.TextDocument.URI] = p.TextDocument.Text
+		versions[p.TextDocument.URI] = p.TextDocument.Version
+		textMu.Unlock()
 		if *flood > 0 {
 			publishFlood(p.TextDocument.URI, p.TextDocument.Version, *flood)
 			return
@@ -273,8 +352,14 @@ func handle(m *message) {
 			} `json:"contentChanges"`
 		}
 		json.Unmarshal(m.Params, &p)
+		textMu.Lock()
 		if n := len(p.ContentChanges); n > 0 {
 			texts[p.TextDocument.URI] = p.ContentChanges[n-1].Text
+		}
+		versions[p.TextDocument.URI] = p.TextDocument.Version
+		textMu.Unlock()
+		if *refresh {
+			defer request("workspace/diagnostic/refresh", nil)
 		}
 		if *hangProgress {
 			token := fmt.Sprintf("hang-%d", p.TextDocument.Version)
@@ -299,7 +384,76 @@ func handle(m *message) {
 			} `json:"textDocument"`
 		}
 		json.Unmarshal(m.Params, &p)
+		textMu.Lock()
 		delete(texts, p.TextDocument.URI)
+		delete(versions, p.TextDocument.URI)
+		textMu.Unlock()
+		if *clearOnClose {
+			notify("textDocument/publishDiagnostics", map[string]any{"uri": p.TextDocument.URI, "diagnostics": []any{}})
+		}
+	case "workspace/didChangeWatchedFiles":
+		// The mode file may have changed: analyse every open document
+		// again, as servers do when a configuration file changes.
+		textMu.Lock()
+		var uris []string
+		for u := range texts {
+			uris = append(uris, u)
+		}
+		textMu.Unlock()
+		sort.Strings(uris)
+		for _, u := range uris {
+			textMu.Lock()
+			v := versions[u]
+			textMu.Unlock()
+			analyse(u, v, false)
+		}
+	case "textDocument/diagnostic":
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			PreviousResultID string `json:"previousResultId"`
+		}
+		json.Unmarshal(m.Params, &p)
+		pulls++
+		if pulls <= *pullCancel {
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{
+				"code": -32802, "message": "server cancelled", "data": map[string]bool{"retriggerRequest": true}}})
+			return
+		}
+		textMu.Lock()
+		text, v := texts[p.TextDocument.URI], versions[p.TextDocument.URI]
+		textMu.Unlock()
+		id := m.ID
+		answer := func() {
+			rid := strconv.Itoa(v)
+			if p.PreviousResultID == rid {
+				reply(id, map[string]any{"kind": "unchanged", "resultId": rid})
+				return
+			}
+			reply(id, map[string]any{"kind": "full", "resultId": rid, "items": diagnose(text)})
+		}
+		if *pullDelay > 0 {
+			time.AfterFunc(*pullDelay, answer)
+			return
+		}
+		answer()
+	case "textDocument/definition":
+		// The place asked about, with progress on the request's own
+		// work-done token when it has one.
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Position      json.RawMessage `json:"position"`
+			WorkDoneToken json.RawMessage `json:"workDoneToken"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if len(p.WorkDoneToken) > 0 {
+			notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "begin", "title": "Finding definition"}})
+			defer notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "end"}})
+		}
+		reply(m.ID, []any{map[string]any{"uri": p.TextDocument.URI, "range": map[string]any{"start": p.Position, "end": p.Position}}})
 	case "textDocument/hover", "test/echo":
 		if m.Method == "test/echo" {
 			echoes++
@@ -343,22 +497,25 @@ func handle(m *message) {
 	}
 }
 
-// analyse publishes a diagnostic for every "ERROR" (severity 1) and
-// "WARN" (severity 2) in the document, at its column in the chosen
-// encoding.
-func analyse(uri string, version int, alsoStale bool) {
-	var token string
-	if *progress {
-		token = fmt.Sprintf("p-%d", version)
-		request("window/workDoneProgress/create", map[string]any{"token": token})
-		notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "analysing"}})
+// diagnose finds a diagnostic for every "ERROR" (severity 1) and "WARN"
+// (severity 2) in text, at its column in the chosen encoding, and with
+// -mode-file, for every "USE" while the mode file says "strict".
+func diagnose(text string) []map[string]any {
+	strict := false
+	if *modeFile != "" {
+		data, _ := os.ReadFile(*modeFile)
+		strict = strings.Contains(string(data), "strict")
 	}
-	var diags []map[string]any
-	for i, line := range splitLines(texts[uri]) {
+	diags := []map[string]any{}
+	for i, line := range splitLines(text) {
 		for _, w := range []struct {
 			word string
 			sev  int
-		}{{"ERROR", 1}, {"WARN", 2}} {
+			msg  string
+		}{{"ERROR", 1, "found ERROR"}, {"WARN", 2, "found WARN"}, {"USE", 1, "USE in strict mode"}} {
+			if w.word == "USE" && !strict {
+				continue
+			}
 			for off := 0; ; {
 				j := strings.Index(line[off:], w.word)
 				if j < 0 {
@@ -372,35 +529,86 @@ func analyse(uri string, version int, alsoStale bool) {
 						"end":   map[string]int{"line": i, "character": end},
 					},
 					"severity": w.sev, "code": "E" + strconv.Itoa(w.sev), "source": "scriptls",
-					"message": fmt.Sprintf("found %s", w.word),
+					"message": w.msg,
 				})
 				off += j + len(w.word)
 			}
 		}
 	}
-	if diags == nil {
-		diags = []map[string]any{}
+	return diags
+}
+
+// publish sends a publishDiagnostics, with the version unless -unversioned.
+func publish(uri string, version int, diags []map[string]any) {
+	p := map[string]any{"uri": uri, "diagnostics": diags}
+	if !*unversioned {
+		p["version"] = version
 	}
-	if *twoPhase > 0 {
-		errorsOnly := []map[string]any{}
-		for _, d := range diags {
-			if d["severity"] == 1 {
-				errorsOnly = append(errorsOnly, d)
-			}
+	notify("textDocument/publishDiagnostics", p)
+}
+
+// analyse publishes the diagnostics of the document (see diagnose), after
+// -publish-delay.
+func analyse(uri string, version int, alsoStale bool) {
+	if *neverPublish || *pull || *pullDynamic {
+		return
+	}
+	textMu.Lock()
+	text := texts[uri]
+	textMu.Unlock()
+	run := func() {
+		var token string
+		if *progress {
+			token = fmt.Sprintf("p-%d", version)
+			request("window/workDoneProgress/create", map[string]any{"token": token})
+			notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "analysing"}})
 		}
-		notify("textDocument/publishDiagnostics", map[string]any{"uri": uri, "version": version, "diagnostics": errorsOnly})
-		time.Sleep(*twoPhase)
+		diags := diagnose(text)
+		if *invalid {
+			diags = append(diags, map[string]any{
+				"range":    map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+				"severity": 99, "message": "severity out of range",
+			}, map[string]any{
+				"range":   map[string]any{"start": map[string]int{"line": -1, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+				"message": "negative line",
+			})
+		}
+		if *twoPhase > 0 {
+			errorsOnly := []map[string]any{}
+			for _, d := range diags {
+				if d["severity"] == 1 {
+					errorsOnly = append(errorsOnly, d)
+				}
+			}
+			publish(uri, version, errorsOnly)
+			time.Sleep(*twoPhase)
+		}
+		publish(uri, version, diags)
+		if alsoStale && version > 1 {
+			notify("textDocument/publishDiagnostics", map[string]any{"uri": uri, "version": version - 1, "diagnostics": []map[string]any{{
+				"range":    map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
+				"severity": 1, "message": fmt.Sprintf("STALE diagnostic of version %d", version-1),
+			}}})
+		}
+		if *progress {
+			notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
+		}
 	}
-	notify("textDocument/publishDiagnostics", map[string]any{"uri": uri, "version": version, "diagnostics": diags})
-	if alsoStale && version > 1 {
-		notify("textDocument/publishDiagnostics", map[string]any{"uri": uri, "version": version - 1, "diagnostics": []map[string]any{{
-			"range":    map[string]any{"start": map[string]int{"line": 0, "character": 0}, "end": map[string]int{"line": 0, "character": 1}},
-			"severity": 1, "message": fmt.Sprintf("STALE diagnostic of version %d", version-1),
-		}}})
+	if *publishDelay > 0 {
+		// In order, each after its delay, without holding up the reading
+		// of messages.
+		delayedOnce.Do(func() {
+			go func() {
+				for j := range delayed {
+					time.Sleep(time.Until(j.due))
+					j.run()
+				}
+			}()
+		})
+		delayed <- delayedJob{due: time.Now().Add(*publishDelay), run: run}
+		return
 	}
-	if *progress {
-		notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
-	}
+	run()
 }
 
 func publishFlood(uri string, version, n int) {

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
+)
+
+// serverVersion is the version `idebridge mcp` reports to MCP clients and
+// IDEs.
+const serverVersion = "0.1.0"
+
+func init() {
+	register(&command{
+		Name:    "mcp",
+		Usage:   "[--project DIR] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--no-ide] [-v]",
+		Summary: "serve the project's language servers and the user's IDE to any MCP client, over stdio",
+		Help: "An MCP server on standard input and output (newline-delimited JSON-RPC, MCP's\n" +
+			"stdio transport) for MCP clients such as Claude Code, Codex, Gemini CLI or goose.\n" +
+			"Its tools: diagnostics (the language servers' errors and warnings for files);\n" +
+			"navigation on the same servers (definition, declaration, type_definition,\n" +
+			"implementation, references, hover, document_symbols, workspace_symbols,\n" +
+			"call_hierarchy, rename); and, when the user's IDE is found, ide_selection,\n" +
+			"ide_open_editors, ide_open_file, ide_diagnostics and propose_edit (a change\n" +
+			"shown in the IDE's diff viewer, written only as the user accepts it; rename\n" +
+			"goes through the same review).\n\n" +
+			sourcesHelp + " The project is\n" +
+			"--project, or the working directory.\n\n" +
+			"The IDE is found as Claude Code finds it: a lockfile in $CLAUDE_CONFIG_DIR/ide or\n" +
+			"~/.claude/ide whose workspace holds the project, exactly one usable. It is\n" +
+			"looked for when a tool needs it, so an IDE started or restarted later is found.\n" +
+			"--no-ide, or CLAUDE_CODE_AUTO_CONNECT_IDE=0, turns that off.\n\n" +
+			"Standard output carries only the protocol. Standard error carries the log: its\n" +
+			"first line names the project, the language servers (name, extensions, command)\n" +
+			"and the IDE found (or why none); -v adds every MCP message received.\n\n" +
+			"Register it with Claude Code: claude mcp add idebridge -- idebridge mcp\n" +
+			"Exit status: 0 when the client ends the session (closes standard input) or\n" +
+			"on SIGINT, SIGTERM or SIGHUP; 1 on a failure; 2 when the servers that --config,\n" +
+			"--plugin-dir or --marketplace name do not load; 64 bad usage.",
+		Setup: func(fs *flag.FlagSet) runFunc {
+			var o mcpFlags
+			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
+			o.src.register(fs)
+			fs.BoolVar(&o.noIDE, "no-ide", false, "never connect to the user's IDE")
+			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received, and the servers' messages, to standard error")
+			return func(ctx context.Context, inv *invocation, args []string) int {
+				if len(args) > 0 {
+					fmt.Fprintf(inv.Stderr, "idebridge mcp: unexpected argument %q\n", args[0])
+					return exitUsage
+				}
+				return runMCP(ctx, inv, &o)
+			}
+		},
+	})
+}
+
+type mcpFlags struct {
+	project string
+	src     serverSources
+	noIDE   bool
+	verbose bool
+}
+
+// mcpInstructions is the initialize result's advice to the model.
+const mcpInstructions = "Code intelligence from the user's language servers and IDE. " +
+	"Paths are relative to the project directory, or absolute; lines and columns are 1-based. " +
+	"Call diagnostics after editing files to see the errors the edits introduced. " +
+	"The ide_ tools and propose_edit need the user's IDE; without one they say why."
+
+func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
+	const name = "idebridge mcp"
+	wd, err := inv.Getwd()
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: working directory: %v\n", name, err)
+		return exitFailure
+	}
+	dir := wd
+	if o.project != "" {
+		dir = absIn(wd, o.project)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(inv.Stderr, "%s: --project %s is not a directory\n", name, dir)
+		return exitUsage
+	}
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	// Records made before the first line (which says what was found) are
+	// held, then written after it.
+	gate := &startGate{}
+	logger := slog.New(&gateHandler{slog.NewTextHandler(inv.Stderr, &slog.HandlerOptions{Level: level}), gate})
+	environ := inv.environ()
+
+	set, code := mcpServers(inv, dir, &o.src)
+	if code != exitOK {
+		return code
+	}
+	configs := set.configs
+	srv, err := ideserver.New(&ideserver.Options{
+		WorkspaceFolders:         []string{dir},
+		NoLockfile:               true,
+		NoDefaultTools:           true,
+		ProtocolVersion:          mcp.ProtocolVersion,
+		NegotiateProtocolVersion: true,
+		ServerName:               "idebridge",
+		ServerVersion:            serverVersion,
+		Instructions:             mcpInstructions,
+		Logger:                   logger,
+	})
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitFailure
+	}
+	defer srv.Close()
+	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: configs, Env: environ, Logger: serverLogger(logger, o.verbose)})
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitFailure
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		_ = d.Close(sctx)
+	}()
+	link := newIDELink(dir, environ, o.noIDE, logger)
+	defer link.close()
+
+	lctx, cancel := context.WithTimeout(ctx, ideConnectTimeout+time.Second)
+	ide := link.describe(lctx)
+	cancel()
+	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
+	gate.release(ctx)
+	set.printWarnings(inv.Stderr, name)
+	if set.goplsErr != nil {
+		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
+	}
+
+	p := project{dir: dir}
+	tools := []toolDef{diagnosticsTool(d, p)}
+	tools = append(tools, navTools(&navigator{m: d.Manager(), p: p, link: link})...)
+	tools = append(tools, ideTools(link, p)...)
+	for _, t := range tools {
+		if err := srv.RegisterTool(t); err != nil {
+			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+			return exitFailure
+		}
+	}
+	err = srv.ServeStream(ctx, inv.Stdin, inv.Stdout)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return exitOK
+	case errors.Is(err, io.ErrClosedPipe):
+		return exitOK // the client went away
+	}
+	fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+	return exitFailure
+}
+
+// serverLogger is the language servers' logger: their messages only with
+// -v, the manager's warnings always.
+func serverLogger(l *slog.Logger, verbose bool) *slog.Logger {
+	if verbose {
+		return l
+	}
+	return slog.New(levelHandler{l.Handler(), slog.LevelWarn})
+}
+
+// startGate holds log records until release.
+type startGate struct {
+	mu   sync.Mutex
+	open bool
+	held []heldRecord
+}
+
+type heldRecord struct {
+	h slog.Handler
+	r slog.Record
+}
+
+// maxHeld bounds the records held before release.
+const maxHeld = 1000
+
+// release writes the held records, in order, and lets later ones through.
+func (g *startGate) release(ctx context.Context) {
+	g.mu.Lock()
+	held := g.held
+	g.held, g.open = nil, true
+	g.mu.Unlock()
+	for _, h := range held {
+		_ = h.h.Handle(ctx, h.r)
+	}
+}
+
+// gateHandler sends records to its handler once its gate is open.
+type gateHandler struct {
+	inner slog.Handler
+	gate  *startGate
+}
+
+func (h *gateHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
+
+func (h *gateHandler) Handle(ctx context.Context, r slog.Record) error {
+	g := h.gate
+	g.mu.Lock()
+	if !g.open {
+		if len(g.held) < maxHeld {
+			g.held = append(g.held, heldRecord{h.inner, r.Clone()})
+		}
+		g.mu.Unlock()
+		return nil
+	}
+	g.mu.Unlock()
+	return h.inner.Handle(ctx, r)
+}
+
+func (h *gateHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &gateHandler{h.inner.WithAttrs(as), h.gate}
+}
+
+func (h *gateHandler) WithGroup(name string) slog.Handler {
+	return &gateHandler{h.inner.WithGroup(name), h.gate}
+}
+
+// levelHandler drops records below its level.
+type levelHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// mcpServers loads the servers the flags choose for the project (see
+// serverSources), the built-in gopls tuned for waiting on its analysis.
+// It fails only when the flags named servers and none of them loaded.
+func mcpServers(inv *invocation, dir string, src *serverSources) (*serverSet, int) {
+	set := loadServers(inv, dir, src, nil)
+	if src.explicit() && set.fromFlags() == 0 {
+		set.printWarnings(inv.Stderr, "idebridge mcp")
+		what := "what --config, --plugin-dir and --marketplace name"
+		if len(src.pluginDirs) == 0 && len(src.marketplaces) == 0 {
+			what = absIn(dir, src.config)
+		}
+		fmt.Fprintf(inv.Stderr, "idebridge mcp: %s configures no usable language server\n", what)
+		return nil, exitUnavailable
+	}
+	for i, c := range set.configs {
+		if strings.HasPrefix(set.origins[c.Name], "built in") {
+			// gopls holds its analysis back for a second after a change;
+			// diagnostics waits for that pass, so it should not idle.
+			set.configs[i].InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
+		}
+	}
+	return set, exitOK
+}
+
+// describeServers names each server with its extensions and the command
+// it runs, resolved as it will be started.
+func describeServers(configs []lsp.ServerConfig, environ []string) string {
+	if len(configs) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(configs))
+	for i, c := range configs {
+		exts := make([]string, 0, len(c.ExtensionToLanguage))
+		for e := range c.ExtensionToLanguage {
+			exts = append(exts, e)
+		}
+		slices.Sort(exts)
+		cmd, err := c.ResolveCommand(environ)
+		if err != nil {
+			cmd = c.Command + " (not found)"
+		}
+		parts[i] = fmt.Sprintf("%s (%s: %s)", c.Name, strings.Join(exts, " "), cmd)
+	}
+	return strings.Join(parts, ", ")
+}

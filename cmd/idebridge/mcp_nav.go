@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcp"
+)
+
+// posArgs address a place in a file as models name one reliably.
+type posArgs struct {
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Column     int    `json:"column"`
+	Symbol     string `json:"symbol"`
+	Occurrence int    `json:"occurrence"`
+}
+
+// posProps are the schema properties of posArgs.
+var posProps = []prop{
+	{"file", typed("string", "The file: a path relative to the project directory, or absolute.")},
+	{"line", `{"type":"integer","minimum":1,"description":"1-based line of the symbol."}`},
+	{"column", `{"type":"integer","minimum":1,"description":"1-based column of the symbol on the line, in characters. Give column or symbol."}`},
+	{"symbol", typed("string", "The symbol's text as it appears on the line, instead of a column (for a qualified name such as fmt.Println, the last part is meant).")},
+	{"occurrence", `{"type":"integer","minimum":1,"description":"Which occurrence of symbol on the line, 1-based; needed only when it occurs more than once."}`},
+}
+
+// addressing is the addressing rule, for the tools' descriptions.
+const addressing = " Address the symbol by file, 1-based line, and either a 1-based column or its text on that line (symbol, with occurrence when it appears more than once)."
+
+// pos checks the address and returns it as the library's Pos.
+func (a *posArgs) pos(p project, tool string) (lsp.Pos, *mcp.ToolResult) {
+	switch {
+	case a.File == "":
+		return lsp.Pos{}, errorf("%s needs file, the path of the file the symbol is in.", tool)
+	case a.Line < 1:
+		return lsp.Pos{}, errorf("%s needs line, the symbol's 1-based line.", tool)
+	case a.Column < 0:
+		return lsp.Pos{}, errorf("column is 1-based: 1 or more.")
+	case a.Column > 0 && a.Symbol != "":
+		return lsp.Pos{}, errorf("Give column or symbol, not both.")
+	case a.Column == 0 && a.Symbol == "":
+		return lsp.Pos{}, errorf("%s needs column (1-based) or symbol (the symbol's text on line %d).", tool, a.Line)
+	case a.Occurrence < 0 || a.Occurrence > 0 && a.Symbol == "":
+		return lsp.Pos{}, errorf("occurrence is 1-based and goes with symbol.")
+	}
+	return lsp.Pos{Path: p.abs(a.File), Line: a.Line, Column: a.Column, Symbol: a.Symbol, Occurrence: a.Occurrence}, nil
+}
+
+// navigator runs the navigation tools on the manager's servers.
+type navigator struct {
+	m    *lsp.Manager
+	p    project
+	link *ideLink
+}
+
+func (n *navigator) render(res lsp.NavResult) *mcp.ToolResult {
+	return mcp.TextResult(res.Render(&lsp.NavRenderOptions{ProjectDir: n.p.dir}))
+}
+
+// failed turns a navigation error into a sentence a model can act on.
+func (n *navigator) failed(tool string, err error) *mcp.ToolResult {
+	var pe *lsp.PosError
+	var ne *lsp.NoServerError
+	switch {
+	case errors.As(err, &pe):
+		return mcp.ErrorResult(relPosError(n.p, pe))
+	case errors.As(err, &ne):
+		return errorf("No language server serves %s (%s files), so %s cannot answer for it; see the servers in this server's first log line.", n.p.rel(ne.Path), extOf(ne.Path), tool)
+	case errors.Is(err, lsp.ErrUnsupported):
+		return errorf("%v.", err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return errorf("%s ended before the language server answered (%v).", tool, err)
+	}
+	return errorf("%s failed: %v", tool, err)
+}
+
+// relPosError is a PosError's message with the path relative to the
+// project and the occurrence named as this server's argument (the command
+// line says #N).
+func relPosError(p project, pe *lsp.PosError) string {
+	e := *pe
+	e.Pos.Path = p.rel(pe.Pos.Path)
+	e.Pos.Occurrence = 0
+	msg := e.Error()
+	if n := len(pe.Columns); n > 1 {
+		msg = strings.Replace(msg, fmt.Sprintf("say which with #1 … #%d, or give a column", n),
+			fmt.Sprintf("say which with occurrence (1 to %d), or give column instead of symbol", n), 1)
+	}
+	if pe.Pos.Occurrence > 0 {
+		msg = strings.Replace(msg, e.Pos.String(), fmt.Sprintf("%s (occurrence %d)", e.Pos, pe.Pos.Occurrence), 1)
+	}
+	return msg
+}
+
+func navTools(n *navigator) []toolDef {
+	at := func(name, desc string, op lsp.NavOp) toolDef {
+		return mcpTool(name, desc+addressing, objectSchema(posProps, "file", "line"),
+			func(ctx context.Context, a *posArgs) *mcp.ToolResult {
+				pos, bad := a.pos(n.p, name)
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos})
+				if err != nil {
+					return n.failed(name, err)
+				}
+				return n.render(res)
+			})
+	}
+	return []toolDef{
+		at("definition", "Where the symbol at a place in a file is defined: each location as path:line:column with its source line.", lsp.OpDefinition),
+		at("declaration", "Where the symbol at a place in a file is declared (for languages that tell declarations from definitions, such as C and C++; elsewhere the definition).", lsp.OpDeclaration),
+		at("type_definition", "Where the type of the symbol at a place in a file is defined (the type of a variable, field or expression).", lsp.OpTypeDefinition),
+		at("implementation", "The implementations of the interface, abstract method or type at a place in a file (or the interfaces a type implements, where the server says so).", lsp.OpImplementation),
+		mcpTool("references",
+			"Every reference to the symbol at a place in a file, across the project, grouped by file with each source line; at most 100 are listed and the rest counted."+addressing,
+			objectSchema(append(posProps[:len(posProps):len(posProps)],
+				prop{"include_declaration", `{"type":"boolean","default":false,"description":"Also list the declaration itself."}`}), "file", "line"),
+			func(ctx context.Context, a *struct {
+				posArgs
+				IncludeDeclaration bool `json:"include_declaration"`
+			}) *mcp.ToolResult {
+				pos, bad := a.pos(n.p, "references")
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.References(ctx, pos, a.IncludeDeclaration)
+				if err != nil {
+					return n.failed("references", err)
+				}
+				return n.render(res)
+			}),
+		at("hover", "What the language server shows when hovering over the symbol at a place in a file: its signature or type and its documentation, as Markdown.", lsp.OpHover),
+		mcpTool("document_symbols",
+			"The symbols declared in a file (types, functions, methods, fields, ...), nested as in the source, each with its 1-based line.",
+			objectSchema([]prop{{"file", typed("string", "The file: a path relative to the project directory, or absolute.")}}, "file"),
+			func(ctx context.Context, a *struct {
+				File string `json:"file"`
+			}) *mcp.ToolResult {
+				if a.File == "" {
+					return errorf("document_symbols needs file, the path of the file.")
+				}
+				res, err := n.m.DocumentSymbols(ctx, n.p.abs(a.File))
+				if err != nil {
+					return n.failed("document_symbols", err)
+				}
+				return n.render(res)
+			}),
+		mcpTool("workspace_symbols",
+			"Find symbols by name across the project (the server's fuzzy match, best first), each with its location. file picks the language server: any file of the language to search.",
+			objectSchema([]prop{
+				{"query", typed("string", "The name, or part of it, to search for.")},
+				{"file", typed("string", "A file whose language server to ask (relative to the project, or absolute); needed when the project has servers for several languages.")},
+			}, "query"),
+			func(ctx context.Context, a *struct {
+				Query string `json:"query"`
+				File  string `json:"file"`
+			}) *mcp.ToolResult {
+				if strings.TrimSpace(a.Query) == "" {
+					return errorf("workspace_symbols needs query, the name to search for.")
+				}
+				path := ""
+				if a.File != "" {
+					path = n.p.abs(a.File)
+				}
+				res, err := n.m.WorkspaceSymbols(ctx, a.Query, path)
+				if path == "" && errors.Is(err, lsp.ErrNoServer) && n.startServers(ctx) {
+					res, err = n.m.WorkspaceSymbols(ctx, a.Query, "")
+				}
+				if err != nil {
+					return n.failed("workspace_symbols", err)
+				}
+				return n.render(res)
+			}),
+		mcpTool("call_hierarchy",
+			"The callers (direction incoming) or the callees (direction outgoing) of the function or method at a place in a file, each with where the calls are."+addressing,
+			objectSchema(append(posProps[:len(posProps):len(posProps)],
+				prop{"direction", `{"type":"string","enum":["incoming","outgoing"],"default":"incoming","description":"incoming: who calls it; outgoing: what it calls."}`}), "file", "line"),
+			func(ctx context.Context, a *struct {
+				posArgs
+				Direction string `json:"direction"`
+			}) *mcp.ToolResult {
+				pos, bad := a.pos(n.p, "call_hierarchy")
+				if bad != nil {
+					return bad
+				}
+				op := lsp.OpIncomingCalls
+				switch a.Direction {
+				case "", "incoming":
+				case "outgoing":
+					op = lsp.OpOutgoingCalls
+				default:
+					return errorf("direction is incoming or outgoing, not %q.", a.Direction)
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos})
+				if err != nil {
+					return n.failed("call_hierarchy", err)
+				}
+				return n.render(res)
+			}),
+		userTool("rename",
+			"Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true."+addressing,
+			objectSchema(append(posProps[:len(posProps):len(posProps)],
+				prop{"new_name", typed("string", "The new name.")},
+				prop{"apply", `{"type":"boolean","description":"false: only show the diff. true: write the change, through the IDE's review when one is connected, else directly (atomically, refusing a file that changed since). Default: review in the IDE when connected, else only show the diff."}`}),
+				"file", "line", "new_name"),
+			func(ctx context.Context, a *renameArgs) *mcp.ToolResult {
+				return n.rename(ctx, a)
+			}),
+	}
+}
+
+type renameArgs struct {
+	posArgs
+	NewName string `json:"new_name"`
+	Apply   *bool  `json:"apply"`
+}
+
+func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
+	pos, bad := a.pos(n.p, "rename")
+	if bad != nil {
+		return bad
+	}
+	if strings.TrimSpace(a.NewName) == "" {
+		return errorf("rename needs new_name, the symbol's new name.")
+	}
+	// The server's part is bounded; the user's review that follows is not.
+	rctx, cancel := context.WithTimeout(ctx, mcpCallTimeout)
+	prop, err := n.m.Rename(rctx, pos, a.NewName)
+	cancel()
+	if err != nil {
+		return n.failed("rename", err)
+	}
+	opts := &lsp.NavRenderOptions{ProjectDir: n.p.dir}
+	proposal := prop.Render(opts)
+	if len(prop.Files) == 0 || a.Apply != nil && !*a.Apply {
+		return mcp.TextResult(proposal)
+	}
+	c, why := n.link.get(ctx)
+	if c == nil && a.Apply == nil {
+		return textf("%s\n\nNot applied: no IDE is connected to review it (%s). Call rename again with apply true to write it, or edit the files yourself.", proposal, strings.TrimSuffix(why, "."))
+	}
+	var propose lsp.ProposeFunc
+	via := "written directly (no IDE connected)"
+	if c != nil {
+		propose = reviewPropose(c)
+		via = "reviewed in " + c.name()
+	}
+	applied, err := n.m.ApplyRename(ctx, prop, propose)
+	if err != nil {
+		return errorf("%s\n\nApplying the rename failed: %v; nothing was written.", proposal, err)
+	}
+	return textf("%s\n\nApplied, %s:\n%s", proposal, via, applied.Render(opts))
+}
+
+// reviewPropose shows each file of a rename in the IDE's diff viewer, as
+// propose_edit does, and says what the user did with it.
+func reviewPropose(c *ideConn) lsp.ProposeFunc {
+	return func(ctx context.Context, edit *lsp.FileEdit) (lsp.ApplyStatus, error) {
+		res, err := c.reviewer.ProposeEdit(ctx, idebridge.EditRequest{Path: edit.Path, NewText: edit.NewText, Base: edit.Base})
+		var ce *idebridge.ConflictError
+		switch {
+		case errors.As(err, &ce):
+			return lsp.ApplyConflict, err
+		case err != nil && ctx.Err() != nil:
+			return lsp.ApplyCancelled, err
+		case err != nil:
+			return lsp.ApplyFailed, err
+		case res.Cancelled:
+			return lsp.ApplyCancelled, nil
+		case res.Written:
+			return lsp.ApplyWritten, nil
+		case res.Status == idebridge.EditRejected:
+			return lsp.ApplyRejected, nil
+		}
+		return lsp.ApplyRejected, fmt.Errorf("the IDE did not accept the edit (it answered %q)", res.IDEAnswer)
+	}
+}
+
+// maxWalk bounds the entries startServers looks at.
+const maxWalk = 20000
+
+// startServers starts the server of each language the project has a file
+// of (the first found, walking the project without hidden directories,
+// node_modules and vendor), so that a workspace query without a file has
+// servers to ask. It reports whether any started.
+func (n *navigator) startServers(ctx context.Context) bool {
+	want := map[string]bool{}
+	for _, st := range n.m.Servers() {
+		want[st.Name] = true
+	}
+	started, seen := false, 0
+	_ = filepath.WalkDir(n.p.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil || len(want) == 0 || seen > maxWalk {
+			return filepath.SkipAll
+		}
+		seen++
+		if d.IsDir() {
+			if name := d.Name(); path != n.p.dir && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name, err := n.m.ServerFor(path)
+		if err != nil || !want[name] {
+			return nil
+		}
+		delete(want, name)
+		if n.m.Open(ctx, path) == nil {
+			started = true
+		}
+		return nil
+	})
+	return started
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
+)
+
+// The tools of `idebridge mcp` answer every failure a model can do
+// something about as an isError result with one sentence saying what went
+// wrong and what to do; JSON-RPC errors are left for protocol faults.
+
+// mcpCallTimeout bounds a tool call that does not wait for the user; one
+// that runs out answers an isError result saying so.
+const mcpCallTimeout = 2 * time.Minute
+
+// mcpTool builds a tool whose arguments decode into A, bounded by
+// mcpCallTimeout. Arguments that do not decode are answered as an isError
+// result naming the problem, so that a model can correct its call.
+func mcpTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
+	return defineTool(name, description, schema, mcpCallTimeout, run)
+}
+
+// userTool is mcpTool for a tool that waits for the user's decision, as
+// long as they take (the client may still cancel the call).
+func userTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
+	return defineTool(name, description, schema, 0, run)
+}
+
+// toolDef is a tool to register.
+type toolDef = ideserver.Tool
+
+func defineTool[A any](name, description, schema string, limit time.Duration, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
+	return toolDef{
+		Tool: mcp.Tool{
+			Name:        name,
+			Description: description,
+			InputSchema: json.RawMessage(schema),
+		},
+		// The server's own call timeout is off: the tools bound
+		// themselves, so that running out is a sentence, not a protocol
+		// error.
+		Timeout: -1,
+		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			var a A
+			dec := json.NewDecoder(bytes.NewReader(call.Arguments))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&a); err != nil {
+				return mcp.ErrorResult(fmt.Sprintf("The arguments of %s do not fit its input schema (%v); call it again with the arguments its schema describes.", name, argError(err))), nil
+			}
+			if limit > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, limit)
+				defer cancel()
+			}
+			res := run(ctx, &a)
+			if limit > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && !res.IsError {
+				return errorf("%s did not finish within %v; its answer may be incomplete:\n%s", name, limit, res.Text()), nil
+			}
+			return res, nil
+		},
+	}
+}
+
+// argError says what was wrong with arguments in the words of a model's
+// call, not Go's.
+func argError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "there is no argument " + f
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "int", "int64", "int32", "uint", "uint64":
+		return "an integer"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return goKind
+}
+
+// errorf is an isError result.
+func errorf(format string, args ...any) *mcp.ToolResult {
+	return mcp.ErrorResult(fmt.Sprintf(format, args...))
+}
+
+// textf is a result of one text block.
+func textf(format string, args ...any) *mcp.ToolResult {
+	return mcp.TextResult(fmt.Sprintf(format, args...))
+}
+
+// objectSchema writes a JSON Schema object with the given properties (in
+// order: name, then its schema) and required names.
+func objectSchema(props []prop, required ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i, p := range props {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(p.name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.WriteString(p.schema)
+	}
+	b.WriteString(`}`)
+	if len(required) > 0 {
+		req, _ := json.Marshal(required)
+		b.WriteString(`,"required":`)
+		b.Write(req)
+	}
+	b.WriteString(`,"additionalProperties":false}`)
+	return b.String()
+}
+
+type prop struct{ name, schema string }
+
+// typed returns a property schema of a JSON type with a description.
+func typed(typ, description string) string {
+	d, _ := json.Marshal(description)
+	return `{"type":"` + typ + `","description":` + string(d) + `}`
+}
+
+// project resolves and displays the paths of tool calls.
+type project struct {
+	dir string
+}
+
+// abs resolves a path argument: absolute, or relative to the project.
+func (p project) abs(path string) string {
+	path = strings.TrimPrefix(path, "file://")
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, path)
+	}
+	return filepath.Clean(path)
+}
+
+// rel displays path relative to the project when it lies inside it.
+func (p project) rel(path string) string {
+	r, err := filepath.Rel(p.dir, path)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return filepath.ToSlash(r)
+}

@@ -1,0 +1,137 @@
+package lsp
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests use scriptls for what no real server can be made to do on
+// demand: a workspace load that never ends, or ends at a chosen moment.
+// The real servers' loading is tested in nav_servers_test.go.
+
+func newScriptedNav(t *testing.T, loadWait time.Duration, args ...string) (*Manager, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.script")
+	writeFile(t, path, "one two\nthree 😀 four\n")
+	opts := testOptions(dir)
+	opts.LoadWait = loadWait
+	m, err := NewManager([]ServerConfig{scriptConfig("scripted", ".script", args...)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	return m, path
+}
+
+// openLoading opens path and waits until the scripted load has begun.
+func openLoading(t *testing.T, m *Manager, path string) {
+	t.Helper()
+	if err := m.Open(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		inst := m.servers[0].current()
+		inst.fmu.Lock()
+		n := inst.nav.begun
+		inst.fmu.Unlock()
+		if n > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the scripted load did not begin")
+}
+
+func TestNavWaitsForLoadingThenSaysIncomplete(t *testing.T) {
+	m, path := newScriptedNav(t, 300*time.Millisecond, "-loading=-1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	openLoading(t, m, path)
+	start := time.Now()
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Incomplete || !strings.Contains(res.Reason, "Loading workspace") {
+		t.Errorf("answer during a load that never ends: incomplete %v, reason %q", res.Incomplete, res.Reason)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("answered after %v, without waiting LoadWait for the load", d)
+	}
+	text := res.Render(nil)
+	if !strings.Contains(text, "the answer may be incomplete: scripted was still loading the workspace (Loading workspace)") {
+		t.Errorf("the rendering does not say the answer may be incomplete:\n%s", text)
+	}
+	// The scripted server answers with the place asked about: the column
+	// after the emoji, converted to UTF-16 and back.
+	if len(res.Locations) != 1 || res.Locations[0].Line != 2 || res.Locations[0].Column != 9 {
+		t.Errorf("locations %+v, want line 2 column 9", res.Locations)
+	}
+}
+
+func TestNavWaitsForTheLoadToEnd(t *testing.T) {
+	m, path := newScriptedNav(t, 0, "-loading=1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	openLoading(t, m, path)
+	start := time.Now()
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 1, Column: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incomplete {
+		t.Errorf("answer after the load ended is incomplete: %s", res.Reason)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("answered after %v, before the load ended", d)
+	}
+	// The request's own progress (on navigation's work-done token) is
+	// neither loading nor work that Settle would wait for.
+	srv := m.servers[0]
+	inst := srv.current()
+	inst.fmu.Lock()
+	active, titles := len(inst.active), len(inst.nav.titles)
+	inst.fmu.Unlock()
+	if active != 0 || titles != 0 {
+		t.Errorf("after the answer: %d active progresses, %d loading titles; want none", active, titles)
+	}
+	// A second request does not wait.
+	res, err = m.Definition(ctx, Pos{Path: path, Line: 1, Column: 1})
+	if err != nil || res.Incomplete {
+		t.Errorf("second definition: %+v, %v", res, err)
+	}
+}
+
+func TestNavNoLoadWait(t *testing.T) {
+	m, path := newScriptedNav(t, -1, "-loading=-1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	openLoading(t, m, path)
+	start := time.Now()
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 1, Symbol: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Incomplete {
+		t.Error("LoadWait < 0: the answer during the load is not incomplete")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("LoadWait < 0 waited %v", d)
+	}
+}
+
+func TestNavLoadWaitEndsWithContext(t *testing.T) {
+	m, path := newScriptedNav(t, time.Hour, "-loading=-1s")
+	openLoading(t, m, path)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := m.Definition(ctx, Pos{Path: path, Line: 1, Column: 1})
+	if err == nil || !strings.Contains(err.Error(), "waiting for scripted to load the workspace") {
+		t.Errorf("Definition with ctx ending during the load: %v", err)
+	}
+}

@@ -1,0 +1,4 @@
+int clean(void) {
+    const char *s = "😀 hello";
+    return s[0];
+}

@@ -1,0 +1,6 @@
+package conformance
+
+// Clean has no diagnostics.
+func Clean() string {
+	return "😀 fine"
+}

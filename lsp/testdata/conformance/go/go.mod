@@ -1,0 +1,3 @@
+module example.com/conformance
+
+go 1.22

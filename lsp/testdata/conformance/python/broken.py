@@ -1,0 +1,3 @@
+def broken(name: str) -> int:
+    print("😀 hello", undefined_name)
+    return name

@@ -1,0 +1,2 @@
+def clean(name: str) -> str:
+    return "😀 hello " + name

@@ -1,0 +1,3 @@
+export function clean(name: string): string {
+  return "😀 hello " + name;
+}
