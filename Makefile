@@ -112,17 +112,10 @@ bench: gopls
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd benchmarks && GOPLS=$(GOPLS) $(GO) test -run '^$$' -bench . -benchmem ./...
 
-# LIB_LDFLAGS turn asynchronous preemption off in libidebridge's Go runtime,
-# keeping the go command's own GODEBUG defaults (see "Building" in cabi/doc.go:
-# with Go 1.26, asynchronous preemption corrupts goroutine stacks in a library
-# driven from Node). Every build of the library uses them: here, the Python
-# package's backend and the Node package's build script.
-LIB_LDFLAGS = -X=runtime.godebugDefault=$(shell $(GO) list -f '{{.DefaultGODEBUG}}' ./cabi),asyncpreemptoff=1
-
 ## lib: libidebridge, the c-shared library (its header is cabi/include/idebridge.h)
 lib:
 	@mkdir -p build
-	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -ldflags='$(LIB_LDFLAGS)' -o build/libidebridge.so ./cabi
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -o build/libidebridge.so ./cabi
 	@rm -f build/libidebridge.h
 
 ## abi-test: the C test program, the Python unittest suite and the Node node:test suite against build/libidebridge.so
@@ -147,7 +140,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 LIBVERSION := $(shell sed -n 's/^const libVersion = "\(.*\)"/\1/p' cabi/export_core.go)
 install:
 	@mkdir -p build
-	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -ldflags='$(LIB_LDFLAGS)' -o build/install/libidebridge.so ./cabi
+	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -o build/install/libidebridge.so ./cabi
 	$(GO) build -trimpath -o build/install/idebridge ./cmd/idebridge
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 0755 build/install/idebridge $(DESTDIR)$(BINDIR)/idebridge

@@ -1,27 +1,10 @@
 // Command cabi is libidebridge: idebridge as a C shared library, for agents
 // written in any language with a C FFI.
 //
-// Build it with `make lib` (or `make install`), and include
-// cabi/include/idebridge.h. Python and Node.js bindings generated from the
-// same description live in bindings/python and bindings/node.
-//
-// # Building
-//
-// Every build of the library (make lib and install, the Python package's
-// backend, the Node package's build script) passes
-//
-//	-ldflags=-X=runtime.godebugDefault=<go list -f {{.DefaultGODEBUG}} ./cabi>,asyncpreemptoff=1
-//
-// which turns asynchronous preemption off in the library's Go runtime and
-// keeps the go command's own GODEBUG defaults; GODEBUG in the environment
-// still overrides it. Built with Go 1.26 and left on, the library driven
-// from Node (koffi calls it from a stack of its own) corrupted goroutine
-// stacks: 9 of 117 runs of bindings/test/node_package_test.js crashed, in
-// runtime.stackalloc on a stack free-list word of 0x206 (the RFLAGS value
-// asyncPreempt pushes) or in a traceback of a corrupted stack; none of 24
-// runs crashed with the library built by Go 1.25, none of 54 with
-// preemption off. The library has no loop that needs preempting: its
-// goroutines block on channels and I/O.
+// Build it with `make lib` (or `make install`, which installs it with its
+// header and a pkg-config file), and include cabi/include/idebridge.h.
+// Python and Node.js bindings generated from the same description live in
+// bindings/python and bindings/node.
 //
 // The rules of the ABI:
 //
@@ -44,6 +27,15 @@
 //     idb_call_result, idb_call_cancel and idb_call_free finish it. The
 //     call carries its outcome, error included, so any thread may read it
 //     (export_async.go).
+//   - As for any Go library, a signal handler the host installs after
+//     loading it must have SA_ONSTACK: the handler may run on one of the
+//     library's threads, and without SA_ONSTACK it runs on a goroutine's
+//     small stack and corrupts the memory below it. SIGCHLD matters most,
+//     since the library's children (language servers) signal the threads
+//     that started them: the library gives SIGCHLD's handler SA_ONSTACK
+//     when it loads and at the start of every blocking call
+//     (sigchld_unix.go), and the Node binding keeps the handler libuv
+//     installs, without SA_ONSTACK, for good.
 //
 // The exports are described once, in package cabi/abispec; cabi/gen writes
 // the header and the bindings from that description:

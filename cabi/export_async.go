@@ -69,7 +69,10 @@ type callOutcome struct {
 
 // callContext returns the context of the asynchronous call the calling
 // thread runs, or context.Background for a call made directly from C.
+// Every blocking export starts with it, which makes it the place where
+// SIGCHLD's handler is checked (see sigchld_unix.go).
 func callContext() context.Context {
+	guardChildSignal()
 	if c := currentCall(); c != nil {
 		return c.ctx
 	}

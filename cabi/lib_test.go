@@ -47,14 +47,7 @@ func buildLib(t *testing.T) (so, cgoHeader string) {
 		builtLib.so = filepath.Join(dir, "libidebridge.so")
 		builtLib.hfile = filepath.Join(dir, "libidebridge.h")
 		builtLib.ide = filepath.Join(dir, "ideserve")
-		// As make lib builds it: see "Building" in doc.go.
-		defaults, err := exec.Command("go", "list", "-f", "{{.DefaultGODEBUG}}", ".").Output()
-		if err != nil {
-			builtLib.err = "go list: " + err.Error()
-			return
-		}
-		cmd := exec.Command("go", "build", "-buildmode=c-shared",
-			"-ldflags=-X=runtime.godebugDefault="+strings.TrimSpace(string(defaults))+",asyncpreemptoff=1", "-o", builtLib.so, ".")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", builtLib.so, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			builtLib.err = "go build -buildmode=c-shared: " + err.Error() + "\n" + string(out)

@@ -42,6 +42,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { isMainThread } = require('node:worker_threads');
 const koffi = require('koffi');
 
 // Status codes returned by the C functions.
@@ -156,9 +157,30 @@ function libraryPath() {
   );
 }
 
+/**
+ * Keeps libuv's SIGCHLD handler installed for as long as the process lives.
+ * libuv installs it without SA_ONSTACK when Node starts its first child
+ * process and removes it when the last one has exited; the library's
+ * children (language servers) signal the library's own threads, where a
+ * handler without SA_ONSTACK runs on a goroutine's small stack and corrupts
+ * the memory below it. With a listener the handler stays, so the library
+ * gives it SA_ONSTACK once, when it loads. The listener does nothing and
+ * does not keep the event loop alive. Worker threads cannot listen to
+ * signals: the library then checks SIGCHLD's handler before every blocking
+ * call, which leaves a window open (see cabi/sigchld_unix.go).
+ */
+function keepChildSignal() {
+  if (process.platform !== 'win32' && isMainThread && !process.listeners('SIGCHLD').includes(ignoreSignal)) {
+    process.on('SIGCHLD', ignoreSignal);
+  }
+}
+
+function ignoreSignal() {}
+
 /** Loads the library once and declares its functions. */
 function load() {
   if (fnsCache === null) {
+    keepChildSignal();
     libHandle = koffi.load(libraryPath());
     fnsCache = declare(libHandle);
   }

@@ -520,6 +520,63 @@ static int wait_call(uint64_t call, char **out) {
 	return st;
 }
 
+static volatile sig_atomic_t chld_seen;
+
+static void on_chld(int sig) {
+	(void)sig;
+	chld_seen = 1;
+}
+
+static int sigchld_flags(struct sigaction *now) {
+	return sigaction(SIGCHLD, NULL, now) == 0 ? now->sa_flags : -1;
+}
+
+/*
+ * A SIGCHLD handler installed after the library loaded and without
+ * SA_ONSTACK, as libuv installs Node's, gets SA_ONSTACK from the next
+ * blocking call, direct or started as a call: the library's children
+ * signal its own threads, where the handler must not run on a goroutine's
+ * stack. The handler and its other flags stay as they were.
+ */
+static void test_child_signal(void) {
+	struct sigaction sa, old, now;
+	char opts[512];
+	char *out = NULL;
+	uint64_t call = 0;
+	snprintf(opts, sizeof opts, "{\"env\":{\"CLAUDE_CONFIG_DIR\":\"%s/no-such-config\"}}", testdata);
+	for (int started = 0; started < 2; started++) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_chld;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		CHECK(sigaction(SIGCHLD, &sa, started ? NULL : &old) == 0, "sigaction");
+		CHECK((sigchld_flags(&now) & SA_ONSTACK) == 0, "SA_ONSTACK before any call");
+		if (started) {
+			CHECK_OK(idb_discover_start(opts, 1000, &call));
+			CHECK(wait_call(call, &out) == IDB_OK, "discover call: %s", out ? out : "(null)");
+		} else {
+			CHECK_OK(idb_discover(opts, 1000, &out));
+		}
+		idb_free(out);
+		out = NULL;
+		int flags = sigchld_flags(&now);
+		CHECK(flags != -1 && (flags & SA_ONSTACK) && (flags & SA_RESTART) && now.sa_handler == on_chld,
+		      "SIGCHLD after a %s call: flags %#x, handler %s", started ? "started" : "direct", flags,
+		      now.sa_handler == on_chld ? "kept" : "replaced");
+	}
+	chld_seen = 0;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	CHECK(chld_seen, "the handler still runs");
+	CHECK(sigaction(SIGCHLD, &old, NULL) == 0, "restore SIGCHLD");
+	CHECK_OK(idb_discover(opts, 1000, &out));
+	idb_free(out);
+	CHECK((sigchld_flags(&now) & SA_ONSTACK) == 0 && now.sa_handler == old.sa_handler,
+	      "the default disposition is left alone");
+}
+
 static void test_async(void) {
 	struct ide ide;
 	if (ide_start_diff(&ide, "hold") != 0)
@@ -847,6 +904,7 @@ int main(int argc, char **argv) {
 	test_registry_threads();
 	test_ide();
 	test_async();
+	test_child_signal();
 	test_lsp();
 
 	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());

@@ -26,14 +26,10 @@ if (process.env.IDEBRIDGE_PREBUILT_LIB) {
     console.error(`idebridge: the Go module github.com/idebridge/idebridge is not at ${root}: pack from a clone, or set IDEBRIDGE_GO_SRC`);
     process.exit(1);
   }
-  // Asynchronous preemption off in the library's runtime, keeping the go
-  // command's own GODEBUG defaults: see "Building" in cabi/doc.go.
-  const env = { ...process.env, CGO_ENABLED: '1' };
-  const defaults = execFileSync('go', ['list', '-f', '{{.DefaultGODEBUG}}', './cabi'], { cwd: root, env, encoding: 'utf8' }).trim();
-  const args = ['build', '-buildmode=c-shared', '-trimpath', `-ldflags=-s -w -X=runtime.godebugDefault=${defaults},asyncpreemptoff=1`, '-o', out, './cabi'];
+  const args = ['build', '-buildmode=c-shared', '-trimpath', '-ldflags=-s -w', '-o', out, './cabi'];
   console.error(`idebridge: go ${args.join(' ')} (in ${root})`);
   try {
-    execFileSync('go', args, { cwd: root, stdio: 'inherit', env });
+    execFileSync('go', args, { cwd: root, stdio: 'inherit', env: { ...process.env, CGO_ENABLED: '1' } });
   } catch (e) {
     console.error('idebridge: building libidebridge failed (it needs Go 1.24 or later and a C compiler on PATH): ' + e.message);
     process.exit(1);

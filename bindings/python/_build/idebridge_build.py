@@ -109,13 +109,7 @@ def _build_library(out_dir: str) -> str:
         )
     root = _go_source()
     env = dict(os.environ, CGO_ENABLED="1")
-    # Asynchronous preemption off in the library's runtime, keeping the go
-    # command's own GODEBUG defaults: see "Building" in cabi/doc.go.
-    r = subprocess.run([go, "list", "-f", "{{.DefaultGODEBUG}}", "./cabi"], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("go list ./cabi failed:\n%s" % r.stdout)
-    ldflags = "-s -w -X=runtime.godebugDefault=%s,asyncpreemptoff=1" % r.stdout.strip()
-    cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=" + ldflags, "-o", dest, "./cabi"]
+    cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", dest, "./cabi"]
     print("idebridge: %s (in %s)" % (" ".join(cmd), root), file=sys.stderr)
     r = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
