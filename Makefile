@@ -19,7 +19,7 @@ LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 export LSP_BIN
 export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test
+.PHONY: node lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -66,7 +66,7 @@ gopls:
 	fi
 
 ## test: everything CI checks
-test: tools lint unit abi-test fuzz
+test: tools lint unit abi-test package-test fuzz
 
 lint: fmt-check vet staticcheck
 
@@ -130,6 +130,42 @@ abi-test: lib
 	cd bindings/python && python3 -m unittest discover -s tests -t . -v
 	cd bindings/node && if [ ! -d node_modules ]; then npm ci --no-audit --no-fund; fi
 	cd bindings/node && node --test
+
+## install: the idebridge command, libidebridge, its header and a pkg-config
+## file, under PREFIX (default /usr/local; DESTDIR for staged installs)
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+LIBVERSION := $(shell sed -n 's/^const libVersion = "\(.*\)"/\1/p' cabi/export_core.go)
+install:
+	@mkdir -p build
+	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -o build/install/libidebridge.so ./cabi
+	$(GO) build -trimpath -o build/install/idebridge ./cmd/idebridge
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 0755 build/install/idebridge $(DESTDIR)$(BINDIR)/idebridge
+	install -m 0755 build/install/libidebridge.so $(DESTDIR)$(LIBDIR)/libidebridge.so
+	install -m 0644 cabi/include/idebridge.h $(DESTDIR)$(INCLUDEDIR)/idebridge.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(LIBVERSION)|' cabi/idebridge.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/idebridge.pc
+	@echo "installed idebridge $(LIBVERSION) under $(DESTDIR)$(PREFIX)"
+
+## package-test: the packages as users get them, outside the checkout: make install and a
+## C program built with pkg-config; pip install into a fresh venv; npm pack installed into a
+## fresh project; each driving `idebridge ide serve` and gopls (bindings/test/run.sh)
+package-test: export GOPLS := $(GOPLS)
+package-test: gopls node
+	bindings/test/run.sh
+
+## bench-abi: per-call overhead of the Go call, the export from C, Python and Node, and the
+## asynchronous forms, in one run
+bench-abi: lib
+	$(GO) test -run '^$$' -bench 'RegistryPublish10$$|AsyncCall' -benchmem ./cabi
+	gcc -O2 -pthread -Icabi/include cabi/test/abi_test.c -Lbuild -lidebridge -Wl,-rpath,$(CURDIR)/build -o build/abi_test
+	build/abi_test bench
+	IDEBRIDGE_LIB=$(CURDIR)/build/libidebridge.so python3 bindings/python/bench.py
+	cd bindings/node && if [ ! -d node_modules ]; then npm ci --no-audit --no-fund; fi
+	IDEBRIDGE_LIB=$(CURDIR)/build/libidebridge.so node bindings/node/bench.js
 
 clean:
 	rm -rf build

@@ -1,13 +1,10 @@
 // Command cabi is libidebridge: idebridge as a C shared library, for agents
 // written in any language with a C FFI.
 //
-// Build it with
-//
-//	go build -buildmode=c-shared -o build/libidebridge.so ./cabi
-//
-// (or `make lib`) and include cabi/include/idebridge.h. Python and Node.js
-// bindings generated from the same description live in bindings/python and
-// bindings/node.
+// Build it with `make lib` (or `make install`, which installs it with its
+// header and a pkg-config file), and include cabi/include/idebridge.h.
+// Python and Node.js bindings generated from the same description live in
+// bindings/python and bindings/node.
 //
 // The rules of the ABI:
 //
@@ -24,6 +21,21 @@
 //     IDB_ERR_PANIC. Nothing in the library exits the process.
 //   - Blocking calls take a timeout in milliseconds: 0 means the
 //     function's documented default, negative means no timeout.
+//   - Every blocking function idb_X has an asynchronous twin idb_X_start,
+//     generated from the table (start_gen.go): it returns a call handle at
+//     once; idb_call_wait, idb_call_fd (a descriptor for event loops),
+//     idb_call_result, idb_call_cancel and idb_call_free finish it. The
+//     call carries its outcome, error included, so any thread may read it
+//     (export_async.go).
+//   - As for any Go library, a signal handler the host installs after
+//     loading it must have SA_ONSTACK: the handler may run on one of the
+//     library's threads, and without SA_ONSTACK it runs on a goroutine's
+//     small stack and corrupts the memory below it. SIGCHLD matters most,
+//     since the library's children (language servers) signal the threads
+//     that started them: the library gives SIGCHLD's handler SA_ONSTACK
+//     when it loads and at the start of every blocking call
+//     (sigchld_unix.go), and the Node binding keeps the handler libuv
+//     installs, without SA_ONSTACK, for good.
 //
 // The exports are described once, in package cabi/abispec; cabi/gen writes
 // the header and the bindings from that description:

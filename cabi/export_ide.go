@@ -82,7 +82,8 @@ type ideClient struct {
 
 // timeoutContext returns the context of a blocking call: a timeout of ms
 // milliseconds when positive (saturated, see millis), def when 0 (none when
-// def <= 0), none when negative.
+// def <= 0), none when negative. In an asynchronous call it derives from the
+// call's context, which idb_call_cancel ends (export_async.go).
 func timeoutContext(ms C.int64_t, def time.Duration) (context.Context, context.CancelFunc) {
 	d := def
 	switch {
@@ -91,10 +92,11 @@ func timeoutContext(ms C.int64_t, def time.Duration) (context.Context, context.C
 	case ms < 0:
 		d = 0
 	}
+	base := callContext()
 	if d <= 0 {
-		return context.WithCancel(context.Background())
+		return context.WithCancel(base)
 	}
-	return context.WithTimeout(context.Background(), d)
+	return context.WithTimeout(base, d)
 }
 
 // longest is what durations in milliseconds saturate to: about 73 years,
@@ -171,14 +173,15 @@ func idb_discover(optionsJSON *C.char, timeoutMs C.int64_t, out **C.char) (st C.
 }
 
 // chooseCandidate picks the candidate to connect to among cands: the one on
-// port when port is not 0, else the only valid one.
-func chooseCandidate(cands []idebridge.Candidate, port int) (idebridge.Candidate, error) {
+// port when port is not 0, else the only valid one. dirs are the lockfile
+// directories searched, named when nothing was found there.
+func chooseCandidate(cands []idebridge.Candidate, port int, dirs []string) (idebridge.Candidate, error) {
 	notFound := func(format string, args ...any) error {
 		return &statusError{abispec.StNotFound, fmt.Errorf(format, args...)}
 	}
 	describe := func() string {
 		if len(cands) == 0 {
-			return "no IDE lockfile found"
+			return "no IDE lockfile found in " + strings.Join(dirs, ", ")
 		}
 		var parts []string
 		for _, c := range cands {
@@ -220,7 +223,7 @@ func findCandidate(ctx context.Context, o *connectOptions) (idebridge.Candidate,
 		if err != nil {
 			return idebridge.Candidate{}, fmt.Errorf("discovering IDEs: %w", err)
 		}
-		c, err := chooseCandidate(cands, o.Port)
+		c, err := chooseCandidate(cands, o.Port, idebridge.LockfileDirs(o.goOptions()))
 		if err == nil || !o.Wait {
 			return c, err
 		}

@@ -45,6 +45,7 @@ type lspOptions struct {
 	ShutdownTimeoutMs int64             `json:"shutdownTimeoutMs"`
 	WaitForProgress   bool              `json:"waitForProgress"`
 	UserConfig        map[string]string `json:"userConfig"`
+	SafeMode          bool              `json:"safeMode"`
 }
 
 func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
@@ -90,6 +91,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		StartupTimeout:   time.Duration(o.StartupTimeoutMs) * time.Millisecond,
 		ShutdownTimeout:  time.Duration(o.ShutdownTimeoutMs) * time.Millisecond,
 		WaitForProgress:  o.WaitForProgress,
+		SafeMode:         o.SafeMode,
 	})
 	if err != nil { // a negative option, named
 		return fail(name, argErr("options_json: %w", err))
@@ -101,7 +103,8 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		return fail(name, argErr("config_json: %w", errors.Join(problems...)))
 	}
 	*outHandle = C.uint64_t(handles.add(kindLSP, m))
-	lspProjects.Store(uint64(*outHandle), dir) // for idb_lsp_load_claude_code
+	lspProjects.Store(uint64(*outHandle), dir)         // for idb_lsp_load_claude_code
+	rememberLSP(uint64(*outHandle), dir, o.UserConfig) // for idb_lsp_reload
 	return 0
 }
 

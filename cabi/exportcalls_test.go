@@ -2,12 +2,16 @@ package main
 
 import "testing"
 
+// moreExportCalls are the calls of exports listed in other files (the
+// generated start functions, the agent API), merged into exportCalls.
+var moreExportCalls []func(t *testing.T) map[string]func() C_int
+
 // exportCalls returns a call of every export that returns a status, with
 // harmless arguments, keyed by export name.
 func exportCalls(t *testing.T) map[string]func() C_int {
 	var out *C_char
 	var n C_uint64
-	return map[string]func() C_int{
+	calls := map[string]func() C_int{
 		"idb_version":        func() C_int { return idb_version(&out) },
 		"idb_handle_count":   func() C_int { return idb_handle_count(&n) },
 		"idb_parse_lockfile": func() C_int { return idb_parse_lockfile(cstr(t, "1.lock"), cstr(t, "{}"), 2, &out) },
@@ -56,4 +60,10 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		"idb_lsp_rename":         func() C_int { return idb_lsp_rename(1, nil, 0, &out) },
 		"idb_lsp_apply_rename":   func() C_int { return idb_lsp_apply_rename(1, cstr(t, "{}"), 0, &out) },
 	}
+	for _, more := range moreExportCalls {
+		for name, call := range more(t) {
+			calls[name] = call
+		}
+	}
+	return calls
 }

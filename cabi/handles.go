@@ -18,6 +18,7 @@ const (
 	kindRegistry kind = 0x52 // 'R'
 	kindIDE      kind = 0x49 // 'I'
 	kindLSP      kind = 0x4c // 'L'
+	kindCall     kind = 0x43 // 'C': an asynchronous call (export_async.go)
 )
 
 func (k kind) String() string {
@@ -28,6 +29,8 @@ func (k kind) String() string {
 		return "IDE client"
 	case kindLSP:
 		return "LSP manager"
+	case kindCall:
+		return "call"
 	}
 	return fmt.Sprintf("kind 0x%02x", uint8(k))
 }

@@ -58,7 +58,9 @@ func fail(name string, err error) C_int {
 	if err == nil {
 		return 0
 	}
-	setThreadError(name + ": " + err.Error())
+	msg := name + ": " + err.Error()
+	setThreadError(msg)
+	noteCallError(msg, err)
 	return C_int(statusOf(err))
 }
 
@@ -70,7 +72,9 @@ var panicHook func(name string)
 // a panic into IDB_ERR_PANIC and a message with the panic value and stack.
 func recoverPanic(name string, status *C_int) {
 	if r := recover(); r != nil {
-		setThreadError(fmt.Sprintf("%s: internal error (recovered panic: %v)\n%s", name, r, debug.Stack()))
+		msg := fmt.Sprintf("%s: internal error (recovered panic: %v)\n%s", name, r, debug.Stack())
+		setThreadError(msg)
+		noteCallError(msg, nil)
 		*status = abispec.StPanic
 	}
 }

@@ -2,6 +2,15 @@
 
 // Types of the idebridge Node.js bindings (index.js).
 
+// Symbol.dispose and Symbol.asyncDispose, as @types/node declares them,
+// for projects whose lib predates them (the runtime has them from Node 20).
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 /** Success. */
 export declare const IDB_OK: 0;
 /** The operation failed; idb_last_error() says why. */
@@ -20,14 +29,20 @@ export declare const IDB_ERR_CLOSED: 6;
 export declare const IDB_ERR_TOOL: 7;
 /** Internal error: a Go panic was recovered inside the call. The library stays usable; please report it. */
 export declare const IDB_ERR_PANIC: 8;
+/** The asynchronous call was cancelled (idb_call_cancel) before it completed. */
+export declare const IDB_ERR_CANCELLED: 9;
 
 /** An idebridge call failed; `message` is the library's message. */
 export declare class IdebridgeError extends Error {
-  constructor(message: string, status?: number, fn?: string);
+  constructor(message: string, status?: number, fn?: string, code?: number, data?: unknown);
   /** The C status code. */
   readonly status: number;
   /** The C function that failed. */
   readonly function: string | undefined;
+  /** For a ToolError: the JSON-RPC error code of the IDE's answer (0 for a result with isError). */
+  readonly code: number | undefined;
+  /** For a ToolError: the data member of the IDE's error, if any. */
+  readonly data: unknown;
 }
 /** IDB_ERR_HANDLE: The handle is 0, was never issued, was already freed, or names another kind of object. */
 export declare class HandleError extends IdebridgeError {}
@@ -43,6 +58,26 @@ export declare class ClosedError extends IdebridgeError {}
 export declare class ToolError extends IdebridgeError {}
 /** IDB_ERR_PANIC: Internal error: a Go panic was recovered inside the call. The library stays usable; please report it. */
 export declare class InternalError extends IdebridgeError {}
+/** IDB_ERR_CANCELLED: The asynchronous call was cancelled (idb_call_cancel) before it completed. */
+export declare class CancelledError extends IdebridgeError {}
+/** An edit was not written: the file changed on disk since the edit's base. */
+export declare class ConflictError extends IdebridgeError {
+  /** The outcome; result.text is what would have been written. */
+  readonly result: EditResult;
+  readonly conflict: EditConflict;
+}
+
+/** The options of every Promise form: signal cancels the call. */
+export interface AsyncOptions {
+  /** Aborting it cancels the call (a pending edit review closes its diff tab); the Promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** The options of the Promise forms of calls that take a timeout. */
+export interface CallOptions extends AsyncOptions {
+  /** Milliseconds to wait; omitted for the function's default, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
 
 /** A place a server answered with (Go: lsp.Location): 1-based lines and columns, columns in characters, the end exclusive. */
 export interface NavLocation {
@@ -270,6 +305,84 @@ export interface ClaudeCodeReport {
   errors: string[];
 }
 
+/** What a file looked like at one moment (Go: idebridge.FileState); pass it back as an edit's base. */
+export interface FileState {
+  path: string;
+  exists: boolean;
+  size: number;
+  /** RFC 3339. */
+  modTime: string;
+  mode: number;
+  sha256?: string;
+}
+
+/** What became of an edit: accepted (FILE_SAVED, the IDE's final text written), tab_closed (TAB_CLOSED, the proposal written), rejected (DIFF_REJECTED, or cancelled), not_accepted (another answer), applied (written without an IDE). */
+export type EditStatus = "accepted" | "tab_closed" | "rejected" | "not_accepted" | "applied";
+
+/** Why an edit was not written: the file changed on disk since the edit's base. */
+export interface EditConflict {
+  message: string;
+  expected: FileState;
+  actual: FileState;
+}
+
+/** The outcome of an edit (Go: idebridge.EditResult). */
+export interface EditResult {
+  path: string;
+  status: EditStatus;
+  /** True when the file now holds text. */
+  written: boolean;
+  /** What was written, or would have been when a conflict stopped the write; "" when nothing was to be written. */
+  text: string;
+  bytes: number;
+  /** The user edited the proposal in the diff view before accepting it. */
+  userModified?: boolean;
+  created?: boolean;
+  /** Ended by cancelAllEdits (status is then "rejected"). */
+  cancelled?: boolean;
+  viaIDE: boolean;
+  tabName?: string;
+  /** The IDE's answer, for "not_accepted". */
+  ideAnswer?: string;
+  closeTabError?: string;
+  /** Set when the file changed on disk: nothing was written (the Promise rejects with a ConflictError carrying this result). */
+  conflict?: EditConflict;
+}
+
+/** A file's IDE diagnostics before an edit, with its text; give it back to newDiagnostics after the edit. */
+export interface DiagnosticsSnapshot {
+  path: string;
+  uri: string;
+  text: string;
+  diagnostics: Diagnostic[];
+  /** RFC 3339. */
+  taken: string;
+}
+
+/** The diagnostics an edit introduced into one file (Go: idebridge.NewDiagnostics), with the model-facing block. */
+export interface NewDiagnostics {
+  path: string;
+  uri: string;
+  /** Most severe first, then by position. */
+  diagnostics: Diagnostic[];
+  /** Diagnostics that only moved with the lines around them (not in diagnostics). */
+  moved: number;
+  /** The <new-diagnostics> block; "" when nothing is new. */
+  rendered: string;
+}
+
+/** Whether to connect to an IDE without being asked, and which rule decided. */
+export interface AutoConnectDecision {
+  autoConnect: boolean;
+  why: string;
+}
+
+/** The only usable IDE, and every lockfile of the last look. */
+export interface IDEWaitResult {
+  candidate: Candidate;
+  candidates: Candidate[];
+}
+
 /** Options of pathToLocal. */
 export interface PathToLocalOptions {
   /** the WSL distribution, as in WSL_DISTRO_NAME (empty: drive paths only). */
@@ -320,9 +433,9 @@ export interface IDEClientConnectOptions {
   authToken?: string;
   /** poll discovery once a second until the IDE is usable, within the timeout. */
   wait?: boolean;
-  /** the default timeout of tool calls in milliseconds (default 30000; negative for none). */
+  /** the default timeout of tool calls (default 30 seconds; negative for none), in milliseconds. */
   callTimeoutMs?: number;
-  /** the keep-alive interval in milliseconds (default 15000; negative for none). */
+  /** the keep-alive interval (default 15 seconds; negative for none), in milliseconds. */
   pingIntervalMs?: number;
   /** how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued). */
   notificationBuffer?: number;
@@ -354,18 +467,20 @@ export interface RegistryInitOptions {
 export interface LSPManagerInitOptions {
   /** how many documents stay open in servers; the least recently used is closed to make room (default 50). */
   maxOpenDocuments?: number;
-  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50). */
+  /** the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 0.05 seconds), in milliseconds. */
   quietPeriodMs?: number;
-  /** the longest a settle waits (default 10000). */
+  /** the longest a settle waits (default 10 seconds), in milliseconds. */
   settleTimeoutMs?: number;
-  /** the startup timeout of servers whose configuration sets none (default 30000). */
+  /** the startup timeout of servers whose configuration sets none (default 30 seconds), in milliseconds. */
   startupTimeoutMs?: number;
-  /** the shutdown timeout of servers whose configuration sets none (default 5000). */
+  /** the shutdown timeout of servers whose configuration sets none (default 5 seconds), in milliseconds. */
   shutdownTimeoutMs?: number;
   /** make settle wait for the server's work-done progress to end, not only for a publish. */
   waitForProgress?: boolean;
   /** non-sensitive user options for ${user_config.KEY} in the configuration. */
   userConfig?: Record<string, string>;
+  /** safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND. */
+  safeMode?: boolean;
 }
 
 /** Options of LSPManager.loadClaudeCode. */
@@ -598,6 +713,72 @@ export interface RenderAttachmentOptions {
   maxChars?: number;
 }
 
+/** Options of IDEClient.proposeEdit. */
+export interface ProposeEditOptions {
+  /** the diff tab's name (default "<basename>-<uuid4>"). */
+  tabName?: string;
+  /** the file's state the edit was computed from (idb_file_state when the agent read it); the edit is written only if the file still has this content (default: its state when the edit is proposed). */
+  base?: FileState;
+  /** Milliseconds to wait; omitted for no limit: the user takes as long as they like, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of applyEdit. */
+export interface ApplyEditOptions {
+  /** the file's state the edit was computed from (idb_file_state when the agent read it); the edit is written only if the file still has this content (default: its state when the edit is proposed). */
+  base?: FileState;
+}
+
+/** Options of IDEClient.newDiagnostics. */
+export interface NewDiagnosticsOptions {
+  /** paths of files inside this directory are shown relative to it. */
+  projectDir?: string;
+  /** the element wrapping the block (default "new-diagnostics"). */
+  tag?: string;
+  /** the cap on the whole block in characters (default 4000; negative for none). */
+  maxChars?: number;
+  /** Milliseconds to wait; omitted for the client's call timeout (30 seconds unless callTimeoutMs says otherwise), negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of shouldAutoConnect. */
+export interface ShouldAutoConnectOptions {
+  /** the caller's own setting (an autoConnectIde configuration key or an --ide flag). */
+  requested?: boolean;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+}
+
+/** Options of waitForIde. */
+export interface WaitForIdeOptions {
+  /** the agent's working directory, which an IDE's workspace must contain (default: the process's). */
+  cwd?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** the lockfile directories to scan (default: from the environment). */
+  lockfileDirs?: string[];
+  /** use lockfiles that others could write (refused by default). */
+  allowInsecure?: boolean;
+  /** how often discovery runs (default 1 second), in milliseconds. */
+  pollIntervalMs?: number;
+  /** Milliseconds to wait; omitted for 30 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of removeStale. */
+export interface RemoveStaleOptions {
+  /** the agent's working directory, which an IDE's workspace must contain (default: the process's). */
+  cwd?: string;
+  /** the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one). */
+  env?: Record<string, string>;
+  /** the lockfile directories to scan (default: from the environment). */
+  lockfileDirs?: string[];
+  /** use lockfiles that others could write (refused by default). */
+  allowInsecure?: boolean;
+  /** Milliseconds to wait; omitted for 10 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
 /**
  * Returns the library version, e.g. "0.1.0".
  *
@@ -607,8 +788,8 @@ export interface RenderAttachmentOptions {
 export declare function version(): string;
 
 /**
- * Counts the live handles (registries, IDE clients, LSP managers) of the whole
- * process.
+ * Counts the live handles (registries, IDE clients, LSP managers, asynchronous
+ * calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it is
  * 0.
@@ -666,8 +847,27 @@ export declare function pathToIde(path: string, options?: PathToIdeOptions): str
  * in an IDE's terminal, and its port. Returns every lockfile found, usable or
  * not, each with the reasons why not.
  *
+ * Resolves when every lockfile has been checked (port probes take at most 500
+ * ms each, run concurrently) or the timeout elapses, without blocking the
+ * event loop. Aborting the signal cancels the call (a pending edit review
+ * closes its diff tab) and rejects with the signal's reason once that is done.
+ *
+ * @param [options] options; signal cancels the call.
+ * @returns an array of candidates {"port", "ideName", "transport",
+ *   "workspaceFolders", "pid", "url", "valid", "reasons", "message", "path",
+ *   "runningInWindows"?}, the same JSON as idebridge ide list --json.
+ * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+ *   ArgumentError, InternalError.
+ */
+export declare function discover(options?: DiscoverOptions & AsyncOptions): Promise<Candidate[]>;
+/**
+ * Finds the IDEs announced by lockfiles and checks each one: workspace folders
+ * against the working directory, the IDE's process, its ancestry when running
+ * in an IDE's terminal, and its port. Returns every lockfile found, usable or
+ * not, each with the reasons why not.
+ *
  * Blocks until every lockfile has been checked (port probes take at most 500
- * ms each, run concurrently) or the timeout elapses.
+ * ms each, run concurrently) or the timeout elapses: the event loop waits too.
  *
  * @param [options] options.
  * @returns an array of candidates {"port", "ideName", "transport",
@@ -676,7 +876,7 @@ export declare function pathToIde(path: string, options?: PathToIdeOptions): str
  * @throws {IdebridgeError} IdebridgeError, TimeoutError, ArgumentError,
  *   InternalError.
  */
-export declare function discover(options?: DiscoverOptions): Candidate[];
+export declare function discoverSync(options?: DiscoverOptions): Candidate[];
 
 /**
  * Renders a drained attachment as the model-facing text block
@@ -690,6 +890,129 @@ export declare function discover(options?: DiscoverOptions): Candidate[];
  * @throws {IdebridgeError} ArgumentError, InternalError.
  */
 export declare function renderAttachment(attachment: Attachment | string, options?: RenderAttachmentOptions): string;
+
+/**
+ * Writes an edit directly, without an IDE (when none is connected):
+ * atomically, keeping the file's mode, and refusing, with the result's
+ * "conflict" saying why, when the file no longer matches the edit's base.
+ *
+ * @param path the file to change (it need not exist).
+ * @param newText the new content of the whole file.
+ * @param [options] options.
+ * @returns {"path", "status": "accepted" | "tab_closed" | "rejected" |
+ *   "not_accepted" | "applied", "written", "text", "bytes", "userModified"?,
+ *   "created"?, "cancelled"?, "viaIDE", "tabName"?, "ideAnswer"?,
+ *   "closeTabError"?, "conflict"?: {"message", "expected", "actual"}}:
+ *   "text" is what was written, or would have been when a conflict stopped
+ *   the write.
+ * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError,
+ *   ConflictError (the file changed on disk since the edit's base, so
+ *   nothing was written; error.result is the outcome).
+ */
+export declare function applyEdit(path: string, newText: string | Uint8Array, options?: ApplyEditOptions): EditResult;
+
+/**
+ * Records what a file looks like now (whether it exists, its size,
+ * modification time, mode and SHA-256), to pass as an edit's base when the
+ * agent read the file earlier than it proposes the edit. A missing file is a
+ * state too.
+ *
+ * @param path the file.
+ * @returns {"path", "exists", "size", "modTime", "mode", "sha256"?}.
+ * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
+ */
+export declare function fileState(path: string): FileState;
+
+/**
+ * Decides, as Claude Code does, whether to connect to an IDE without being
+ * asked: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) turns it off
+ * whatever else asks; otherwise the caller's own setting, running in an IDE's
+ * terminal, CLAUDE_CODE_SSE_PORT, or a truthy CLAUDE_CODE_AUTO_CONNECT_IDE
+ * turns it on. The result says which rule decided.
+ *
+ * @param [options] options.
+ * @returns {"autoConnect", "why"}.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+export declare function shouldAutoConnect(options?: ShouldAutoConnectOptions): AutoConnectDecision;
+
+/**
+ * Looks for exactly one usable IDE, running discovery every poll interval
+ * until one is the only usable one, as auto-connect does. When the time runs
+ * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
+ * message listing every lockfile seen, why each was or was not usable, and the
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
+ *
+ * Resolves when exactly one IDE is usable or the timeout (how long to look)
+ * elapses, without blocking the event loop. Aborting the signal cancels the
+ * call (a pending edit review closes its diff tab) and rejects with the
+ * signal's reason once that is done.
+ *
+ * @param [options] options; signal cancels the call.
+ * @returns {"candidate": {...}, "candidates": [...]}, candidates as
+ *   idb_discover returns them.
+ * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+ *   NotFoundError, ArgumentError, InternalError.
+ */
+export declare function waitForIde(options?: WaitForIdeOptions & AsyncOptions): Promise<IDEWaitResult>;
+/**
+ * Looks for exactly one usable IDE, running discovery every poll interval
+ * until one is the only usable one, as auto-connect does. When the time runs
+ * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
+ * message listing every lockfile seen, why each was or was not usable, and the
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
+ *
+ * Blocks until exactly one IDE is usable or the timeout (how long to look)
+ * elapses: the event loop waits too.
+ *
+ * @param [options] options.
+ * @returns {"candidate": {...}, "candidates": [...]}, candidates as
+ *   idb_discover returns them.
+ * @throws {IdebridgeError} IdebridgeError, TimeoutError, NotFoundError,
+ *   ArgumentError, InternalError.
+ */
+export declare function waitForIdeSync(options?: WaitForIdeOptions): IDEWaitResult;
+
+/**
+ * Discovers the IDE lockfiles and deletes the stale ones, by the rules
+ * deployed agents follow: a lockfile that does not parse, one whose IDE
+ * process is gone (outside WSL), and one without a pid whose port refuses
+ * connections. Each condition is checked again at removal, and a lockfile
+ * rewritten since it was listed, or refused for its permissions, is kept.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
+ *
+ * Resolves when every lockfile has been checked and the stale ones removed, or
+ * the timeout elapses, without blocking the event loop. Aborting the signal
+ * cancels the call (a pending edit review closes its diff tab) and rejects
+ * with the signal's reason once that is done.
+ *
+ * @param [options] options; signal cancels the call.
+ * @returns {"removed": ["path", ...]}.
+ * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+ *   ArgumentError, InternalError.
+ */
+export declare function removeStale(options?: RemoveStaleOptions & AsyncOptions): Promise<string[]>;
+/**
+ * Discovers the IDE lockfiles and deletes the stale ones, by the rules
+ * deployed agents follow: a lockfile that does not parse, one whose IDE
+ * process is gone (outside WSL), and one without a pid whose port refuses
+ * connections. Each condition is checked again at removal, and a lockfile
+ * rewritten since it was listed, or refused for its permissions, is kept.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
+ *
+ * Blocks until every lockfile has been checked and the stale ones removed, or
+ * the timeout elapses: the event loop waits too.
+ *
+ * @param [options] options.
+ * @returns {"removed": ["path", ...]}.
+ * @throws {IdebridgeError} IdebridgeError, TimeoutError, ArgumentError,
+ *   InternalError.
+ */
+export declare function removeStaleSync(options?: RemoveStaleOptions): string[];
 
 /**
  * Starts language servers from plugin LSP configuration, keeps the files an
@@ -719,8 +1042,27 @@ export declare class LSPManager {
    * starting the server if needed. For a file already open, sends the contents
    * as a change when they differ.
    *
+   * Resolves when the notification is sent (after starting and initializing
+   * the server when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param path the file's path.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  open(path: string, options?: CallOptions): Promise<void>;
+  /**
+   * Opens a file in its language server with the file's contents on disk,
+   * starting the server if needed. For a file already open, sends the contents
+   * as a change when they differ.
+   *
    * Blocks until the notification is sent (after starting and initializing the
-   * server when needed) or the timeout elapses.
+   * server when needed) or the timeout elapses: the event loop waits too.
    *
    * @param path the file's path.
    * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
@@ -728,12 +1070,32 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  open(path: string, timeoutMs?: number): void;
+  openSync(path: string, timeoutMs?: number): void;
   /**
    * Sends the full new text of a file (opening it first when needed); the
    * document's version increases by one.
    *
-   * Blocks until the notification is sent or the timeout elapses.
+   * Resolves when the notification is sent or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param path the file's path.
+   * @param text the file's new text.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  change(path: string, text: string, options?: CallOptions): Promise<void>;
+  /**
+   * Sends the full new text of a file (opening it first when needed); the
+   * document's version increases by one.
+   *
+   * Blocks until the notification is sent or the timeout elapses: the event
+   * loop waits too.
    *
    * @param path the file's path.
    * @param text the file's new text.
@@ -742,12 +1104,31 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  change(path: string, text: string, timeoutMs?: number): void;
+  changeSync(path: string, text: string, timeoutMs?: number): void;
   /**
    * Tells the server that a file was saved, first syncing the file's contents
-   * on disk like idb_lsp_open.
+   * on disk like LSPManager.open().
    *
-   * Blocks until the notifications are sent or the timeout elapses.
+   * Resolves when the notifications are sent or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param path the file's path.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  save(path: string, options?: CallOptions): Promise<void>;
+  /**
+   * Tells the server that a file was saved, first syncing the file's contents
+   * on disk like LSPManager.open().
+   *
+   * Blocks until the notifications are sent or the timeout elapses: the event
+   * loop waits too.
    *
    * @param path the file's path.
    * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
@@ -755,13 +1136,33 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  save(path: string, timeoutMs?: number): void;
+  saveSync(path: string, timeoutMs?: number): void;
   /**
    * Closes a file in its server (didClose) and drops its pending diagnostics;
    * those already delivered are remembered, so reopening it unchanged delivers
    * nothing again. Closing a file that is not open does nothing.
    *
-   * Blocks until the notification is sent or the timeout elapses.
+   * Resolves when the notification is sent or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param path the file's path.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  closeFile(path: string, options?: CallOptions): Promise<void>;
+  /**
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
+   *
+   * Blocks until the notification is sent or the timeout elapses: the event
+   * loop waits too.
    *
    * @param path the file's path.
    * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
@@ -769,7 +1170,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  closeFile(path: string, timeoutMs?: number): void;
+  closeFileSync(path: string, timeoutMs?: number): void;
   /**
    * Waits until the diagnostics of an open file are known to be current, and
    * says how it knew: its server answered a pull for the file's latest version
@@ -781,7 +1182,36 @@ export declare class LSPManager {
    * and the next drain notes that the file's diagnostics are unknown or may be
    * stale.
    *
-   * Blocks until the diagnostics are current or the timeout elapses.
+   * Resolves when the diagnostics are current or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param path the file's path.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   manager's settle timeout (10 seconds unless settleTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit); signal
+   *   cancels the call.
+   * @returns {"path", "uri", "server", "version", "freshness", "fresh",
+   *   "elapsedNs", "reason"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  settle(path: string, options?: CallOptions): Promise<SettleResult>;
+  /**
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
+   *
+   * Blocks until the diagnostics are current or the timeout elapses: the event
+   * loop waits too.
    *
    * @param path the file's path.
    * @param [timeoutMs] milliseconds to wait; omitted for the manager's
@@ -792,10 +1222,10 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  settle(path: string, timeoutMs?: number): SettleResult;
+  settleSync(path: string, timeoutMs?: number): SettleResult;
   /**
    * Takes the diagnostics that are new since the last drain, as
-   * idb_registry_drain does, with notes saying which files' diagnostics may be
+   * Registry.drain() does, with notes saying which files' diagnostics may be
    * stale or incomplete.
    *
    * @returns the attachment, the same JSON as the "attachment" member of
@@ -828,7 +1258,39 @@ export declare class LSPManager {
    * result's errors, and every plugin is in its plugins with the reason when
    * it contributes nothing.
    *
-   * Blocks until the servers that are no longer configured have stopped.
+   * Resolves when the servers that are no longer configured have stopped,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
+   *   "marketplace", "file", "root", "extensions", "command", "args",
+   *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
+   *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
+   *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
+   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, InternalError.
+   */
+  loadClaudeCode(options?: LoadClaudeCodeOptions & AsyncOptions): Promise<ClaudeCodeReport>;
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped: the
+   * event loop waits too.
    *
    * @param [options] options.
    * @returns {"configDir", "projectDir", "servers": [{"name", "plugin",
@@ -840,20 +1302,58 @@ export declare class LSPManager {
    * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
    *   ClosedError, InternalError.
    */
-  loadClaudeCode(options?: LoadClaudeCodeOptions): ClaudeCodeReport;
+  loadClaudeCodeSync(options?: LoadClaudeCodeOptions): ClaudeCodeReport;
   /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the
    * manager. The handle is invalid afterwards, even when the timeout elapsed.
    *
-   * Blocks until every server has stopped.
+   * Resolves when every server has stopped, without blocking the event loop.
+   * Aborting the signal cancels the call (a pending edit review closes its
+   * diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   servers' own shutdown timeouts (5 seconds each unless configured),
+   *   negative or Infinity to wait without limit); signal cancels the call.
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   InternalError.
+   */
+  shutdown(options?: CallOptions): Promise<void>;
+  /**
+   * Stops every server (a graceful shutdown within the timeout, then their
+   * process groups are killed, so nothing is left behind) and frees the
+   * manager. The handle is invalid afterwards, even when the timeout elapsed.
+   *
+   * Blocks until every server has stopped: the event loop waits too.
    *
    * @param [timeoutMs] milliseconds to wait; omitted for the servers' own
    *   shutdown timeouts (5 seconds each unless configured), negative or
    *   Infinity to wait without limit.
    * @throws {IdebridgeError} HandleError, TimeoutError, InternalError.
    */
-  shutdown(timeoutMs?: number): void;
+  shutdownSync(timeoutMs?: number): void;
+  /**
+   * Where the symbol at a place is defined (textDocument/definition). The file
+   * is opened in its server (started when needed) or brought up to date with
+   * the disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  definition(options?: DefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is defined (textDocument/definition). The file
    * is opened in its server (started when needed) or brought up to date with
@@ -862,7 +1362,7 @@ export declare class LSPManager {
    * and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -872,7 +1372,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  definition(options?: DefinitionOptions): NavLocations;
+  definitionSync(options?: DefinitionOptions): NavLocations;
+  /**
+   * Where the symbol at a place is declared (textDocument/declaration): in C
+   * and C++ the header's declaration rather than the definition. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  declaration(options?: DeclarationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
    * and C++ the header's declaration rather than the definition. The file is
@@ -882,7 +1405,7 @@ export declare class LSPManager {
    * and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -892,7 +1415,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  declaration(options?: DeclarationOptions): NavLocations;
+  declarationSync(options?: DeclarationOptions): NavLocations;
+  /**
+   * Where the type of the symbol at a place is defined
+   * (textDocument/typeDefinition). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  typeDefinition(options?: TypeDefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the type of the symbol at a place is defined
    * (textDocument/typeDefinition). The file is opened in its server (started
@@ -902,7 +1448,7 @@ export declare class LSPManager {
    * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -912,7 +1458,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  typeDefinition(options?: TypeDefinitionOptions): NavLocations;
+  typeDefinitionSync(options?: TypeDefinitionOptions): NavLocations;
+  /**
+   * The implementations of the interface, abstract method or virtual function
+   * at a place (textDocument/implementation). The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  implementation(options?: ImplementationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The implementations of the interface, abstract method or virtual function
    * at a place (textDocument/implementation). The file is opened in its server
@@ -922,7 +1491,7 @@ export declare class LSPManager {
    * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -932,7 +1501,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  implementation(options?: ImplementationOptions): NavLocations;
+  implementationSync(options?: ImplementationOptions): NavLocations;
+  /**
+   * The references to the symbol at a place (textDocument/references), sorted
+   * by file and position. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  references(options?: ReferencesOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
    * by file and position. The file is opened in its server (started when
@@ -942,7 +1534,7 @@ export declare class LSPManager {
    * nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -952,7 +1544,29 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  references(options?: ReferencesOptions): NavLocations;
+  referencesSync(options?: ReferencesOptions): NavLocations;
+  /**
+   * What the server shows when hovering over a place (textDocument/hover), as
+   * Markdown. The file is opened in its server (started when needed) or
+   * brought up to date with the disk. A server still loading the workspace is
+   * waited for (at most 30 seconds), and an answer it gave while loading says
+   * so ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  hover(options?: HoverOptions & AsyncOptions): Promise<NavHover>;
   /**
    * What the server shows when hovering over a place (textDocument/hover), as
    * Markdown. The file is opened in its server (started when needed) or
@@ -961,7 +1575,7 @@ export declare class LSPManager {
    * so ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -971,7 +1585,29 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  hover(options?: HoverOptions): NavHover;
+  hoverSync(options?: HoverOptions): NavHover;
+  /**
+   * The symbols declared in a file, as a tree (textDocument/documentSymbol).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  documentSymbols(options?: DocumentSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
   /**
    * The symbols declared in a file, as a tree (textDocument/documentSymbol).
    * The file is opened in its server (started when needed) or brought up to
@@ -980,7 +1616,7 @@ export declare class LSPManager {
    * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -990,7 +1626,31 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  documentSymbols(options?: DocumentSymbolsOptions): NavSymbols;
+  documentSymbolsSync(options?: DocumentSymbolsOptions): NavSymbols;
+  /**
+   * The symbols of the workspace matching a query (workspace/symbol): from the
+   * server of path when given (started and given the file when needed), else
+   * from every running server. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  workspaceSymbols(options?: WorkspaceSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
@@ -1001,7 +1661,7 @@ export declare class LSPManager {
    * nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -1011,7 +1671,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  workspaceSymbols(options?: WorkspaceSymbolsOptions): NavSymbols;
+  workspaceSymbolsSync(options?: WorkspaceSymbolsOptions): NavSymbols;
+  /**
+   * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
+   * the function or method named there. The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  prepareCallHierarchy(options?: PrepareCallHierarchyOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
    * the function or method named there. The file is opened in its server
@@ -1021,7 +1704,7 @@ export declare class LSPManager {
    * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -1031,7 +1714,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  prepareCallHierarchy(options?: PrepareCallHierarchyOptions): NavCallHierarchy;
+  prepareCallHierarchySync(options?: PrepareCallHierarchyOptions): NavCallHierarchy;
+  /**
+   * The callers of the function or method at a place, with the call sites
+   * (callHierarchy/incomingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  incomingCalls(options?: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The callers of the function or method at a place, with the call sites
    * (callHierarchy/incomingCalls). The file is opened in its server (started
@@ -1041,7 +1747,7 @@ export declare class LSPManager {
    * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -1051,7 +1757,30 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  incomingCalls(options?: IncomingCallsOptions): NavCallHierarchy;
+  incomingCallsSync(options?: IncomingCallsOptions): NavCallHierarchy;
+  /**
+   * What the function or method at a place calls, with the call sites
+   * (callHierarchy/outgoingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  outgoingCalls(options?: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * What the function or method at a place calls, with the call sites
    * (callHierarchy/outgoingCalls). The file is opened in its server (started
@@ -1061,7 +1790,7 @@ export declare class LSPManager {
    * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -1071,18 +1800,42 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  outgoingCalls(options?: OutgoingCallsOptions): NavCallHierarchy;
+  outgoingCallsSync(options?: OutgoingCallsOptions): NavCallHierarchy;
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing
-   * is written: pass the result to apply_rename (idb_lsp_apply_rename). The
-   * file is opened in its server (started when needed) or brought up to date
-   * with the disk. A server still loading the workspace is waited for (at most
-   * 30 seconds), and an answer it gave while loading says so ("incomplete":
-   * true and a "reason"), never that there is nothing.
+   * is written: pass the result to apply_rename (LSPManager.applyRename()).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * @returns the lsp package's result (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  rename(options?: RenameOptions & AsyncOptions): Promise<NavRenameProposal>;
+  /**
+   * Asks the server how to rename the symbol at a place (textDocument/rename)
+   * and returns its edit as proposed file texts with a unified diff. Nothing
+   * is written: pass the result to apply_rename (LSPManager.applyRename()).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param [options] options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
@@ -1092,16 +1845,38 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  rename(options?: RenameOptions): NavRenameProposal;
+  renameSync(options?: RenameOptions): NavRenameProposal;
   /**
-   * Writes the files of a rename proposal (as idb_lsp_rename returned it), one
-   * by one, each atomically, and not a file that changed on disk since the
-   * proposal (its outcome is "conflict"). The files written that are open in
-   * their servers are synced with them.
+   * Writes the files of a rename proposal (as LSPManager.rename() returned
+   * it), one by one, each atomically, and not a file that changed on disk
+   * since the proposal (its outcome is "conflict"). The files written that are
+   * open in their servers are synced with them.
    *
-   * Blocks until every file is written or refused.
+   * Resolves when every file is written or refused, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param proposal the proposal idb_lsp_rename returned (a
+   * @param proposal the proposal LSPManager.rename() returned (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [options] timeoutMs: milliseconds to wait (omitted for no
+   *   limit, negative or Infinity to wait without limit); signal cancels the
+   *   call.
+   * @returns {"files": [{"path", "status" ("written", "conflict",
+   *   "failed"), "error"?}], "written", "text"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  applyRename(proposal: NavRenameProposal | string, options?: CallOptions): Promise<NavRenameApplied>;
+  /**
+   * Writes the files of a rename proposal (as LSPManager.rename() returned
+   * it), one by one, each atomically, and not a file that changed on disk
+   * since the proposal (its outcome is "conflict"). The files written that are
+   * open in their servers are synced with them.
+   *
+   * Blocks until every file is written or refused: the event loop waits too.
+   *
+   * @param proposal the proposal LSPManager.rename() returned (a
    *   JSON-serialisable value, or a string holding JSON).
    * @param [timeoutMs] milliseconds to wait; omitted for no limit,
    *   negative or Infinity to wait without limit.
@@ -1110,9 +1885,55 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  applyRename(proposal: NavRenameProposal | string, timeoutMs?: number): NavRenameApplied;
-  /** Same as shutdown() with its defaults; does nothing once closed. */
+  applyRenameSync(proposal: NavRenameProposal | string, timeoutMs?: number): NavRenameApplied;
+  /**
+   * Replaces the manager's configuration (plugins changed): servers whose
+   * configuration vanished or changed are stopped and their documents
+   * forgotten, servers whose configuration is unchanged keep running with
+   * their documents, and new servers start on first use. The configuration is
+   * read as new LSPManager() read the first (same project directory and user
+   * options).
+   *
+   * Resolves when the servers that changed have stopped or the timeout
+   * elapses, without blocking the event loop. Aborting the signal cancels the
+   * call (a pending edit review closes its diff tab) and rejects with the
+   * signal's reason once that is done.
+   *
+   * @param config the servers, as a .lsp.json document (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * @returns {"problems": ["message", ...]} (extension conflicts; empty
+   *   when none).
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, InternalError.
+   */
+  reload(config: Record<string, LSPServerConfig> | string, options?: CallOptions): Promise<string[]>;
+  /**
+   * Replaces the manager's configuration (plugins changed): servers whose
+   * configuration vanished or changed are stopped and their documents
+   * forgotten, servers whose configuration is unchanged keep running with
+   * their documents, and new servers start on first use. The configuration is
+   * read as new LSPManager() read the first (same project directory and user
+   * options).
+   *
+   * Blocks until the servers that changed have stopped or the timeout elapses:
+   * the event loop waits too.
+   *
+   * @param config the servers, as a .lsp.json document (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @returns {"problems": ["message", ...]} (extension conflicts; empty
+   *   when none).
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  reloadSync(config: Record<string, LSPServerConfig> | string, timeoutMs?: number): string[];
+  /** shutdownSync() with its defaults: blocks; does nothing once closed. */
   close(): void;
+  [Symbol.asyncDispose](): Promise<void>;
   [Symbol.dispose](): void;
 }
 
@@ -1126,18 +1947,34 @@ export declare class IDEClient {
   private constructor();
   /**
    * Connects to an IDE's MCP server and completes the handshake. With a url,
-   * connects there; otherwise discovers the IDEs (as idb_discover) and
-   * connects to the one on the given port, or, without a port, to the only
-   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
+   *
+   * Resolves when the handshake is done or the timeout elapses (with wait, it
+   * first polls discovery once a second), without blocking the event loop.
+   * Aborting the signal cancels the call (a pending edit review closes its
+   * diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] options; signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+   *   NotFoundError, ArgumentError, InternalError.
+   */
+  static connect(options?: IDEClientConnectOptions & AsyncOptions): Promise<IDEClient>;
+  /**
+   * Connects to an IDE's MCP server and completes the handshake. With a url,
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
    *
    * Blocks until the handshake is done or the timeout elapses (with wait, it
-   * first polls discovery once a second).
+   * first polls discovery once a second): the event loop waits too.
    *
    * @param [options] options.
    * @throws {IdebridgeError} IdebridgeError, TimeoutError, NotFoundError,
    *   ArgumentError, InternalError.
    */
-  static connect(options?: IDEClientConnectOptions): IDEClient;
+  static connectSync(options?: IDEClientConnectOptions): IDEClient;
   /** The C handle; 0n once closed. */
   readonly handle: bigint;
   /**
@@ -1151,7 +1988,26 @@ export declare class IDEClient {
   /**
    * Lists the tools the IDE offers (following pagination).
    *
-   * Blocks until the IDE answers or the timeout elapses.
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit); signal
+   *   cancels the call.
+   * @returns an array of tools {"name", "title"?, "description"?,
+   *   "inputSchema"?, ...} as the IDE sent them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  tools(options?: CallOptions): Promise<Tool[]>;
+  /**
+   * Lists the tools the IDE offers (following pagination).
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
    *
    * @param [timeoutMs] milliseconds to wait; omitted for the client's call
    *   timeout (30 seconds unless callTimeoutMs says otherwise), negative or
@@ -1161,14 +2017,39 @@ export declare class IDEClient {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
-  tools(timeoutMs?: number): Tool[];
+  toolsSync(timeoutMs?: number): Tool[];
   /**
    * Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
    * isError, or an error object in place of a result) gives IDB_ERR_TOOL with
    * the IDE's message. openDiff waits for the user: by default it has no
    * deadline.
    *
-   * Blocks until the IDE answers or the timeout elapses.
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param name the tool's name, e.g. "getDiagnostics".
+   * @param [args] the tool's arguments as a JSON object (NULL for none) (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), and no limit for openDiff, negative or Infinity to wait
+   *   without limit); signal cancels the call.
+   * @returns the result {"content": [{"type": "text", "text"}, ...],
+   *   "structuredContent"?}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  call(name: string, args?: Record<string, unknown> | string, options?: CallOptions): Promise<ToolResult>;
+  /**
+   * Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
+   * isError, or an error object in place of a result) gives IDB_ERR_TOOL with
+   * the IDE's message. openDiff waits for the user: by default it has no
+   * deadline.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
    *
    * @param name the tool's name, e.g. "getDiagnostics".
    * @param [args] the tool's arguments as a JSON object (NULL for none) (a
@@ -1181,7 +2062,27 @@ export declare class IDEClient {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
-  call(name: string, args?: Record<string, unknown> | string, timeoutMs?: number): ToolResult;
+  callSync(name: string, args?: Record<string, unknown> | string, timeoutMs?: number): ToolResult;
+  /**
+   * Takes the next notification the IDE sent (selection_changed, at_mentioned,
+   * log_event, or any other), waiting for one up to the timeout. Notifications
+   * are queued as they arrive (the oldest are dropped beyond
+   * notificationBuffer).
+   *
+   * Resolves when a notification arrives, the connection ends, or the timeout
+   * elapses, without blocking the event loop. Aborting the signal cancels the
+   * call (a pending edit review closes its diff tab) and rejects with the
+   * signal's reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for no
+   *   waiting (only what is already queued), negative or Infinity to wait
+   *   without limit); signal cancels the call.
+   * @returns the notification {"method", "params"} as JSON; null when no
+   *   notification arrived within the timeout.
+   * Rejects with an IdebridgeError: HandleError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  nextNotification(options?: CallOptions): Promise<Notification | null>;
   /**
    * Takes the next notification the IDE sent (selection_changed, at_mentioned,
    * log_event, or any other), waiting for one up to the timeout. Notifications
@@ -1189,7 +2090,7 @@ export declare class IDEClient {
    * notificationBuffer).
    *
    * Blocks until a notification arrives, the connection ends, or the timeout
-   * elapses.
+   * elapses: the event loop waits too.
    *
    * @param [timeoutMs] milliseconds to wait; omitted for no waiting (only
    *   what is already queued), negative or Infinity to wait without limit.
@@ -1198,7 +2099,7 @@ export declare class IDEClient {
    * @throws {IdebridgeError} HandleError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  nextNotification(timeoutMs?: number): Notification | null;
+  nextNotificationSync(timeoutMs?: number): Notification | null;
   /**
    * Closes the connection and frees the client: calls pending on other threads
    * fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
@@ -1206,6 +2107,231 @@ export declare class IDEClient {
    * @throws {IdebridgeError} HandleError, InternalError.
    */
   close(): void;
+  /**
+   * Shows a proposed edit of one file in the IDE's diff viewer (openDiff),
+   * waits until the user acts, and applies the outcome: accepted (FILE_SAVED:
+   * the IDE's final text, which the user may have edited, is written), tab
+   * closed (TAB_CLOSED: the proposal is written), rejected (DIFF_REJECTED) or
+   * anything else (the file is untouched); then closes the tab. The write is
+   * atomic and keeps the file's mode. When the file changed on disk since the
+   * edit's base (by default, since the proposal), nothing is written and the
+   * result says so in "conflict". Edits proposed through one client are
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
+   * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
+   * file untouched.
+   *
+   * Resolves when the user accepts, rejects or closes the diff in the IDE, the
+   * edits are cancelled, or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param path the file to change (it need not exist: the edit creates
+   *   it).
+   * @param newText the proposed content of the whole file.
+   * @param [options] options; signal cancels the call.
+   * @returns {"path", "status": "accepted" | "tab_closed" | "rejected" |
+   *   "not_accepted" | "applied", "written", "text", "bytes",
+   *   "userModified"?, "created"?, "cancelled"?, "viaIDE", "tabName"?,
+   *   "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected",
+   *   "actual"}}: "text" is what was written, or would have been when a
+   *   conflict stopped the write.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError,
+   *   ConflictError (the file changed on disk since the edit's base, so
+   *   nothing was written; error.result is the outcome).
+   */
+  proposeEdit(path: string, newText: string | Uint8Array, options?: ProposeEditOptions & AsyncOptions): Promise<EditResult>;
+  /**
+   * Shows a proposed edit of one file in the IDE's diff viewer (openDiff),
+   * waits until the user acts, and applies the outcome: accepted (FILE_SAVED:
+   * the IDE's final text, which the user may have edited, is written), tab
+   * closed (TAB_CLOSED: the proposal is written), rejected (DIFF_REJECTED) or
+   * anything else (the file is untouched); then closes the tab. The write is
+   * atomic and keeps the file's mode. When the file changed on disk since the
+   * edit's base (by default, since the proposal), nothing is written and the
+   * result says so in "conflict". Edits proposed through one client are
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
+   * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
+   * file untouched.
+   *
+   * Blocks until the user accepts, rejects or closes the diff in the IDE, the
+   * edits are cancelled, or the timeout elapses: the event loop waits too.
+   *
+   * @param path the file to change (it need not exist: the edit creates
+   *   it).
+   * @param newText the proposed content of the whole file.
+   * @param [options] options.
+   * @returns {"path", "status": "accepted" | "tab_closed" | "rejected" |
+   *   "not_accepted" | "applied", "written", "text", "bytes",
+   *   "userModified"?, "created"?, "cancelled"?, "viaIDE", "tabName"?,
+   *   "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected",
+   *   "actual"}}: "text" is what was written, or would have been when a
+   *   conflict stopped the write.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError, ConflictError
+   *   (the file changed on disk since the edit's base, so nothing was
+   *   written; error.result is the outcome).
+   */
+  proposeEditSync(path: string, newText: string | Uint8Array, options?: ProposeEditOptions): EditResult;
+  /**
+   * Cancels every edit under review through this client, as the user's ESC
+   * does: calls closeAllDiffTabs once and ends the pending
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
+   *
+   * Resolves when the IDE answers closeAllDiffTabs or the timeout elapses,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit); signal
+   *   cancels the call.
+   * @returns {"cancelled": N}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  cancelAllEdits(options?: CallOptions): Promise<number>;
+  /**
+   * Cancels every edit under review through this client, as the user's ESC
+   * does: calls closeAllDiffTabs once and ends the pending
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
+   *
+   * Blocks until the IDE answers closeAllDiffTabs or the timeout elapses: the
+   * event loop waits too.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for the client's call
+   *   timeout (30 seconds unless callTimeoutMs says otherwise), negative or
+   *   Infinity to wait without limit.
+   * @returns {"cancelled": N}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  cancelAllEditsSync(timeoutMs?: number): number;
+  /**
+   * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
+   * its URI) and the file's text. A file the IDE has not open has none yet.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
+   *
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param path the file about to be edited.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit); signal
+   *   cancels the call.
+   * @returns {"path", "uri", "text", "diagnostics": [...], "taken"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  snapshotDiagnostics(path: string, options?: CallOptions): Promise<DiagnosticsSnapshot>;
+  /**
+   * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
+   * its URI) and the file's text. A file the IDE has not open has none yet.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param path the file about to be edited.
+   * @param [timeoutMs] milliseconds to wait; omitted for the client's call
+   *   timeout (30 seconds unless callTimeoutMs says otherwise), negative or
+   *   Infinity to wait without limit.
+   * @returns {"path", "uri", "text", "diagnostics": [...], "taken"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  snapshotDiagnosticsSync(path: string, timeoutMs?: number): DiagnosticsSnapshot;
+  /**
+   * After an edit, fetches the file's diagnostics again and returns those the
+   * edit introduced: diagnostics of the snapshot that only moved because lines
+   * were inserted or deleted above them are not new (the file's old and new
+   * text are lined up), and those the IDE reports under the URIs of the file's
+   * diff views count as the file's. The result includes the model-facing
+   * <new-diagnostics> block, empty when nothing is new.
+   *
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param snapshot the snapshot IDEClient.snapshotDiagnostics() returned
+   *   (a JSON-serialisable value, or a string holding JSON).
+   * @param [options] options; signal cancels the call.
+   * @returns {"path", "uri", "diagnostics": [...], "moved", "rendered"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  newDiagnostics(snapshot: DiagnosticsSnapshot | string, options?: NewDiagnosticsOptions & AsyncOptions): Promise<NewDiagnostics>;
+  /**
+   * After an edit, fetches the file's diagnostics again and returns those the
+   * edit introduced: diagnostics of the snapshot that only moved because lines
+   * were inserted or deleted above them are not new (the file's old and new
+   * text are lined up), and those the IDE reports under the URIs of the file's
+   * diff views count as the file's. The result includes the model-facing
+   * <new-diagnostics> block, empty when nothing is new.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param snapshot the snapshot IDEClient.snapshotDiagnostics() returned
+   *   (a JSON-serialisable value, or a string holding JSON).
+   * @param [options] options.
+   * @returns {"path", "uri", "diagnostics": [...], "moved", "rendered"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  newDiagnosticsSync(snapshot: DiagnosticsSnapshot | string, options?: NewDiagnosticsOptions): NewDiagnostics;
+  /**
+   * Asks the IDE for the diagnostics of one file, or of every file it has
+   * open, and decodes its answer: severities as numbers (1 error to 4 hint)
+   * whichever way the IDE wrote them, codes as text, paths as the agent sees
+   * them.
+   *
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param [path] a file's path or file:// URI, or NULL for every file the
+   *   IDE has open.
+   * @param [options] timeoutMs: milliseconds to wait (omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit); signal
+   *   cancels the call.
+   * @returns an array of {"uri", "path"?, "diagnostics": [...]}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  getDiagnostics(path?: string, options?: CallOptions): Promise<FileDiagnostics[]>;
+  /**
+   * Asks the IDE for the diagnostics of one file, or of every file it has
+   * open, and decodes its answer: severities as numbers (1 error to 4 hint)
+   * whichever way the IDE wrote them, codes as text, paths as the agent sees
+   * them.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param [path] a file's path or file:// URI, or NULL for every file the
+   *   IDE has open.
+   * @param [timeoutMs] milliseconds to wait; omitted for the client's call
+   *   timeout (30 seconds unless callTimeoutMs says otherwise), negative or
+   *   Infinity to wait without limit.
+   * @returns an array of {"uri", "path"?, "diagnostics": [...]}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  getDiagnosticsSync(path?: string, timeoutMs?: number): FileDiagnostics[];
   [Symbol.dispose](): void;
 }
 

@@ -5,36 +5,44 @@
 /**
  * idebridge: Node.js bindings of libidebridge.
  *
- * Find the user's editor and drive it over MCP, and turn language-server
+ * Find the user's editor and drive it over MCP (edit review in its diff
+ * viewer, its diagnostics around an edit), and turn language-server
  * diagnostics into a small block of text for a model:
  *
  *     const idebridge = require('idebridge');
- *     console.log(idebridge.version());
- *     const reg = new idebridge.Registry();
+ *     const ide = await idebridge.IDEClient.connect({ timeoutMs: 10000 });
  *     try {
- *       reg.publish('gopls', { uri: 'file:///p/main.go', diagnostics: [] });
- *       console.log(reg.drain());
+ *       const res = await ide.proposeEdit('main.go', newText, { signal });
+ *       console.log(res.status, res.written);
  *     } finally {
- *       reg.close();
+ *       ide.close();
  *     }
  *
- * Every failure throws IdebridgeError (or a subclass) carrying the
- * library's message. Calls are synchronous: a blocking call (connecting,
- * calling an IDE tool, waiting for diagnostics) blocks the event loop until
- * it returns or its timeout elapses, so give such calls a timeout or run
- * them in a worker thread.
+ * Everything that blocks (discovery, connecting, IDE tool calls, edit
+ * review, language servers) returns a Promise and never blocks the event
+ * loop: the library runs the call on a thread of its own and signals its
+ * completion on a file descriptor that the event loop watches. An
+ * AbortSignal (options.signal) cancels the call: a pending openDiff or edit
+ * review closes its tab in the IDE and the Promise rejects with the
+ * signal's reason. Each also has a blocking form named xSync. What does not
+ * block (the diagnostics registry, paths, rendering) is synchronous.
  *
- * The shared library is found through the IDEBRIDGE_LIB environment
- * variable (a path to the file), next to this module, or at
- * build/libidebridge.so in the source tree (built by `make lib`).
- * Timeouts are in milliseconds: omitted means the function's default,
- * negative or Infinity waits without limit.
+ * Every failure throws (or rejects with) IdebridgeError or a subclass
+ * carrying the library's message; a ToolError also carries the IDE's
+ * JSON-RPC error code. Durations are in milliseconds (timeoutMs: omitted
+ * means the function's default, negative or Infinity waits without limit).
+ *
+ * The shared library is the one packed inside this package (built by npm
+ * pack for the platform it ran on), unless the IDEBRIDGE_LIB environment
+ * variable names another; in the source tree, build/libidebridge.so
+ * (`make lib`) is used when the package has none.
  *
  * @module idebridge
  */
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { isMainThread } = require('node:worker_threads');
 const koffi = require('koffi');
 
 // Status codes returned by the C functions.
@@ -47,24 +55,33 @@ const IDB_ERR_ARGUMENT = 5;
 const IDB_ERR_CLOSED = 6;
 const IDB_ERR_TOOL = 7;
 const IDB_ERR_PANIC = 8;
+const IDB_ERR_CANCELLED = 9;
 
 /**
  * An idebridge call failed; `message` is the library's message.
- * `status` is the C status code and `function` the C function that failed.
+ * `status` is the C status code and `function` the C function that failed;
+ * for a ToolError, `code` is the JSON-RPC error code of the IDE's answer
+ * (0 for a result with isError) and `data` its data.
  */
 class IdebridgeError extends Error {
   /**
    * @param {string} message
    * @param {number} [status]
    * @param {string} [fn]
+   * @param {number} [code]
+   * @param {unknown} [data]
    */
-  constructor(message, status = IDB_ERROR, fn = undefined) {
+  constructor(message, status = IDB_ERROR, fn = undefined, code = undefined, data = undefined) {
     super(message);
     this.name = new.target.name;
     /** @type {number} */
     this.status = status;
     /** @type {string | undefined} */
     this.function = fn;
+    /** @type {number | undefined} */
+    this.code = code;
+    /** @type {unknown} */
+    this.data = data;
   }
 }
 
@@ -89,6 +106,9 @@ class ToolError extends IdebridgeError {}
 /** IDB_ERR_PANIC: Internal error: a Go panic was recovered inside the call. The library stays usable; please report it. */
 class InternalError extends IdebridgeError {}
 
+/** IDB_ERR_CANCELLED: The asynchronous call was cancelled (idb_call_cancel) before it completed. */
+class CancelledError extends IdebridgeError {}
+
 const ERRORS = {
   [IDB_ERROR]: IdebridgeError,
   [IDB_ERR_HANDLE]: HandleError,
@@ -98,33 +118,72 @@ const ERRORS = {
   [IDB_ERR_CLOSED]: ClosedError,
   [IDB_ERR_TOOL]: ToolError,
   [IDB_ERR_PANIC]: InternalError,
+  [IDB_ERR_CANCELLED]: CancelledError,
 };
+
+/** An edit was not written: the file changed on disk since the edit's base. */
+class ConflictError extends IdebridgeError {
+  /** @param {object} result the edit's outcome, with its conflict */
+  constructor(result) {
+    super(result.conflict.message, IDB_ERROR, undefined);
+    /** The outcome; result.text is what would have been written. */
+    this.result = result;
+    this.conflict = result.conflict;
+  }
+}
 
 const INTERNAL = Symbol('idebridge.internal');
 
 const LIB_NAMES = { darwin: 'libidebridge.dylib', win32: 'idebridge.dll' };
 
 let fnsCache = null;
+let libHandle = null;
 
 /** Returns the path of the shared library to load. */
 function libraryPath() {
   if (process.env.IDEBRIDGE_LIB) return process.env.IDEBRIDGE_LIB;
   const name = LIB_NAMES[process.platform] || 'libidebridge.so';
   const tried = [
-    path.join(__dirname, name),
+    path.join(__dirname, 'prebuilds', process.platform + '-' + process.arch, name),
     path.resolve(__dirname, '..', '..', 'build', name),
   ];
   for (const p of tried) {
     if (fs.existsSync(p)) return p;
   }
   throw new IdebridgeError(
-    'cannot find ' + name + ': set IDEBRIDGE_LIB to its path or run `make lib` (looked at ' + tried.join(', ') + ')',
+    'cannot find ' + name + ' for ' + process.platform + '-' + process.arch +
+      ': this package was packed on another platform, or without the library; ' +
+      'set IDEBRIDGE_LIB to its path (looked at ' + tried.join(', ') + ')',
   );
 }
 
+/**
+ * Keeps libuv's SIGCHLD handler installed for as long as the process lives.
+ * libuv installs it without SA_ONSTACK when Node starts its first child
+ * process and removes it when the last one has exited; the library's
+ * children (language servers) signal the library's own threads, where a
+ * handler without SA_ONSTACK runs on a goroutine's small stack and corrupts
+ * the memory below it. With a listener the handler stays, so the library
+ * gives it SA_ONSTACK once, when it loads. The listener does nothing and
+ * does not keep the event loop alive. Worker threads cannot listen to
+ * signals: the library then checks SIGCHLD's handler before every blocking
+ * call, which leaves a window open (see cabi/sigchld_unix.go).
+ */
+function keepChildSignal() {
+  if (process.platform !== 'win32' && isMainThread && !process.listeners('SIGCHLD').includes(ignoreSignal)) {
+    process.on('SIGCHLD', ignoreSignal);
+  }
+}
+
+function ignoreSignal() {}
+
 /** Loads the library once and declares its functions. */
 function load() {
-  if (fnsCache === null) fnsCache = declare(koffi.load(libraryPath()));
+  if (fnsCache === null) {
+    keepChildSignal();
+    libHandle = koffi.load(libraryPath());
+    fnsCache = declare(libHandle);
+  }
   return fnsCache;
 }
 
@@ -140,6 +199,18 @@ function raise(fns, status, fn) {
   }
   const Cls = ERRORS[status] || IdebridgeError;
   throw new Cls(message, status, fn);
+}
+
+/** Returns the error of a failed asynchronous call, from its JSON error. */
+function callError(status, text) {
+  let err = {};
+  try {
+    err = JSON.parse(text || '{}');
+  } catch {
+    err = { message: text };
+  }
+  const Cls = ERRORS[status] || IdebridgeError;
+  return new Cls(err.message || 'call failed with status ' + status, status, err.function, err.code, err.data);
 }
 
 function textIn(value) {
@@ -185,6 +256,173 @@ function takeText(fns, p) {
 function takeJSON(fns, p) {
   const text = takeText(fns, p);
   return text === null ? null : JSON.parse(text);
+}
+
+// Asynchronous calls: a blocking function runs as a call of the library
+// (idb_*_start), whose outcome the call carries (any thread may read it).
+// The Promise forms watch the call's descriptor on the event loop
+// (koffi's uv_poll); the Sync forms wait for the result.
+
+/** Reads and frees a completed call: its result text, or throws its error. */
+function takeOutcome(fns, call) {
+  const out = [null];
+  let status;
+  let text;
+  try {
+    status = fns.idb_call_result(call, out);
+    text = takeText(fns, out[0]);
+  } finally {
+    fns.idb_call_free(call);
+  }
+  if (status !== IDB_OK) throw callError(status, text);
+  return text;
+}
+
+// How long a waiter polls the call's descriptor before it sleeps. Waking a
+// sleeping thread costs tens of microseconds on a busy or virtual machine,
+// and calls waited for at once often complete sooner: polling the
+// descriptor (with libc's poll, not the library, whose threads run the
+// call) saves that.
+const SPIN_NS = 100000n;
+
+let pollFn;
+
+/** libc's poll(2), found through the library's dependencies; null where absent. */
+function libcPoll() {
+  if (pollFn === undefined) {
+    try {
+      pollFn = libHandle.func('int poll(void *fds, unsigned long nfds, int timeout)');
+    } catch {
+      pollFn = null;
+    }
+  }
+  return pollFn;
+}
+
+/** A struct pollfd waiting for fd to be readable. */
+function pollfd(fd) {
+  const b = Buffer.alloc(8);
+  b.writeInt32LE(fd, 0);
+  b.writeInt16LE(1, 4); // POLLIN
+  return b;
+}
+
+/** Polls pfd for up to SPIN_NS; true once it is readable. */
+function spinFd(poll, pfd) {
+  const end = process.hrtime.bigint() + SPIN_NS;
+  for (;;) {
+    if (poll(pfd, 1, 0) > 0) return true;
+    if (process.hrtime.bigint() >= end) return false;
+  }
+}
+
+/** The call's completion descriptor, or null where there is none. */
+function descriptor(fns, call) {
+  const fd = [null];
+  return fns.idb_call_fd(call, fd) === IDB_OK ? Number(fd[0]) : null;
+}
+
+/** Waits for a call, blocking, and returns its result text. */
+function finishSync(fns, call) {
+  const poll = libcPoll();
+  const fd = poll ? descriptor(fns, call) : null;
+  if (fd !== null) {
+    const pfd = pollfd(fd);
+    if (!spinFd(poll, pfd)) poll(pfd, 1, -1);
+  }
+  return takeOutcome(fns, call);
+}
+
+/** Resolves with a call's result text once it completes; aborting signal cancels it. */
+function awaitCall(fns, call, signal) {
+  return new Promise((resolve, reject) => {
+    let poller = null;
+    let timer = null;
+    let settled = false;
+    const onAbort = () => fns.idb_call_cancel(call);
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      if (poller) poller.close();
+      if (timer) clearTimeout(timer);
+      if (signal) signal.removeEventListener('abort', onAbort);
+      try {
+        resolve(takeOutcome(fns, call));
+      } catch (e) {
+        reject(e instanceof CancelledError && signal && signal.aborted ? signal.reason : e);
+      }
+    };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    const fd = descriptor(fns, call);
+    if (fd !== null) {
+      // A call that completes within microseconds is taken at once: the
+      // loop waits that long instead of sleeping and being woken.
+      const poll = libcPoll();
+      if (poll && spinFd(poll, pollfd(fd))) {
+        finish();
+        return;
+      }
+      poller = koffi.node.poll(fd, { readable: true }, finish);
+      return;
+    }
+    // No descriptors on this platform: poll the call every 5 ms.
+    const tick = () => {
+      if (fns.idb_call_wait(call, 0) === IDB_OK) finish();
+      else timer = setTimeout(tick, 5);
+    };
+    tick();
+  });
+}
+
+/** Starts a call and returns the Promise of its decoded result. */
+function runAsync(signal, start, decode) {
+  if (signal && signal.aborted) return Promise.reject(signal.reason);
+  let call;
+  try {
+    call = start();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return awaitCall(load(), call, signal).then(decode);
+}
+
+function decJSON(text) {
+  return text === null ? null : JSON.parse(text);
+}
+
+function decText(text) {
+  return text;
+}
+
+function decHandle(text) {
+  return BigInt(text);
+}
+
+function decNumber(text) {
+  return Number(text);
+}
+
+function decNone() {
+  return undefined;
+}
+
+// Conversions named by the export table (JSConv).
+
+function editOutcome(result) {
+  if (result.conflict) throw new ConflictError(result);
+  return result;
+}
+
+function cancelledCount(v) {
+  return v.cancelled;
+}
+
+function removedPaths(v) {
+  return v.removed;
+}
+
+function problemList(v) {
+  return v.problems;
 }
 
 /** Declares every export with koffi. */
@@ -235,10 +473,60 @@ function declare(lib) {
     idb_lsp_rename: lib.func("int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_apply_rename: lib.func("int idb_lsp_apply_rename(uint64_t manager, const char *proposal_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
+    idb_ide_propose_edit: lib.func("int idb_ide_propose_edit(uint64_t client, const char *path, const uint8_t *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_cancel_all_edits: lib.func("int idb_ide_cancel_all_edits(uint64_t client, int64_t timeout_ms, _Out_ void **out)"),
+    idb_apply_edit: lib.func("int idb_apply_edit(const char *path, const uint8_t *new_text, size_t new_text_len, const char *options_json, _Out_ void **out)"),
+    idb_file_state: lib.func("int idb_file_state(const char *path, _Out_ void **out)"),
+    idb_ide_snapshot_diagnostics: lib.func("int idb_ide_snapshot_diagnostics(uint64_t client, const char *path, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_new_diagnostics: lib.func("int idb_ide_new_diagnostics(uint64_t client, const char *snapshot_json, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_ide_get_diagnostics: lib.func("int idb_ide_get_diagnostics(uint64_t client, const char *path, int64_t timeout_ms, _Out_ void **out)"),
+    idb_should_auto_connect: lib.func("int idb_should_auto_connect(const char *options_json, _Out_ void **out)"),
+    idb_wait_for_ide: lib.func("int idb_wait_for_ide(const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_remove_stale: lib.func("int idb_remove_stale(const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_reload: lib.func("int idb_lsp_reload(uint64_t manager, const char *config_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_call_wait: lib.func("int idb_call_wait(uint64_t call, int64_t timeout_ms)"),
+    idb_call_result: lib.func("int idb_call_result(uint64_t call, _Out_ void **out)"),
+    idb_call_cancel: lib.func("int idb_call_cancel(uint64_t call)"),
+    idb_call_fd: lib.func("int idb_call_fd(uint64_t call, _Out_ uint64_t *out)"),
+    idb_call_free: lib.func("int idb_call_free(uint64_t call)"),
+    idb_discover_start: lib.func("int idb_discover_start(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_connect_start: lib.func("int idb_ide_connect_start(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_tools_start: lib.func("int idb_ide_tools_start(uint64_t client, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_call_start: lib.func("int idb_ide_call_start(uint64_t client, const char *name, const char *args_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_next_notification_start: lib.func("int idb_ide_next_notification_start(uint64_t client, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_open_start: lib.func("int idb_lsp_open_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_change_start: lib.func("int idb_lsp_change_start(uint64_t manager, const char *path, const char *text, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_save_start: lib.func("int idb_lsp_save_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_close_file_start: lib.func("int idb_lsp_close_file_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_settle_start: lib.func("int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_load_claude_code_start: lib.func("int idb_lsp_load_claude_code_start(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_shutdown_start: lib.func("int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_definition_start: lib.func("int idb_lsp_definition_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_declaration_start: lib.func("int idb_lsp_declaration_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_type_definition_start: lib.func("int idb_lsp_type_definition_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_implementation_start: lib.func("int idb_lsp_implementation_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_references_start: lib.func("int idb_lsp_references_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_hover_start: lib.func("int idb_lsp_hover_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_document_symbols_start: lib.func("int idb_lsp_document_symbols_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_workspace_symbols_start: lib.func("int idb_lsp_workspace_symbols_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_prepare_call_hierarchy_start: lib.func("int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_incoming_calls_start: lib.func("int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_outgoing_calls_start: lib.func("int idb_lsp_outgoing_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_rename_start: lib.func("int idb_lsp_rename_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_apply_rename_start: lib.func("int idb_lsp_apply_rename_start(uint64_t manager, const char *proposal_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_propose_edit_start: lib.func("int idb_ide_propose_edit_start(uint64_t client, const char *path, const uint8_t *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_cancel_all_edits_start: lib.func("int idb_ide_cancel_all_edits_start(uint64_t client, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_snapshot_diagnostics_start: lib.func("int idb_ide_snapshot_diagnostics_start(uint64_t client, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_new_diagnostics_start: lib.func("int idb_ide_new_diagnostics_start(uint64_t client, const char *snapshot_json, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_ide_get_diagnostics_start: lib.func("int idb_ide_get_diagnostics_start(uint64_t client, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_wait_for_ide_start: lib.func("int idb_wait_for_ide_start(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_remove_stale_start: lib.func("int idb_remove_stale_start(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_reload_start: lib.func("int idb_lsp_reload_start(uint64_t manager, const char *config_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
   };
 }
 
-// Low-level wrappers: one per export that returns a status.
+// Low-level wrappers: one per export that returns a status (blocking
+// ones run as asynchronous calls).
 
 function _idb_version() {
   const fns = load();
@@ -281,20 +569,28 @@ function _idb_path_to_ide(path, options_json) {
   return takeText(fns, out[0]);
 }
 
-function _idb_discover(options_json, timeout_ms) {
+function _start_idb_discover(options_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_discover(jsonIn(options_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_discover");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_discover_start(jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_discover_start");
+  return out[0];
+}
+
+function _idb_discover(options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_discover(options_json, timeout_ms)));
+}
+
+function _start_idb_ide_connect(options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_connect_start(jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_connect_start");
+  return out[0];
 }
 
 function _idb_ide_connect(options_json, timeout_ms) {
-  const fns = load();
-  const out = [null];
-  const status = fns.idb_ide_connect(jsonIn(options_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_ide_connect");
-  return BigInt(out[0]);
+  return decHandle(finishSync(load(), _start_idb_ide_connect(options_json, timeout_ms)));
 }
 
 function _idb_ide_info(client) {
@@ -305,28 +601,40 @@ function _idb_ide_info(client) {
   return takeJSON(fns, out[0]);
 }
 
-function _idb_ide_tools(client, timeout_ms) {
+function _start_idb_ide_tools(client, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_ide_tools(client, timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_ide_tools");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_ide_tools_start(client, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_tools_start");
+  return out[0];
+}
+
+function _idb_ide_tools(client, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_tools(client, timeout_ms)));
+}
+
+function _start_idb_ide_call(client, name, args_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_call_start(client, textIn(name), jsonIn(args_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_call_start");
+  return out[0];
 }
 
 function _idb_ide_call(client, name, args_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_call(client, name, args_json, timeout_ms)));
+}
+
+function _start_idb_ide_next_notification(client, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_ide_call(client, textIn(name), jsonIn(args_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_ide_call");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_ide_next_notification_start(client, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_next_notification_start");
+  return out[0];
 }
 
 function _idb_ide_next_notification(client, timeout_ms) {
-  const fns = load();
-  const out = [null];
-  const status = fns.idb_ide_next_notification(client, timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_ide_next_notification");
-  return takeJSON(fns, out[0]);
+  return decJSON(finishSync(load(), _start_idb_ide_next_notification(client, timeout_ms)));
 }
 
 function _idb_ide_close(client) {
@@ -396,40 +704,64 @@ function _idb_lsp_new(config_json, project_dir, options_json) {
   return BigInt(out[0]);
 }
 
-function _idb_lsp_open(manager, path, timeout_ms) {
+function _start_idb_lsp_open(manager, path, timeout_ms) {
   const fns = load();
-  const status = fns.idb_lsp_open(manager, textIn(path), timeout_ms);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_open");
-  return undefined;
+  const out = [null];
+  const status = fns.idb_lsp_open_start(manager, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_open_start");
+  return out[0];
+}
+
+function _idb_lsp_open(manager, path, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_lsp_open(manager, path, timeout_ms)));
+}
+
+function _start_idb_lsp_change(manager, path, text, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_change_start(manager, textIn(path), textIn(text), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_change_start");
+  return out[0];
 }
 
 function _idb_lsp_change(manager, path, text, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_lsp_change(manager, path, text, timeout_ms)));
+}
+
+function _start_idb_lsp_save(manager, path, timeout_ms) {
   const fns = load();
-  const status = fns.idb_lsp_change(manager, textIn(path), textIn(text), timeout_ms);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_change");
-  return undefined;
+  const out = [null];
+  const status = fns.idb_lsp_save_start(manager, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_save_start");
+  return out[0];
 }
 
 function _idb_lsp_save(manager, path, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_lsp_save(manager, path, timeout_ms)));
+}
+
+function _start_idb_lsp_close_file(manager, path, timeout_ms) {
   const fns = load();
-  const status = fns.idb_lsp_save(manager, textIn(path), timeout_ms);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_save");
-  return undefined;
+  const out = [null];
+  const status = fns.idb_lsp_close_file_start(manager, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_close_file_start");
+  return out[0];
 }
 
 function _idb_lsp_close_file(manager, path, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_lsp_close_file(manager, path, timeout_ms)));
+}
+
+function _start_idb_lsp_settle(manager, path, timeout_ms) {
   const fns = load();
-  const status = fns.idb_lsp_close_file(manager, textIn(path), timeout_ms);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_close_file");
-  return undefined;
+  const out = [null];
+  const status = fns.idb_lsp_settle_start(manager, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_settle_start");
+  return out[0];
 }
 
 function _idb_lsp_settle(manager, path, timeout_ms) {
-  const fns = load();
-  const out = [null];
-  const status = fns.idb_lsp_settle(manager, textIn(path), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_settle");
-  return takeJSON(fns, out[0]);
+  return decJSON(finishSync(load(), _start_idb_lsp_settle(manager, path, timeout_ms)));
 }
 
 function _idb_lsp_drain(manager) {
@@ -448,123 +780,184 @@ function _idb_lsp_servers(manager) {
   return takeJSON(fns, out[0]);
 }
 
-function _idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
+function _start_idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_load_claude_code(manager, jsonIn(options_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_load_claude_code");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_load_claude_code_start(manager, jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_load_claude_code_start");
+  return out[0];
+}
+
+function _idb_lsp_load_claude_code(manager, options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_load_claude_code(manager, options_json, timeout_ms)));
+}
+
+function _start_idb_lsp_shutdown(manager, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_shutdown_start(manager, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_shutdown_start");
+  return out[0];
 }
 
 function _idb_lsp_shutdown(manager, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_lsp_shutdown(manager, timeout_ms)));
+}
+
+function _start_idb_lsp_definition(manager, request_json, timeout_ms) {
   const fns = load();
-  const status = fns.idb_lsp_shutdown(manager, timeout_ms);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_shutdown");
-  return undefined;
+  const out = [null];
+  const status = fns.idb_lsp_definition_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_definition_start");
+  return out[0];
 }
 
 function _idb_lsp_definition(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_definition(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_declaration(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_definition(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_definition");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_declaration_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_declaration_start");
+  return out[0];
 }
 
 function _idb_lsp_declaration(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_declaration(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_type_definition(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_declaration(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_declaration");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_type_definition_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_type_definition_start");
+  return out[0];
 }
 
 function _idb_lsp_type_definition(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_type_definition(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_implementation(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_type_definition(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_type_definition");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_implementation_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_implementation_start");
+  return out[0];
 }
 
 function _idb_lsp_implementation(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_implementation(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_references(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_implementation(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_implementation");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_references_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_references_start");
+  return out[0];
 }
 
 function _idb_lsp_references(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_references(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_hover(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_references(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_references");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_hover_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_hover_start");
+  return out[0];
 }
 
 function _idb_lsp_hover(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_hover(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_document_symbols(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_hover(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_hover");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_document_symbols_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_document_symbols_start");
+  return out[0];
 }
 
 function _idb_lsp_document_symbols(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_document_symbols(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_workspace_symbols(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_document_symbols(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_document_symbols");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_workspace_symbols_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_workspace_symbols_start");
+  return out[0];
 }
 
 function _idb_lsp_workspace_symbols(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_workspace_symbols(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_workspace_symbols(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_workspace_symbols");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_prepare_call_hierarchy_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_prepare_call_hierarchy_start");
+  return out[0];
 }
 
 function _idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_incoming_calls(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_prepare_call_hierarchy(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_prepare_call_hierarchy");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_incoming_calls_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_incoming_calls_start");
+  return out[0];
 }
 
 function _idb_lsp_incoming_calls(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_incoming_calls(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_incoming_calls(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_incoming_calls");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_outgoing_calls_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_outgoing_calls_start");
+  return out[0];
 }
 
 function _idb_lsp_outgoing_calls(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_rename(manager, request_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_outgoing_calls(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_outgoing_calls");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_rename_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_rename_start");
+  return out[0];
 }
 
 function _idb_lsp_rename(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_rename(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_apply_rename(manager, proposal_json, timeout_ms) {
   const fns = load();
   const out = [null];
-  const status = fns.idb_lsp_rename(manager, jsonIn(request_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_rename");
-  return takeJSON(fns, out[0]);
+  const status = fns.idb_lsp_apply_rename_start(manager, jsonIn(proposal_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_apply_rename_start");
+  return out[0];
 }
 
 function _idb_lsp_apply_rename(manager, proposal_json, timeout_ms) {
-  const fns = load();
-  const out = [null];
-  const status = fns.idb_lsp_apply_rename(manager, jsonIn(proposal_json), timeout_ms, out);
-  if (status !== IDB_OK) raise(fns, status, "idb_lsp_apply_rename");
-  return takeJSON(fns, out[0]);
+  return decJSON(finishSync(load(), _start_idb_lsp_apply_rename(manager, proposal_json, timeout_ms)));
 }
 
 function _idb_render_attachment(attachment_json, options_json) {
@@ -573,6 +966,128 @@ function _idb_render_attachment(attachment_json, options_json) {
   const status = fns.idb_render_attachment(jsonIn(attachment_json), jsonIn(options_json), out);
   if (status !== IDB_OK) raise(fns, status, "idb_render_attachment");
   return takeText(fns, out[0]);
+}
+
+function _start_idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms) {
+  const fns = load();
+  const _new_text = bytesIn(new_text);
+  const out = [null];
+  const status = fns.idb_ide_propose_edit_start(client, textIn(path), _new_text, _new_text.length, jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_propose_edit_start");
+  return out[0];
+}
+
+function _idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms)));
+}
+
+function _start_idb_ide_cancel_all_edits(client, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_cancel_all_edits_start(client, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_cancel_all_edits_start");
+  return out[0];
+}
+
+function _idb_ide_cancel_all_edits(client, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_cancel_all_edits(client, timeout_ms)));
+}
+
+function _idb_apply_edit(path, new_text, options_json) {
+  const fns = load();
+  const _new_text = bytesIn(new_text);
+  const out = [null];
+  const status = fns.idb_apply_edit(textIn(path), _new_text, _new_text.length, jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_apply_edit");
+  return takeJSON(fns, out[0]);
+}
+
+function _idb_file_state(path) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_file_state(textIn(path), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_file_state");
+  return takeJSON(fns, out[0]);
+}
+
+function _start_idb_ide_snapshot_diagnostics(client, path, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_snapshot_diagnostics_start(client, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_snapshot_diagnostics_start");
+  return out[0];
+}
+
+function _idb_ide_snapshot_diagnostics(client, path, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_snapshot_diagnostics(client, path, timeout_ms)));
+}
+
+function _start_idb_ide_new_diagnostics(client, snapshot_json, options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_new_diagnostics_start(client, jsonIn(snapshot_json), jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_new_diagnostics_start");
+  return out[0];
+}
+
+function _idb_ide_new_diagnostics(client, snapshot_json, options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_new_diagnostics(client, snapshot_json, options_json, timeout_ms)));
+}
+
+function _start_idb_ide_get_diagnostics(client, path, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_ide_get_diagnostics_start(client, textIn(path), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_ide_get_diagnostics_start");
+  return out[0];
+}
+
+function _idb_ide_get_diagnostics(client, path, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_ide_get_diagnostics(client, path, timeout_ms)));
+}
+
+function _idb_should_auto_connect(options_json) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_should_auto_connect(jsonIn(options_json), out);
+  if (status !== IDB_OK) raise(fns, status, "idb_should_auto_connect");
+  return takeJSON(fns, out[0]);
+}
+
+function _start_idb_wait_for_ide(options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_wait_for_ide_start(jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_wait_for_ide_start");
+  return out[0];
+}
+
+function _idb_wait_for_ide(options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_wait_for_ide(options_json, timeout_ms)));
+}
+
+function _start_idb_remove_stale(options_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_remove_stale_start(jsonIn(options_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_remove_stale_start");
+  return out[0];
+}
+
+function _idb_remove_stale(options_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_remove_stale(options_json, timeout_ms)));
+}
+
+function _start_idb_lsp_reload(manager, config_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_reload_start(manager, jsonIn(config_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_reload_start");
+  return out[0];
+}
+
+function _idb_lsp_reload(manager, config_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_reload(manager, config_json, timeout_ms)));
 }
 
 /**
@@ -586,8 +1101,8 @@ function version() {
 }
 
 /**
- * Counts the live handles (registries, IDE clients, LSP managers) of the whole
- * process.
+ * Counts the live handles (registries, IDE clients, LSP managers, asynchronous
+ * calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it is
  * 0.
@@ -655,8 +1170,32 @@ function pathToIde(path, options = {}) {
  * in an IDE's terminal, and its port. Returns every lockfile found, usable or
  * not, each with the reasons why not.
  *
+ * Resolves when every lockfile has been checked (port probes take at most 500
+ * ms each, run concurrently) or the timeout elapses, without blocking the
+ * event loop. Aborting the signal cancels the call (a pending edit review
+ * closes its diff tab) and rejects with the signal's reason once that is done.
+ *
+ * @param {DiscoverOptions & AsyncOptions} [options] options; signal
+ *   cancels the call.
+ * @returns {Promise<Candidate[]>} an array of candidates {"port",
+ *   "ideName", "transport", "workspaceFolders", "pid", "url", "valid",
+ *   "reasons", "message", "path", "runningInWindows"?}, the same JSON as
+ *   idebridge ide list --json.
+ * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+ *   ArgumentError, InternalError.
+ */
+function discover(options = {}) {
+  return runAsync(options.signal, () => _start_idb_discover(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+}
+
+/**
+ * Finds the IDEs announced by lockfiles and checks each one: workspace folders
+ * against the working directory, the IDE's process, its ancestry when running
+ * in an IDE's terminal, and its port. Returns every lockfile found, usable or
+ * not, each with the reasons why not.
+ *
  * Blocks until every lockfile has been checked (port probes take at most 500
- * ms each, run concurrently) or the timeout elapses.
+ * ms each, run concurrently) or the timeout elapses: the event loop waits too.
  *
  * @param {DiscoverOptions} [options] options.
  * @returns {Candidate[]} an array of candidates {"port", "ideName",
@@ -666,7 +1205,7 @@ function pathToIde(path, options = {}) {
  * @throws {IdebridgeError} IdebridgeError, TimeoutError, ArgumentError,
  *   InternalError.
  */
-function discover(options = {}) {
+function discoverSync(options = {}) {
   return _idb_discover(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure}), toTimeoutMs(options.timeoutMs));
 }
 
@@ -686,12 +1225,154 @@ function renderAttachment(attachment, options = {}) {
 }
 
 /**
+ * Writes an edit directly, without an IDE (when none is connected):
+ * atomically, keeping the file's mode, and refusing, with the result's
+ * "conflict" saying why, when the file no longer matches the edit's base.
+ *
+ * @param {string} path the file to change (it need not exist).
+ * @param {string | Uint8Array} newText the new content of the whole file.
+ * @param {ApplyEditOptions} [options] options.
+ * @returns {EditResult} {"path", "status": "accepted" | "tab_closed" |
+ *   "rejected" | "not_accepted" | "applied", "written", "text", "bytes",
+ *   "userModified"?, "created"?, "cancelled"?, "viaIDE", "tabName"?,
+ *   "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected",
+ *   "actual"}}: "text" is what was written, or would have been when a
+ *   conflict stopped the write.
+ * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError,
+ *   ConflictError (the file changed on disk since the edit's base, so
+ *   nothing was written; error.result is the outcome).
+ */
+function applyEdit(path, newText, options = {}) {
+  return editOutcome(_idb_apply_edit(path, newText, pick({base: options.base})));
+}
+
+/**
+ * Records what a file looks like now (whether it exists, its size,
+ * modification time, mode and SHA-256), to pass as an edit's base when the
+ * agent read the file earlier than it proposes the edit. A missing file is a
+ * state too.
+ *
+ * @param {string} path the file.
+ * @returns {FileState} {"path", "exists", "size", "modTime", "mode",
+ *   "sha256"?}.
+ * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
+ */
+function fileState(path) {
+  return _idb_file_state(path);
+}
+
+/**
+ * Decides, as Claude Code does, whether to connect to an IDE without being
+ * asked: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) turns it off
+ * whatever else asks; otherwise the caller's own setting, running in an IDE's
+ * terminal, CLAUDE_CODE_SSE_PORT, or a truthy CLAUDE_CODE_AUTO_CONNECT_IDE
+ * turns it on. The result says which rule decided.
+ *
+ * @param {ShouldAutoConnectOptions} [options] options.
+ * @returns {AutoConnectDecision} {"autoConnect", "why"}.
+ * @throws {IdebridgeError} ArgumentError, InternalError.
+ */
+function shouldAutoConnect(options = {}) {
+  return _idb_should_auto_connect(pick({requested: options.requested, env: options.env ?? { ...process.env }}));
+}
+
+/**
+ * Looks for exactly one usable IDE, running discovery every poll interval
+ * until one is the only usable one, as auto-connect does. When the time runs
+ * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
+ * message listing every lockfile seen, why each was or was not usable, and the
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
+ *
+ * Resolves when exactly one IDE is usable or the timeout (how long to look)
+ * elapses, without blocking the event loop. Aborting the signal cancels the
+ * call (a pending edit review closes its diff tab) and rejects with the
+ * signal's reason once that is done.
+ *
+ * @param {WaitForIdeOptions & AsyncOptions} [options] options; signal
+ *   cancels the call.
+ * @returns {Promise<IDEWaitResult>} {"candidate": {...}, "candidates":
+ *   [...]}, candidates as idb_discover returns them.
+ * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+ *   NotFoundError, ArgumentError, InternalError.
+ */
+function waitForIde(options = {}) {
+  return runAsync(options.signal, () => _start_idb_wait_for_ide(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure, pollIntervalMs: options.pollIntervalMs}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+}
+
+/**
+ * Looks for exactly one usable IDE, running discovery every poll interval
+ * until one is the only usable one, as auto-connect does. When the time runs
+ * out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a
+ * message listing every lockfile seen, why each was or was not usable, and the
+ * directories searched. Connect to the candidate with IDEClient.connect() and
+ * its port.
+ *
+ * Blocks until exactly one IDE is usable or the timeout (how long to look)
+ * elapses: the event loop waits too.
+ *
+ * @param {WaitForIdeOptions} [options] options.
+ * @returns {IDEWaitResult} {"candidate": {...}, "candidates": [...]},
+ *   candidates as idb_discover returns them.
+ * @throws {IdebridgeError} IdebridgeError, TimeoutError, NotFoundError,
+ *   ArgumentError, InternalError.
+ */
+function waitForIdeSync(options = {}) {
+  return _idb_wait_for_ide(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure, pollIntervalMs: options.pollIntervalMs}), toTimeoutMs(options.timeoutMs));
+}
+
+/**
+ * Discovers the IDE lockfiles and deletes the stale ones, by the rules
+ * deployed agents follow: a lockfile that does not parse, one whose IDE
+ * process is gone (outside WSL), and one without a pid whose port refuses
+ * connections. Each condition is checked again at removal, and a lockfile
+ * rewritten since it was listed, or refused for its permissions, is kept.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
+ *
+ * Resolves when every lockfile has been checked and the stale ones removed, or
+ * the timeout elapses, without blocking the event loop. Aborting the signal
+ * cancels the call (a pending edit review closes its diff tab) and rejects
+ * with the signal's reason once that is done.
+ *
+ * @param {RemoveStaleOptions & AsyncOptions} [options] options; signal
+ *   cancels the call.
+ * @returns {Promise<string[]>} {"removed": ["path", ...]}.
+ * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+ *   ArgumentError, InternalError.
+ */
+function removeStale(options = {}) {
+  return runAsync(options.signal, () => _start_idb_remove_stale(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure}), toTimeoutMs(options.timeoutMs)), (text) => removedPaths(decJSON(text)));
+}
+
+/**
+ * Discovers the IDE lockfiles and deletes the stale ones, by the rules
+ * deployed agents follow: a lockfile that does not parse, one whose IDE
+ * process is gone (outside WSL), and one without a pid whose port refuses
+ * connections. Each condition is checked again at removal, and a lockfile
+ * rewritten since it was listed, or refused for its permissions, is kept.
+ * Listing (discover()) never deletes anything; this is the only function that
+ * does.
+ *
+ * Blocks until every lockfile has been checked and the stale ones removed, or
+ * the timeout elapses: the event loop waits too.
+ *
+ * @param {RemoveStaleOptions} [options] options.
+ * @returns {string[]} {"removed": ["path", ...]}.
+ * @throws {IdebridgeError} IdebridgeError, TimeoutError, ArgumentError,
+ *   InternalError.
+ */
+function removeStaleSync(options = {}) {
+  return removedPaths(_idb_remove_stale(pick({cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, allowInsecure: options.allowInsecure}), toTimeoutMs(options.timeoutMs)));
+}
+
+/**
  * Starts language servers from plugin LSP configuration, keeps the files an
  * agent touches in sync with them, and hands out their new diagnostics once
  * per turn. Servers start lazily and are supervised; shutdown stops them
  * all. Calls are safe from several threads at once.
  *
- * Call close() when done (it is idempotent).
+ * Await shutdown() (or call close(), which blocks) when done; both are idempotent.
  */
 class LSPManager {
   /**
@@ -710,7 +1391,7 @@ class LSPManager {
    */
   constructor(config, projectDir, options = {}) {
     /** @type {bigint} */
-    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig}));
+    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode}));
   }
 
   /** The C handle as a bigint; 0n once closed. */
@@ -729,8 +1410,31 @@ class LSPManager {
    * starting the server if needed. For a file already open, sends the contents
    * as a change when they differ.
    *
+   * Resolves when the notification is sent (after starting and initializing
+   * the server when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {string} path the file's path.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  open(path, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_open(this._handle(), path, toTimeoutMs(options.timeoutMs)), (text) => decNone(text));
+  }
+
+  /**
+   * Opens a file in its language server with the file's contents on disk,
+   * starting the server if needed. For a file already open, sends the contents
+   * as a change when they differ.
+   *
    * Blocks until the notification is sent (after starting and initializing the
-   * server when needed) or the timeout elapses.
+   * server when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {string} path the file's path.
    * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
@@ -738,7 +1442,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  open(path, timeoutMs) {
+  openSync(path, timeoutMs) {
     return _idb_lsp_open(this._handle(), path, toTimeoutMs(timeoutMs));
   }
 
@@ -746,7 +1450,31 @@ class LSPManager {
    * Sends the full new text of a file (opening it first when needed); the
    * document's version increases by one.
    *
-   * Blocks until the notification is sent or the timeout elapses.
+   * Resolves when the notification is sent or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param {string} path the file's path.
+   * @param {string} text the file's new text.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  change(path, text, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_change(this._handle(), path, text, toTimeoutMs(options.timeoutMs)), (text) => decNone(text));
+  }
+
+  /**
+   * Sends the full new text of a file (opening it first when needed); the
+   * document's version increases by one.
+   *
+   * Blocks until the notification is sent or the timeout elapses: the event
+   * loop waits too.
    *
    * @param {string} path the file's path.
    * @param {string} text the file's new text.
@@ -755,15 +1483,38 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  change(path, text, timeoutMs) {
+  changeSync(path, text, timeoutMs) {
     return _idb_lsp_change(this._handle(), path, text, toTimeoutMs(timeoutMs));
   }
 
   /**
    * Tells the server that a file was saved, first syncing the file's contents
-   * on disk like idb_lsp_open.
+   * on disk like LSPManager.open().
    *
-   * Blocks until the notifications are sent or the timeout elapses.
+   * Resolves when the notifications are sent or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param {string} path the file's path.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  save(path, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_save(this._handle(), path, toTimeoutMs(options.timeoutMs)), (text) => decNone(text));
+  }
+
+  /**
+   * Tells the server that a file was saved, first syncing the file's contents
+   * on disk like LSPManager.open().
+   *
+   * Blocks until the notifications are sent or the timeout elapses: the event
+   * loop waits too.
    *
    * @param {string} path the file's path.
    * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
@@ -771,7 +1522,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  save(path, timeoutMs) {
+  saveSync(path, timeoutMs) {
     return _idb_lsp_save(this._handle(), path, toTimeoutMs(timeoutMs));
   }
 
@@ -780,7 +1531,31 @@ class LSPManager {
    * those already delivered are remembered, so reopening it unchanged delivers
    * nothing again. Closing a file that is not open does nothing.
    *
-   * Blocks until the notification is sent or the timeout elapses.
+   * Resolves when the notification is sent or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param {string} path the file's path.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  closeFile(path, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_close_file(this._handle(), path, toTimeoutMs(options.timeoutMs)), (text) => decNone(text));
+  }
+
+  /**
+   * Closes a file in its server (didClose) and drops its pending diagnostics;
+   * those already delivered are remembered, so reopening it unchanged delivers
+   * nothing again. Closing a file that is not open does nothing.
+   *
+   * Blocks until the notification is sent or the timeout elapses: the event
+   * loop waits too.
    *
    * @param {string} path the file's path.
    * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
@@ -788,7 +1563,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  closeFile(path, timeoutMs) {
+  closeFileSync(path, timeoutMs) {
     return _idb_lsp_close_file(this._handle(), path, toTimeoutMs(timeoutMs));
   }
 
@@ -803,7 +1578,40 @@ class LSPManager {
    * and the next drain notes that the file's diagnostics are unknown or may be
    * stale.
    *
-   * Blocks until the diagnostics are current or the timeout elapses.
+   * Resolves when the diagnostics are current or the timeout elapses, without
+   * blocking the event loop. Aborting the signal cancels the call (a pending
+   * edit review closes its diff tab) and rejects with the signal's reason once
+   * that is done.
+   *
+   * @param {string} path the file's path.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the manager's settle timeout (10 seconds unless
+   *   settleTimeoutMs says otherwise), negative or Infinity to wait without
+   *   limit); signal cancels the call.
+   * @returns {Promise<SettleResult>} {"path", "uri", "server", "version",
+   *   "freshness", "fresh", "elapsedNs", "reason"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  settle(path, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_settle(this._handle(), path, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Waits until the diagnostics of an open file are known to be current, and
+   * says how it knew: its server answered a pull for the file's latest version
+   * ("pulled"), published for it ("published"), reported its work done
+   * ("progress-ended"), or, for a server that sends no versions, published
+   * after the change and then stayed quiet for the period learned for it
+   * ("quiet"). A file just opened is never current before its server reported
+   * on it. Running out of time is not an error: the result says "timed-out"
+   * and the next drain notes that the file's diagnostics are unknown or may be
+   * stale.
+   *
+   * Blocks until the diagnostics are current or the timeout elapses: the event
+   * loop waits too.
    *
    * @param {string} path the file's path.
    * @param {number} [timeoutMs] milliseconds to wait; omitted for the
@@ -814,13 +1622,13 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  settle(path, timeoutMs) {
+  settleSync(path, timeoutMs) {
     return _idb_lsp_settle(this._handle(), path, toTimeoutMs(timeoutMs));
   }
 
   /**
    * Takes the diagnostics that are new since the last drain, as
-   * idb_registry_drain does, with notes saying which files' diagnostics may be
+   * Registry.drain() does, with notes saying which files' diagnostics may be
    * stale or incomplete.
    *
    * @returns {Attachment | null} the attachment, the same JSON as the
@@ -859,7 +1667,45 @@ class LSPManager {
    * result's errors, and every plugin is in its plugins with the reason when
    * it contributes nothing.
    *
-   * Blocks until the servers that are no longer configured have stopped.
+   * Resolves when the servers that are no longer configured have stopped,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param {LoadClaudeCodeOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<ClaudeCodeReport>} {"configDir", "projectDir",
+   *   "servers": [{"name", "plugin", "marketplace", "file", "root",
+   *   "extensions", "command", "args", "resolved"?, "commandError"?,
+   *   "installHint"?}], "plugins": [{"id", "name", "marketplace", "enabled",
+   *   "enabledScope"?, "enabledFile"?, "installed", "installScope"?,
+   *   "projectPath"?, "root"?, "version"?, "servers", "extensions",
+   *   "reason"?}], "errors": [string]}.
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, InternalError.
+   */
+  loadClaudeCode(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Replaces the manager's servers with those Claude Code would load for the
+   * project: the language servers of the plugins installed for it
+   * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
+   * user, project and local settings, later scopes winning, each read from its
+   * install path with its marketplace entry. Servers are named
+   * "plugin:<plugin>:<server>". Running servers whose configuration is
+   * unchanged keep running; others are stopped. No server starts until a file
+   * needs it.
+   *
+   * It fails only for a bad handle or options: problems with the installation
+   * (unreadable files, invalid entries, extension conflicts) are in the
+   * result's errors, and every plugin is in its plugins with the reason when
+   * it contributes nothing.
+   *
+   * Blocks until the servers that are no longer configured have stopped: the
+   * event loop waits too.
    *
    * @param {LoadClaudeCodeOptions} [options] options.
    * @returns {ClaudeCodeReport} {"configDir", "projectDir", "servers":
@@ -871,7 +1717,7 @@ class LSPManager {
    * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
    *   ClosedError, InternalError.
    */
-  loadClaudeCode(options = {}) {
+  loadClaudeCodeSync(options = {}) {
     return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -882,8 +1728,35 @@ class LSPManager {
    * seconds), and an answer it gave while loading says so ("incomplete": true
    * and a "reason"), never that there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {DefinitionOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<NavLocations>} the lsp package's result (the same
+   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
+   *   model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  definition(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Where the symbol at a place is defined (textDocument/definition). The file
+   * is opened in its server (started when needed) or brought up to date with
+   * the disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {DefinitionOptions} [options] options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
@@ -893,7 +1766,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  definition(options = {}) {
+  definitionSync(options = {}) {
     return _idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -905,8 +1778,36 @@ class LSPManager {
    * seconds), and an answer it gave while loading says so ("incomplete": true
    * and a "reason"), never that there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {DeclarationOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<NavLocations>} the lsp package's result (the same
+   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
+   *   model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  declaration(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Where the symbol at a place is declared (textDocument/declaration): in C
+   * and C++ the header's declaration rather than the definition. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {DeclarationOptions} [options] options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
@@ -916,7 +1817,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  declaration(options = {}) {
+  declarationSync(options = {}) {
     return _idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -928,8 +1829,36 @@ class LSPManager {
    * while loading says so ("incomplete": true and a "reason"), never that
    * there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {TypeDefinitionOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<NavLocations>} the lsp package's result (the same
+   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
+   *   model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  typeDefinition(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Where the type of the symbol at a place is defined
+   * (textDocument/typeDefinition). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {TypeDefinitionOptions} [options] options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
@@ -939,7 +1868,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  typeDefinition(options = {}) {
+  typeDefinitionSync(options = {}) {
     return _idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -951,8 +1880,36 @@ class LSPManager {
    * gave while loading says so ("incomplete": true and a "reason"), never that
    * there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {ImplementationOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<NavLocations>} the lsp package's result (the same
+   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
+   *   model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  implementation(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The implementations of the interface, abstract method or virtual function
+   * at a place (textDocument/implementation). The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {ImplementationOptions} [options] options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
@@ -962,7 +1919,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  implementation(options = {}) {
+  implementationSync(options = {}) {
     return _idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -974,8 +1931,36 @@ class LSPManager {
    * loading says so ("incomplete": true and a "reason"), never that there is
    * nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {ReferencesOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<NavLocations>} the lsp package's result (the same
+   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
+   *   model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  references(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The references to the symbol at a place (textDocument/references), sorted
+   * by file and position. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {ReferencesOptions} [options] options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
@@ -985,7 +1970,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  references(options = {}) {
+  referencesSync(options = {}) {
     return _idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -996,8 +1981,35 @@ class LSPManager {
    * waited for (at most 30 seconds), and an answer it gave while loading says
    * so ("incomplete": true and a "reason"), never that there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {HoverOptions & AsyncOptions} [options] options; signal cancels
+   *   the call.
+   * @returns {Promise<NavHover>} the lsp package's result (the same JSON
+   *   as idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  hover(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_hover(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * What the server shows when hovering over a place (textDocument/hover), as
+   * Markdown. The file is opened in its server (started when needed) or
+   * brought up to date with the disk. A server still loading the workspace is
+   * waited for (at most 30 seconds), and an answer it gave while loading says
+   * so ("incomplete": true and a "reason"), never that there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {HoverOptions} [options] options.
    * @returns {NavHover} the lsp package's result (the same JSON as
@@ -1007,7 +2019,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  hover(options = {}) {
+  hoverSync(options = {}) {
     return _idb_lsp_hover(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -1018,8 +2030,35 @@ class LSPManager {
    * most 30 seconds), and an answer it gave while loading says so
    * ("incomplete": true and a "reason"), never that there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {DocumentSymbolsOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
+   *   as idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  documentSymbols(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_document_symbols(this._handle(), pick({path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The symbols declared in a file, as a tree (textDocument/documentSymbol).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {DocumentSymbolsOptions} [options] options.
    * @returns {NavSymbols} the lsp package's result (the same JSON as
@@ -1029,7 +2068,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  documentSymbols(options = {}) {
+  documentSymbolsSync(options = {}) {
     return _idb_lsp_document_symbols(this._handle(), pick({path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -1042,8 +2081,37 @@ class LSPManager {
    * loading says so ("incomplete": true and a "reason"), never that there is
    * nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {WorkspaceSymbolsOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
+   *   as idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  workspaceSymbols(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The symbols of the workspace matching a query (workspace/symbol): from the
+   * server of path when given (started and given the file when needed), else
+   * from every running server. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {WorkspaceSymbolsOptions} [options] options.
    * @returns {NavSymbols} the lsp package's result (the same JSON as
@@ -1053,7 +2121,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  workspaceSymbols(options = {}) {
+  workspaceSymbolsSync(options = {}) {
     return _idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -1065,8 +2133,36 @@ class LSPManager {
    * gave while loading says so ("incomplete": true and a "reason"), never that
    * there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {PrepareCallHierarchyOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
+   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
+   *   a model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  prepareCallHierarchy(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_prepare_call_hierarchy(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
+   * the function or method named there. The file is opened in its server
+   * (started when needed) or brought up to date with the disk. A server still
+   * loading the workspace is waited for (at most 30 seconds), and an answer it
+   * gave while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {PrepareCallHierarchyOptions} [options] options.
    * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
@@ -1076,7 +2172,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  prepareCallHierarchy(options = {}) {
+  prepareCallHierarchySync(options = {}) {
     return _idb_lsp_prepare_call_hierarchy(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -1088,8 +2184,36 @@ class LSPManager {
    * while loading says so ("incomplete": true and a "reason"), never that
    * there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {IncomingCallsOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
+   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
+   *   a model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  incomingCalls(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The callers of the function or method at a place, with the call sites
+   * (callHierarchy/incomingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {IncomingCallsOptions} [options] options.
    * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
@@ -1099,7 +2223,7 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  incomingCalls(options = {}) {
+  incomingCallsSync(options = {}) {
     return _idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
@@ -1111,8 +2235,36 @@ class LSPManager {
    * while loading says so ("incomplete": true and a "reason"), never that
    * there is nothing.
    *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {OutgoingCallsOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
+   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
+   *   a model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  outgoingCalls(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * What the function or method at a place calls, with the call sites
+   * (callHierarchy/outgoingCalls). The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
+   *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {OutgoingCallsOptions} [options] options.
    * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
@@ -1122,21 +2274,50 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  outgoingCalls(options = {}) {
+  outgoingCallsSync(options = {}) {
     return _idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing
-   * is written: pass the result to apply_rename (idb_lsp_apply_rename). The
-   * file is opened in its server (started when needed) or brought up to date
-   * with the disk. A server still loading the workspace is waited for (at most
-   * 30 seconds), and an answer it gave while loading says so ("incomplete":
-   * true and a "reason"), never that there is nothing.
+   * is written: pass the result to apply_rename (LSPManager.applyRename()).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {RenameOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<NavRenameProposal>} the lsp package's result (the
+   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
+   *   a model: paths relative to the project, path:line:col with each
+   *   location's source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  rename(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_rename(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, newName: options.newName}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Asks the server how to rename the symbol at a place (textDocument/rename)
+   * and returns its edit as proposed file texts with a unified diff. Nothing
+   * is written: pass the result to apply_rename (LSPManager.applyRename()).
+   * The file is opened in its server (started when needed) or brought up to
+   * date with the disk. A server still loading the workspace is waited for (at
+   * most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
-   * when needed) or the timeout elapses.
+   * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {RenameOptions} [options] options.
    * @returns {NavRenameProposal} the lsp package's result (the same JSON
@@ -1146,20 +2327,47 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  rename(options = {}) {
+  renameSync(options = {}) {
     return _idb_lsp_rename(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, newName: options.newName}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
-   * Writes the files of a rename proposal (as idb_lsp_rename returned it), one
-   * by one, each atomically, and not a file that changed on disk since the
-   * proposal (its outcome is "conflict"). The files written that are open in
-   * their servers are synced with them.
+   * Writes the files of a rename proposal (as LSPManager.rename() returned
+   * it), one by one, each atomically, and not a file that changed on disk
+   * since the proposal (its outcome is "conflict"). The files written that are
+   * open in their servers are synced with them.
    *
-   * Blocks until every file is written or refused.
+   * Resolves when every file is written or refused, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param {NavRenameProposal | string} proposal the proposal
-   *   idb_lsp_rename returned (a JSON-serialisable value, or a string
+   *   LSPManager.rename() returned (a JSON-serialisable value, or a string
+   *   holding JSON).
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for no limit, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * @returns {Promise<NavRenameApplied>} {"files": [{"path", "status"
+   *   ("written", "conflict", "failed"), "error"?}], "written", "text"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  applyRename(proposal, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_apply_rename(this._handle(), proposal, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Writes the files of a rename proposal (as LSPManager.rename() returned
+   * it), one by one, each atomically, and not a file that changed on disk
+   * since the proposal (its outcome is "conflict"). The files written that are
+   * open in their servers are synced with them.
+   *
+   * Blocks until every file is written or refused: the event loop waits too.
+   *
+   * @param {NavRenameProposal | string} proposal the proposal
+   *   LSPManager.rename() returned (a JSON-serialisable value, or a string
    *   holding JSON).
    * @param {number} [timeoutMs] milliseconds to wait; omitted for no
    *   limit, negative or Infinity to wait without limit.
@@ -1168,8 +2376,62 @@ class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  applyRename(proposal, timeoutMs) {
+  applyRenameSync(proposal, timeoutMs) {
     return _idb_lsp_apply_rename(this._handle(), proposal, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Replaces the manager's configuration (plugins changed): servers whose
+   * configuration vanished or changed are stopped and their documents
+   * forgotten, servers whose configuration is unchanged keep running with
+   * their documents, and new servers start on first use. The configuration is
+   * read as new LSPManager() read the first (same project directory and user
+   * options).
+   *
+   * Resolves when the servers that changed have stopped or the timeout
+   * elapses, without blocking the event loop. Aborting the signal cancels the
+   * call (a pending edit review closes its diff tab) and rejects with the
+   * signal's reason once that is done.
+   *
+   * @param {Record<string, LSPServerConfig> | string} config the servers,
+   *   as a .lsp.json document (a JSON-serialisable value, or a string
+   *   holding JSON).
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * @returns {Promise<string[]>} {"problems": ["message", ...]} (extension
+   *   conflicts; empty when none).
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, InternalError.
+   */
+  reload(config, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_reload(this._handle(), config, toTimeoutMs(options.timeoutMs)), (text) => problemList(decJSON(text)));
+  }
+
+  /**
+   * Replaces the manager's configuration (plugins changed): servers whose
+   * configuration vanished or changed are stopped and their documents
+   * forgotten, servers whose configuration is unchanged keep running with
+   * their documents, and new servers start on first use. The configuration is
+   * read as new LSPManager() read the first (same project directory and user
+   * options).
+   *
+   * Blocks until the servers that changed have stopped or the timeout elapses:
+   * the event loop waits too.
+   *
+   * @param {Record<string, LSPServerConfig> | string} config the servers,
+   *   as a .lsp.json document (a JSON-serialisable value, or a string
+   *   holding JSON).
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @returns {string[]} {"problems": ["message", ...]} (extension
+   *   conflicts; empty when none).
+   * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  reloadSync(config, timeoutMs) {
+    return problemList(_idb_lsp_reload(this._handle(), config, toTimeoutMs(timeoutMs)));
   }
 
   /**
@@ -1177,28 +2439,56 @@ class LSPManager {
    * process groups are killed, so nothing is left behind) and frees the
    * manager. The handle is invalid afterwards, even when the timeout elapsed.
    *
-   * Blocks until every server has stopped.
+   * Resolves when every server has stopped, without blocking the event loop.
+   * Aborting the signal cancels the call (a pending edit review closes its
+   * diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the servers' own shutdown timeouts (5 seconds each unless
+   *   configured), negative or Infinity to wait without limit); signal
+   *   cancels the call.
+   * Rejects with an IdebridgeError: HandleError, TimeoutError,
+   *   InternalError.
+   */
+  shutdown(options = {}) {
+    const h = this._h;
+    if (!h) return Promise.resolve();
+    this._h = 0n;
+    return runAsync(options.signal, () => _start_idb_lsp_shutdown(h, toTimeoutMs(options.timeoutMs)), (text) => undefined);
+  }
+
+  /**
+   * Stops every server (a graceful shutdown within the timeout, then their
+   * process groups are killed, so nothing is left behind) and frees the
+   * manager. The handle is invalid afterwards, even when the timeout elapsed.
+   *
+   * Blocks until every server has stopped: the event loop waits too.
    *
    * @param {number} [timeoutMs] milliseconds to wait; omitted for the
    *   servers' own shutdown timeouts (5 seconds each unless configured),
    *   negative or Infinity to wait without limit.
    * @throws {IdebridgeError} HandleError, TimeoutError, InternalError.
    */
-  shutdown(timeoutMs) {
+  shutdownSync(timeoutMs) {
     const h = this._h;
     if (!h) return;
     this._h = 0n;
     _idb_lsp_shutdown(h, toTimeoutMs(timeoutMs));
   }
 
-  /** Same as shutdown() with its defaults; does nothing once closed. */
+  /** shutdownSync() with its defaults: blocks; does nothing once closed. */
   close() {
-    this.shutdown();
+    this.shutdownSync();
   }
 }
 if (typeof Symbol.dispose === 'symbol') {
   LSPManager.prototype[Symbol.dispose] = function dispose() {
     this.close();
+  };
+}
+if (typeof Symbol.asyncDispose === 'symbol') {
+  LSPManager.prototype[Symbol.asyncDispose] = function asyncDispose() {
+    return this.shutdown();
   };
 }
 
@@ -1220,18 +2510,38 @@ class IDEClient {
 
   /**
    * Connects to an IDE's MCP server and completes the handshake. With a url,
-   * connects there; otherwise discovers the IDEs (as idb_discover) and
-   * connects to the one on the given port, or, without a port, to the only
-   * usable one: none or several give IDB_ERR_NOT_FOUND with the reasons.
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
+   *
+   * Resolves when the handshake is done or the timeout elapses (with wait, it
+   * first polls discovery once a second), without blocking the event loop.
+   * Aborting the signal cancels the call (a pending edit review closes its
+   * diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {IDEClientConnectOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, TimeoutError,
+   *   NotFoundError, ArgumentError, InternalError.
+   */
+  static connect(options = {}) {
+    return runAsync(options.signal, () => _start_idb_ide_connect(pick({port: options.port, cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, url: options.url, authToken: options.authToken, wait: options.wait, callTimeoutMs: options.callTimeoutMs, pingIntervalMs: options.pingIntervalMs, notificationBuffer: options.notificationBuffer, clientName: options.clientName}), toTimeoutMs(options.timeoutMs)), (text) => new IDEClient(INTERNAL, decHandle(text)));
+  }
+
+  /**
+   * Connects to an IDE's MCP server and completes the handshake. With a url,
+   * connects there; otherwise discovers the IDEs (as discover()) and connects
+   * to the one on the given port, or, without a port, to the only usable one:
+   * none or several give IDB_ERR_NOT_FOUND with the reasons.
    *
    * Blocks until the handshake is done or the timeout elapses (with wait, it
-   * first polls discovery once a second).
+   * first polls discovery once a second): the event loop waits too.
    *
    * @param {IDEClientConnectOptions} [options] options.
    * @throws {IdebridgeError} IdebridgeError, TimeoutError, NotFoundError,
    *   ArgumentError, InternalError.
    */
-  static connect(options = {}) {
+  static connectSync(options = {}) {
     return new IDEClient(INTERNAL, _idb_ide_connect(pick({port: options.port, cwd: options.cwd, env: options.env ?? { ...process.env }, lockfileDirs: options.lockfileDirs, url: options.url, authToken: options.authToken, wait: options.wait, callTimeoutMs: options.callTimeoutMs, pingIntervalMs: options.pingIntervalMs, notificationBuffer: options.notificationBuffer, clientName: options.clientName}), toTimeoutMs(options.timeoutMs)));
   }
 
@@ -1260,7 +2570,30 @@ class IDEClient {
   /**
    * Lists the tools the IDE offers (following pagination).
    *
-   * Blocks until the IDE answers or the timeout elapses.
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the client's call timeout (30 seconds unless
+   *   callTimeoutMs says otherwise), negative or Infinity to wait without
+   *   limit); signal cancels the call.
+   * @returns {Promise<Tool[]>} an array of tools {"name", "title"?,
+   *   "description"?, "inputSchema"?, ...} as the IDE sent them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  tools(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_tools(this._handle(), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Lists the tools the IDE offers (following pagination).
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
    *
    * @param {number} [timeoutMs] milliseconds to wait; omitted for the
    *   client's call timeout (30 seconds unless callTimeoutMs says
@@ -1270,7 +2603,7 @@ class IDEClient {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
-  tools(timeoutMs) {
+  toolsSync(timeoutMs) {
     return _idb_ide_tools(this._handle(), toTimeoutMs(timeoutMs));
   }
 
@@ -1280,7 +2613,37 @@ class IDEClient {
    * the IDE's message. openDiff waits for the user: by default it has no
    * deadline.
    *
-   * Blocks until the IDE answers or the timeout elapses.
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param {string} name the tool's name, e.g. "getDiagnostics".
+   * @param {Record<string, unknown> | string} [args] the tool's arguments
+   *   as a JSON object (NULL for none) (a JSON-serialisable value, or a
+   *   string holding JSON).
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the client's call timeout (30 seconds unless
+   *   callTimeoutMs says otherwise), and no limit for openDiff, negative or
+   *   Infinity to wait without limit); signal cancels the call.
+   * @returns {Promise<ToolResult>} the result {"content": [{"type":
+   *   "text", "text"}, ...], "structuredContent"?}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  call(name, args, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_call(this._handle(), name, args, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
+   * isError, or an error object in place of a result) gives IDB_ERR_TOOL with
+   * the IDE's message. openDiff waits for the user: by default it has no
+   * deadline.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
    *
    * @param {string} name the tool's name, e.g. "getDiagnostics".
    * @param {Record<string, unknown> | string} [args] the tool's arguments
@@ -1295,7 +2658,7 @@ class IDEClient {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
-  call(name, args, timeoutMs) {
+  callSync(name, args, timeoutMs) {
     return _idb_ide_call(this._handle(), name, args, toTimeoutMs(timeoutMs));
   }
 
@@ -1305,8 +2668,33 @@ class IDEClient {
    * are queued as they arrive (the oldest are dropped beyond
    * notificationBuffer).
    *
+   * Resolves when a notification arrives, the connection ends, or the timeout
+   * elapses, without blocking the event loop. Aborting the signal cancels the
+   * call (a pending edit review closes its diff tab) and rejects with the
+   * signal's reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for no waiting (only what is already queued), negative or
+   *   Infinity to wait without limit); signal cancels the call.
+   * @returns {Promise<Notification | null>} the notification {"method",
+   *   "params"} as JSON; null when no notification arrived within the
+   *   timeout.
+   * Rejects with an IdebridgeError: HandleError, ArgumentError,
+   *   ClosedError, InternalError.
+   */
+  nextNotification(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_next_notification(this._handle(), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Takes the next notification the IDE sent (selection_changed, at_mentioned,
+   * log_event, or any other), waiting for one up to the timeout. Notifications
+   * are queued as they arrive (the oldest are dropped beyond
+   * notificationBuffer).
+   *
    * Blocks until a notification arrives, the connection ends, or the timeout
-   * elapses.
+   * elapses: the event loop waits too.
    *
    * @param {number} [timeoutMs] milliseconds to wait; omitted for no
    *   waiting (only what is already queued), negative or Infinity to wait
@@ -1316,8 +2704,280 @@ class IDEClient {
    * @throws {IdebridgeError} HandleError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  nextNotification(timeoutMs) {
+  nextNotificationSync(timeoutMs) {
     return _idb_ide_next_notification(this._handle(), toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Shows a proposed edit of one file in the IDE's diff viewer (openDiff),
+   * waits until the user acts, and applies the outcome: accepted (FILE_SAVED:
+   * the IDE's final text, which the user may have edited, is written), tab
+   * closed (TAB_CLOSED: the proposal is written), rejected (DIFF_REJECTED) or
+   * anything else (the file is untouched); then closes the tab. The write is
+   * atomic and keeps the file's mode. When the file changed on disk since the
+   * edit's base (by default, since the proposal), nothing is written and the
+   * result says so in "conflict". Edits proposed through one client are
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
+   * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
+   * file untouched.
+   *
+   * Resolves when the user accepts, rejects or closes the diff in the IDE, the
+   * edits are cancelled, or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {string} path the file to change (it need not exist: the edit
+   *   creates it).
+   * @param {string | Uint8Array} newText the proposed content of the whole
+   *   file.
+   * @param {ProposeEditOptions & AsyncOptions} [options] options; signal
+   *   cancels the call.
+   * @returns {Promise<EditResult>} {"path", "status": "accepted" |
+   *   "tab_closed" | "rejected" | "not_accepted" | "applied", "written",
+   *   "text", "bytes", "userModified"?, "created"?, "cancelled"?, "viaIDE",
+   *   "tabName"?, "ideAnswer"?, "closeTabError"?, "conflict"?: {"message",
+   *   "expected", "actual"}}: "text" is what was written, or would have been
+   *   when a conflict stopped the write.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError,
+   *   ConflictError (the file changed on disk since the edit's base, so
+   *   nothing was written; error.result is the outcome).
+   */
+  proposeEdit(path, newText, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_propose_edit(this._handle(), path, newText, pick({tabName: options.tabName, base: options.base}), toTimeoutMs(options.timeoutMs)), (text) => editOutcome(decJSON(text)));
+  }
+
+  /**
+   * Shows a proposed edit of one file in the IDE's diff viewer (openDiff),
+   * waits until the user acts, and applies the outcome: accepted (FILE_SAVED:
+   * the IDE's final text, which the user may have edited, is written), tab
+   * closed (TAB_CLOSED: the proposal is written), rejected (DIFF_REJECTED) or
+   * anything else (the file is untouched); then closes the tab. The write is
+   * atomic and keeps the file's mode. When the file changed on disk since the
+   * edit's base (by default, since the proposal), nothing is written and the
+   * result says so in "conflict". Edits proposed through one client are
+   * cancelled together by IDEClient.cancelAllEdits(); cancelling the
+   * asynchronous form (idb_call_cancel) closes the edit's tab and leaves the
+   * file untouched.
+   *
+   * Blocks until the user accepts, rejects or closes the diff in the IDE, the
+   * edits are cancelled, or the timeout elapses: the event loop waits too.
+   *
+   * @param {string} path the file to change (it need not exist: the edit
+   *   creates it).
+   * @param {string | Uint8Array} newText the proposed content of the whole
+   *   file.
+   * @param {ProposeEditOptions} [options] options.
+   * @returns {EditResult} {"path", "status": "accepted" | "tab_closed" |
+   *   "rejected" | "not_accepted" | "applied", "written", "text", "bytes",
+   *   "userModified"?, "created"?, "cancelled"?, "viaIDE", "tabName"?,
+   *   "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected",
+   *   "actual"}}: "text" is what was written, or would have been when a
+   *   conflict stopped the write.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError, ConflictError
+   *   (the file changed on disk since the edit's base, so nothing was
+   *   written; error.result is the outcome).
+   */
+  proposeEditSync(path, newText, options = {}) {
+    return editOutcome(_idb_ide_propose_edit(this._handle(), path, newText, pick({tabName: options.tabName, base: options.base}), toTimeoutMs(options.timeoutMs)));
+  }
+
+  /**
+   * Cancels every edit under review through this client, as the user's ESC
+   * does: calls closeAllDiffTabs once and ends the pending
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
+   *
+   * Resolves when the IDE answers closeAllDiffTabs or the timeout elapses,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the client's call timeout (30 seconds unless
+   *   callTimeoutMs says otherwise), negative or Infinity to wait without
+   *   limit); signal cancels the call.
+   * @returns {Promise<number>} {"cancelled": N}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  cancelAllEdits(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_cancel_all_edits(this._handle(), toTimeoutMs(options.timeoutMs)), (text) => cancelledCount(decJSON(text)));
+  }
+
+  /**
+   * Cancels every edit under review through this client, as the user's ESC
+   * does: calls closeAllDiffTabs once and ends the pending
+   * IDEClient.proposeEdit() calls, which return "rejected" with "cancelled"
+   * true and their files untouched. closeAllDiffTabs is called even when
+   * nothing is pending, since the IDE may still show tabs (call it at the
+   * start of each user turn).
+   *
+   * Blocks until the IDE answers closeAllDiffTabs or the timeout elapses: the
+   * event loop waits too.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit.
+   * @returns {number} {"cancelled": N}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  cancelAllEditsSync(timeoutMs) {
+    return cancelledCount(_idb_ide_cancel_all_edits(this._handle(), toTimeoutMs(timeoutMs)));
+  }
+
+  /**
+   * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
+   * its URI) and the file's text. A file the IDE has not open has none yet.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
+   *
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param {string} path the file about to be edited.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the client's call timeout (30 seconds unless
+   *   callTimeoutMs says otherwise), negative or Infinity to wait without
+   *   limit); signal cancels the call.
+   * @returns {Promise<DiagnosticsSnapshot>} {"path", "uri", "text",
+   *   "diagnostics": [...], "taken"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  snapshotDiagnostics(path, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_snapshot_diagnostics(this._handle(), path, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with
+   * its URI) and the file's text. A file the IDE has not open has none yet.
+   * Pass the snapshot to IDEClient.newDiagnostics() after the edit.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param {string} path the file about to be edited.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit.
+   * @returns {DiagnosticsSnapshot} {"path", "uri", "text", "diagnostics":
+   *   [...], "taken"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  snapshotDiagnosticsSync(path, timeoutMs) {
+    return _idb_ide_snapshot_diagnostics(this._handle(), path, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * After an edit, fetches the file's diagnostics again and returns those the
+   * edit introduced: diagnostics of the snapshot that only moved because lines
+   * were inserted or deleted above them are not new (the file's old and new
+   * text are lined up), and those the IDE reports under the URIs of the file's
+   * diff views count as the file's. The result includes the model-facing
+   * <new-diagnostics> block, empty when nothing is new.
+   *
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param {DiagnosticsSnapshot | string} snapshot the snapshot
+   *   IDEClient.snapshotDiagnostics() returned (a JSON-serialisable value,
+   *   or a string holding JSON).
+   * @param {NewDiagnosticsOptions & AsyncOptions} [options] options;
+   *   signal cancels the call.
+   * @returns {Promise<NewDiagnostics>} {"path", "uri", "diagnostics":
+   *   [...], "moved", "rendered"}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  newDiagnostics(snapshot, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_new_diagnostics(this._handle(), snapshot, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * After an edit, fetches the file's diagnostics again and returns those the
+   * edit introduced: diagnostics of the snapshot that only moved because lines
+   * were inserted or deleted above them are not new (the file's old and new
+   * text are lined up), and those the IDE reports under the URIs of the file's
+   * diff views count as the file's. The result includes the model-facing
+   * <new-diagnostics> block, empty when nothing is new.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param {DiagnosticsSnapshot | string} snapshot the snapshot
+   *   IDEClient.snapshotDiagnostics() returned (a JSON-serialisable value,
+   *   or a string holding JSON).
+   * @param {NewDiagnosticsOptions} [options] options.
+   * @returns {NewDiagnostics} {"path", "uri", "diagnostics": [...],
+   *   "moved", "rendered"}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  newDiagnosticsSync(snapshot, options = {}) {
+    return _idb_ide_new_diagnostics(this._handle(), snapshot, pick({projectDir: options.projectDir, tag: options.tag, maxChars: options.maxChars}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Asks the IDE for the diagnostics of one file, or of every file it has
+   * open, and decodes its answer: severities as numbers (1 error to 4 hint)
+   * whichever way the IDE wrote them, codes as text, paths as the agent sees
+   * them.
+   *
+   * Resolves when the IDE answers or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param {string} [path] a file's path or file:// URI, or NULL for every
+   *   file the IDE has open.
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for the client's call timeout (30 seconds unless
+   *   callTimeoutMs says otherwise), negative or Infinity to wait without
+   *   limit); signal cancels the call.
+   * @returns {Promise<FileDiagnostics[]>} an array of {"uri", "path"?,
+   *   "diagnostics": [...]}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  getDiagnostics(path, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('IDEClient is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_ide_get_diagnostics(this._handle(), path, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Asks the IDE for the diagnostics of one file, or of every file it has
+   * open, and decodes its answer: severities as numbers (1 error to 4 hint)
+   * whichever way the IDE wrote them, codes as text, paths as the agent sees
+   * them.
+   *
+   * Blocks until the IDE answers or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param {string} [path] a file's path or file:// URI, or NULL for every
+   *   file the IDE has open.
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for the
+   *   client's call timeout (30 seconds unless callTimeoutMs says
+   *   otherwise), negative or Infinity to wait without limit.
+   * @returns {FileDiagnostics[]} an array of {"uri", "path"?,
+   *   "diagnostics": [...]}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   ArgumentError, ClosedError, ToolError, InternalError.
+   */
+  getDiagnosticsSync(path, timeoutMs) {
+    return _idb_ide_get_diagnostics(this._handle(), path, toTimeoutMs(timeoutMs));
   }
 
   /**
@@ -1470,6 +3130,7 @@ module.exports = {
   IDB_ERR_CLOSED,
   IDB_ERR_TOOL,
   IDB_ERR_PANIC,
+  IDB_ERR_CANCELLED,
   IdebridgeError,
   HandleError,
   TimeoutError,
@@ -1478,13 +3139,23 @@ module.exports = {
   ClosedError,
   ToolError,
   InternalError,
+  CancelledError,
+  ConflictError,
   version,
   handleCount,
   parseLockfile,
   pathToLocal,
   pathToIde,
   discover,
+  discoverSync,
   renderAttachment,
+  applyEdit,
+  fileState,
+  shouldAutoConnect,
+  waitForIde,
+  waitForIdeSync,
+  removeStale,
+  removeStaleSync,
   LSPManager,
   IDEClient,
   Registry,

@@ -33,6 +33,9 @@ const (
 	StClosed   = 6
 	StTool     = 7
 	StPanic    = 8
+	// StCancelled is the status of an asynchronous call ended by
+	// idb_call_cancel (async.go).
+	StCancelled = 9
 )
 
 // Statuses lists every status code.
@@ -46,6 +49,7 @@ var Statuses = []Status{
 	{StClosed, "IDB_ERR_CLOSED", "ClosedError", "", "The connection or manager was closed, or the connection was lost."},
 	{StTool, "IDB_ERR_TOOL", "ToolError", "", "The IDE tool reported an error (a JSON-RPC error or a result with isError)."},
 	{StPanic, "IDB_ERR_PANIC", "InternalError", "", "Internal error: a Go panic was recovered inside the call. The library stays usable; please report it."},
+	{StCancelled, "IDB_ERR_CANCELLED", "CancelledError", "", "The asynchronous call was cancelled (idb_call_cancel) before it completed."},
 }
 
 // StatusByCode returns the status with the given code.
@@ -105,6 +109,9 @@ type Field struct {
 	// PyDefault and JSDefault are expressions the bindings send when the
 	// caller gives nothing (empty: send nothing, the library's default).
 	PyDefault, JSDefault string
+	// Seconds marks a member in milliseconds that Python takes in seconds
+	// (a float, like every duration of the Python binding) and converts.
+	Seconds bool
 }
 
 // Param is one parameter.
@@ -203,6 +210,23 @@ type Func struct {
 	// InC marks a function written in C in cabi (not a Go //export), so
 	// it does not appear in cgo's export header.
 	InC bool
+
+	// PyConv names the Python function (of the idebridge package) that
+	// turns the decoded result into its typed form, e.g. "_candidates";
+	// empty returns the decoded JSON as it is.
+	PyConv string
+	// JSConv names the function of the Node module's runtime that turns
+	// the decoded result into what the binding returns (or throws, for
+	// an edit stopped by a conflict); empty returns it as it is.
+	JSConv string
+	// CancelHook names a Go function of package cabi that the
+	// asynchronous form calls, with the call's own copies of the inputs,
+	// when the call ends cancelled or timed out: it undoes what the
+	// peer still shows (an openDiff's tab).
+	CancelHook string
+	// AsyncOf, on an idb_*_start function derived by async.go, is the
+	// blocking function it starts.
+	AsyncOf string
 }
 
 // Class is one handle class of the bindings.
@@ -211,6 +235,10 @@ type Class struct {
 	// Kind is the handle kind used in messages ("registry").
 	Kind string
 	Doc  string
+	// Internal marks a class the bindings' runtime uses without
+	// presenting it (the asynchronous call): it has a destructor but is
+	// made by several functions, and has no binding class.
+	Internal bool
 }
 
 // TSType is a TypeScript declaration written into the Node module's

@@ -56,7 +56,7 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_handle_count",
-		Doc: "Counts the live handles (registries, IDE clients, LSP managers) of the whole process.\n\n" +
+		Doc: "Counts the live handles (registries, IDE clients, LSP managers, asynchronous calls) of the whole process.\n\n" +
 			"Meant for leak checks in tests: after everything was freed or closed it is 0.",
 		Params:   []Param{{Name: "out", Kind: OutUint64, Doc: "the count"}},
 		Statuses: []int{StArgument, StPanic},
@@ -75,7 +75,7 @@ var Funcs = []Func{
 		Statuses:  []int{StError, StArgument, StPanic},
 		Result:    ResultJSON,
 		ResultDoc: "{\"port\", \"workspaceFolders\", \"pid\", \"ideName\", \"transport\", \"runningInWindows\", \"authToken\", \"legacy\", \"path\"} (zero-valued members other than port, workspaceFolders and transport are omitted)",
-		Binding:   Function, Method: "parse_lockfile", PyReturn: "Dict[str, Any]", TSReturn: "Lockfile",
+		Binding:   Function, Method: "parse_lockfile", PyReturn: "Lockfile", PyConv: "_lockfile", TSReturn: "Lockfile",
 	},
 	{
 		Name: "idb_path_to_local",
@@ -120,7 +120,7 @@ var Funcs = []Func{
 		DefaultTimeout: "10 seconds",
 		Result:         ResultJSON,
 		ResultDoc:      `an array of candidates {"port", "ideName", "transport", "workspaceFolders", "pid", "url", "valid", "reasons", "message", "path", "runningInWindows"?}, the same JSON as idebridge ide list --json`,
-		Binding:        Function, Method: "discover", PyReturn: "List[Dict[str, Any]]", TSReturn: "Candidate[]",
+		Binding:        Function, Method: "discover", PyReturn: "List[Candidate]", PyConv: "_candidates", TSReturn: "Candidate[]",
 	},
 	{
 		Name: "idb_ide_connect",
@@ -147,7 +147,7 @@ var Funcs = []Func{
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
 		ResultDoc: `{"serverInfo": {"name", "version"}, "protocolVersion", "instructions"?, "capabilities"?}`,
-		Binding:   Method, Class: "IDEClient", Method: "info", PyReturn: "Dict[str, Any]", TSReturn: "IDEInfo",
+		Binding:   Method, Class: "IDEClient", Method: "info", PyReturn: "IDEInfo", PyConv: "_ide_info", TSReturn: "IDEInfo",
 	},
 	{
 		Name: "idb_ide_tools",
@@ -162,7 +162,7 @@ var Funcs = []Func{
 		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise)",
 		Result:         ResultJSON,
 		ResultDoc:      `an array of tools {"name", "title"?, "description"?, "inputSchema"?, ...} as the IDE sent them`,
-		Binding:        Method, Class: "IDEClient", Method: "tools", PyReturn: "List[Dict[str, Any]]", TSReturn: "Tool[]",
+		Binding:        Method, Class: "IDEClient", Method: "tools", PyReturn: "List[Tool]", PyConv: "_tools", TSReturn: "Tool[]",
 	},
 	{
 		Name: "idb_ide_call",
@@ -180,7 +180,8 @@ var Funcs = []Func{
 		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise), and no limit for openDiff",
 		Result:         ResultJSON,
 		ResultDoc:      `the result {"content": [{"type": "text", "text"}, ...], "structuredContent"?}`,
-		Binding:        Method, Class: "IDEClient", Method: "call", PyReturn: "Dict[str, Any]", TSReturn: "ToolResult",
+		Binding:        Method, Class: "IDEClient", Method: "call", PyReturn: "ToolResult", PyConv: "_tool_result", TSReturn: "ToolResult",
+		CancelHook: "closeDiffOnCancel",
 	},
 	{
 		Name: "idb_ide_next_notification",
@@ -195,7 +196,7 @@ var Funcs = []Func{
 		Blocking:       "a notification arrives, the connection ends, or the timeout elapses",
 		DefaultTimeout: "no waiting (only what is already queued)",
 		Result:         ResultJSON,
-		Binding:        Method, Class: "IDEClient", Method: "next_notification", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Notification | null",
+		Binding:        Method, Class: "IDEClient", Method: "next_notification", PyReturn: "Optional[Notification]", PyConv: "_notification", TSReturn: "Notification | null",
 	},
 	{
 		Name: "idb_ide_close",
@@ -256,7 +257,7 @@ var Funcs = []Func{
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
 		ResultDoc: `the attachment {"servers", "files": [{"uri", "path", "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the "attachment" member of idebridge diag --json`,
-		Binding:   Method, Class: "Registry", Method: "drain", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Attachment | null",
+		Binding:   Method, Class: "Registry", Method: "drain", PyReturn: "Optional[Attachment]", PyConv: "_attachment", TSReturn: "Attachment | null",
 	},
 	{
 		Name: "idb_registry_reset",
@@ -375,7 +376,7 @@ var Funcs = []Func{
 		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
 		Result:         ResultJSON,
 		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "fresh", "elapsedNs", "reason"}`,
-		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "Dict[str, Any]", TSReturn: "SettleResult",
+		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "SettleResult", PyConv: "_settle_result", TSReturn: "SettleResult",
 	},
 	{
 		Name: "idb_lsp_drain",
@@ -388,7 +389,7 @@ var Funcs = []Func{
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
 		ResultDoc: `the attachment, the same JSON as the "attachment" member of idebridge diag --json`,
-		Binding:   Method, Class: "LSPManager", Method: "drain", PyReturn: "Optional[Dict[str, Any]]", TSReturn: "Attachment | null",
+		Binding:   Method, Class: "LSPManager", Method: "drain", PyReturn: "Optional[Attachment]", PyConv: "_attachment", TSReturn: "Attachment | null",
 	},
 	{
 		Name: "idb_lsp_servers",
@@ -400,7 +401,7 @@ var Funcs = []Func{
 		Statuses:  []int{StHandle, StArgument, StPanic},
 		Result:    ResultJSON,
 		ResultDoc: `an array of {"name", "state", "pid"?, "restarts", "positionEncoding"?, "extensions"}`,
-		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[Dict[str, Any]]", TSReturn: "LSPServerStatus[]",
+		Binding:   Method, Class: "LSPManager", Method: "servers", PyReturn: "List[LSPServerStatus]", PyConv: "_server_statuses", TSReturn: "LSPServerStatus[]",
 	},
 	{
 		Name: "idb_lsp_load_claude_code",
@@ -465,7 +466,7 @@ var Funcs = []Func{
 			"The files written that are open in their servers are synced with them.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
-			{Name: "proposal_json", Kind: JSON, Required: true, Doc: "the proposal idb_lsp_rename returned", PyType: "Dict[str, Any]", TS: "NavRenameProposal | string"},
+			{Name: "proposal_json", Kind: JSON, Required: true, Doc: "the proposal idb_lsp_rename returned", PyType: "NavRenameProposal", TS: "NavRenameProposal | string"},
 			{Name: "timeout_ms", Kind: TimeoutMS},
 			{Name: "out", Kind: OutString, Doc: "each file's outcome, as a JSON object"},
 		},
@@ -474,26 +475,239 @@ var Funcs = []Func{
 		DefaultTimeout: "no limit",
 		Result:         ResultJSON,
 		ResultDoc:      `{"files": [{"path", "status" ("written", "conflict", "failed"), "error"?}], "written", "text"}`,
-		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "Dict[str, Any]", TSReturn: "NavRenameApplied",
+		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "NavRenameApplied", TSReturn: "NavRenameApplied",
 	},
 	{
 		Name: "idb_render_attachment",
 		Doc: "Renders a drained attachment as the model-facing text block " +
 			"(<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by default.",
 		Params: []Param{
-			{Name: "attachment_json", Kind: JSON, Required: true, Doc: "an attachment as returned by a drain", TS: "Attachment | string"},
-			{Name: "options_json", Kind: JSON, Doc: "rendering options", Fields: []Field{
-				{JSON: "projectDir", Py: "project_dir", PyType: "Optional[str]", TS: "string", Doc: "paths of files inside this directory are shown relative to it"},
-				{JSON: "tag", Py: "tag", PyType: "Optional[str]", TS: "string", Doc: `the element wrapping the block (default "new-diagnostics")`},
-				{JSON: "maxChars", Py: "max_chars", PyType: "Optional[int]", TS: "number", Doc: "the cap on the whole block in characters (default 4000; negative for none)"},
-			}},
+			{Name: "attachment_json", Kind: JSON, Required: true, Doc: "an attachment as returned by a drain", PyType: "Union[Attachment, Dict[str, Any], str]", TS: "Attachment | string"},
+			{Name: "options_json", Kind: JSON, Doc: "rendering options", Fields: renderFields},
 			{Name: "out", Kind: OutString, Doc: "the text block"},
 		},
 		Statuses: []int{StArgument, StPanic},
 		Result:   ResultText,
 		Binding:  Function, Method: "render_attachment", PyReturn: "str", TSReturn: "string",
 	},
+
+	// The agent API: edit review, diagnostics around an edit, typed
+	// getDiagnostics, auto-connect, stale lockfiles, and the LSP manager's
+	// reload (cabi/export_review.go, export_editdiag.go,
+	// export_autoconnect.go, export_lspreload.go).
+	{
+		Name: "idb_ide_propose_edit",
+		Doc: "Shows a proposed edit of one file in the IDE's diff viewer (openDiff), waits until the user acts, and applies the outcome: " +
+			"accepted (FILE_SAVED: the IDE's final text, which the user may have edited, is written), tab closed (TAB_CLOSED: the proposal is written), " +
+			"rejected (DIFF_REJECTED) or anything else (the file is untouched); then closes the tab. The write is atomic and keeps the file's mode. " +
+			"When the file changed on disk since the edit's base (by default, since the proposal), nothing is written and the result says so in \"conflict\". " +
+			"Edits proposed through one client are cancelled together by idb_ide_cancel_all_edits; " +
+			"cancelling the asynchronous form (idb_call_cancel) closes the edit's tab and leaves the file untouched.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "path", Kind: String, Doc: "the file to change (it need not exist: the edit creates it)"},
+			{Name: "new_text", Kind: Bytes, Doc: "the proposed content of the whole file", PyType: "Union[str, bytes]", TS: "string | Uint8Array"},
+			{Name: "options_json", Kind: JSON, Doc: "the edit's options", Fields: editFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the outcome as a JSON object"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the user accepts, rejects or closes the diff in the IDE, the edits are cancelled, or the timeout elapses",
+		DefaultTimeout: "no limit: the user takes as long as they like",
+		Result:         ResultJSON,
+		ResultDoc:      editResultDoc,
+		Binding:        Method, Class: "IDEClient", Method: "propose_edit", PyReturn: "EditResult", PyConv: "_edit_outcome", TSReturn: "EditResult", JSConv: "editOutcome",
+	},
+	{
+		Name: "idb_ide_cancel_all_edits",
+		Doc: "Cancels every edit under review through this client, as the user's ESC does: calls closeAllDiffTabs once and ends the pending " +
+			"idb_ide_propose_edit calls, which return \"rejected\" with \"cancelled\" true and their files untouched. " +
+			"closeAllDiffTabs is called even when nothing is pending, since the IDE may still show tabs (call it at the start of each user turn).",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "how many edits were cancelled, as JSON"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the IDE answers closeAllDiffTabs or the timeout elapses",
+		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise)",
+		Result:         ResultJSON,
+		ResultDoc:      `{"cancelled": N}`,
+		Binding:        Method, Class: "IDEClient", Method: "cancel_all_edits", PyReturn: "int", PyConv: "_cancelled_count", TSReturn: "number", JSConv: "cancelledCount",
+	},
+	{
+		Name: "idb_apply_edit",
+		Doc: "Writes an edit directly, without an IDE (when none is connected): atomically, keeping the file's mode, " +
+			"and refusing, with the result's \"conflict\" saying why, when the file no longer matches the edit's base.",
+		Params: []Param{
+			{Name: "path", Kind: String, Doc: "the file to change (it need not exist)"},
+			{Name: "new_text", Kind: Bytes, Doc: "the new content of the whole file", PyType: "Union[str, bytes]", TS: "string | Uint8Array"},
+			{Name: "options_json", Kind: JSON, Doc: "the edit's options", Fields: editFields[1:]},
+			{Name: "out", Kind: OutString, Doc: "the outcome as a JSON object"},
+		},
+		Statuses:  []int{StError, StArgument, StPanic},
+		Result:    ResultJSON,
+		ResultDoc: editResultDoc,
+		Binding:   Function, Method: "apply_edit", PyReturn: "EditResult", PyConv: "_edit_outcome", TSReturn: "EditResult", JSConv: "editOutcome",
+	},
+	{
+		Name: "idb_file_state",
+		Doc: "Records what a file looks like now (whether it exists, its size, modification time, mode and SHA-256), " +
+			"to pass as an edit's base when the agent read the file earlier than it proposes the edit. A missing file is a state too.",
+		Params: []Param{
+			{Name: "path", Kind: String, Doc: "the file"},
+			{Name: "out", Kind: OutString, Doc: "the state as a JSON object"},
+		},
+		Statuses:  []int{StError, StArgument, StPanic},
+		Result:    ResultJSON,
+		ResultDoc: `{"path", "exists", "size", "modTime", "mode", "sha256"?}`,
+		Binding:   Function, Method: "file_state", PyReturn: "FileState", PyConv: "_file_state", TSReturn: "FileState",
+	},
+	{
+		Name: "idb_ide_snapshot_diagnostics",
+		Doc: "Before an edit, takes the IDE's diagnostics of a file (getDiagnostics with its URI) and the file's text. " +
+			"A file the IDE has not open has none yet. Pass the snapshot to idb_ide_new_diagnostics after the edit.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "path", Kind: String, Doc: "the file about to be edited"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the snapshot as a JSON object"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the IDE answers or the timeout elapses",
+		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise)",
+		Result:         ResultJSON,
+		ResultDoc:      `{"path", "uri", "text", "diagnostics": [...], "taken"}`,
+		Binding:        Method, Class: "IDEClient", Method: "snapshot_diagnostics", PyReturn: "DiagnosticsSnapshot", PyConv: "_snapshot", TSReturn: "DiagnosticsSnapshot",
+	},
+	{
+		Name: "idb_ide_new_diagnostics",
+		Doc: "After an edit, fetches the file's diagnostics again and returns those the edit introduced: diagnostics of the snapshot " +
+			"that only moved because lines were inserted or deleted above them are not new (the file's old and new text are lined up), " +
+			"and those the IDE reports under the URIs of the file's diff views count as the file's. " +
+			"The result includes the model-facing <new-diagnostics> block, empty when nothing is new.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "snapshot_json", Kind: JSON, Required: true, Doc: "the snapshot idb_ide_snapshot_diagnostics returned", PyType: "DiagnosticsSnapshot", TS: "DiagnosticsSnapshot | string"},
+			{Name: "options_json", Kind: JSON, Doc: "how to render the block", Fields: renderFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the new diagnostics as a JSON object"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the IDE answers or the timeout elapses",
+		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise)",
+		Result:         ResultJSON,
+		ResultDoc:      `{"path", "uri", "diagnostics": [...], "moved", "rendered"}`,
+		Binding:        Method, Class: "IDEClient", Method: "new_diagnostics", PyReturn: "NewDiagnostics", PyConv: "_new_diagnostics", TSReturn: "NewDiagnostics",
+	},
+	{
+		Name: "idb_ide_get_diagnostics",
+		Doc: "Asks the IDE for the diagnostics of one file, or of every file it has open, and decodes its answer: " +
+			"severities as numbers (1 error to 4 hint) whichever way the IDE wrote them, codes as text, paths as the agent sees them.",
+		Params: []Param{
+			{Name: "client", Kind: Handle, Class: "IDEClient"},
+			{Name: "path", Kind: OptString, Doc: "a file's path or file:// URI, or NULL for every file the IDE has open"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the diagnostics as a JSON array"},
+		},
+		Statuses:       []int{StError, StHandle, StTimeout, StArgument, StClosed, StTool, StPanic},
+		Blocking:       "the IDE answers or the timeout elapses",
+		DefaultTimeout: "the client's call timeout (30 seconds unless callTimeoutMs says otherwise)",
+		Result:         ResultJSON,
+		ResultDoc:      `an array of {"uri", "path"?, "diagnostics": [...]}`,
+		Binding:        Method, Class: "IDEClient", Method: "get_diagnostics", PyReturn: "List[FileDiagnostics]", PyConv: "_file_diagnostics_list", TSReturn: "FileDiagnostics[]",
+	},
+	{
+		Name: "idb_should_auto_connect",
+		Doc: "Decides, as Claude Code does, whether to connect to an IDE without being asked: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) " +
+			"turns it off whatever else asks; otherwise the caller's own setting, running in an IDE's terminal, CLAUDE_CODE_SSE_PORT, " +
+			"or a truthy CLAUDE_CODE_AUTO_CONNECT_IDE turns it on. The result says which rule decided.",
+		Params: []Param{
+			{Name: "options_json", Kind: JSON, Doc: "the caller's setting and the environment", Fields: []Field{
+				{JSON: "requested", Py: "requested", PyType: "Optional[bool]", TS: "boolean", Doc: "the caller's own setting (an autoConnectIde configuration key or an --ide flag)"},
+				{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: envDoc, PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
+			}},
+			{Name: "out", Kind: OutString, Doc: "the decision as a JSON object"},
+		},
+		Statuses:  []int{StArgument, StPanic},
+		Result:    ResultJSON,
+		ResultDoc: `{"autoConnect", "why"}`,
+		Binding:   Function, Method: "should_auto_connect", PyReturn: "AutoConnectDecision", PyConv: "_auto_connect_decision", TSReturn: "AutoConnectDecision",
+	},
+	{
+		Name: "idb_wait_for_ide",
+		Doc: "Looks for exactly one usable IDE, running discovery every poll interval until one is the only usable one, as auto-connect does. " +
+			"When the time runs out with none or several usable, it fails with IDB_ERR_NOT_FOUND and a message listing every lockfile seen, " +
+			"why each was or was not usable, and the directories searched. Connect to the candidate with idb_ide_connect and its port.",
+		Params: []Param{
+			{Name: "options_json", Kind: JSON, Doc: "where and how to look", Fields: append(discoverFields[:len(discoverFields):len(discoverFields)],
+				Field{JSON: "pollIntervalMs", Py: "poll_interval", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "how often discovery runs (default 1 second)"})},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the candidate and every lockfile of the last look, as JSON"},
+		},
+		Statuses:       []int{StError, StTimeout, StNotFound, StArgument, StPanic},
+		Blocking:       "exactly one IDE is usable or the timeout (how long to look) elapses",
+		DefaultTimeout: "30 seconds",
+		Result:         ResultJSON,
+		ResultDoc:      `{"candidate": {...}, "candidates": [...]}, candidates as idb_discover returns them`,
+		Binding:        Function, Method: "wait_for_ide", PyReturn: "IDEWaitResult", PyConv: "_wait_result", TSReturn: "IDEWaitResult",
+	},
+	{
+		Name: "idb_remove_stale",
+		Doc: "Discovers the IDE lockfiles and deletes the stale ones, by the rules deployed agents follow: a lockfile that does not parse, " +
+			"one whose IDE process is gone (outside WSL), and one without a pid whose port refuses connections. " +
+			"Each condition is checked again at removal, and a lockfile rewritten since it was listed, or refused for its permissions, is kept. " +
+			"Listing (idb_discover) never deletes anything; this is the only function that does.",
+		Params: []Param{
+			{Name: "options_json", Kind: JSON, Doc: "where to look", Fields: discoverFields},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the paths removed, as JSON"},
+		},
+		Statuses:       []int{StError, StTimeout, StArgument, StPanic},
+		Blocking:       "every lockfile has been checked and the stale ones removed, or the timeout elapses",
+		DefaultTimeout: "10 seconds",
+		Result:         ResultJSON,
+		ResultDoc:      `{"removed": ["path", ...]}`,
+		Binding:        Function, Method: "remove_stale", PyReturn: "List[str]", PyConv: "_removed", TSReturn: "string[]", JSConv: "removedPaths",
+	},
+	{
+		Name: "idb_lsp_reload",
+		Doc: "Replaces the manager's configuration (plugins changed): servers whose configuration vanished or changed are stopped and their documents forgotten, " +
+			"servers whose configuration is unchanged keep running with their documents, and new servers start on first use. " +
+			"The configuration is read as idb_lsp_new read the first (same project directory and user options).",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "config_json", Kind: JSON, Required: true, Doc: "the servers, as a .lsp.json document", TS: "Record<string, LSPServerConfig> | string"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the new configuration's problems, as JSON"},
+		},
+		Statuses:       []int{StHandle, StTimeout, StArgument, StClosed, StPanic},
+		Blocking:       "the servers that changed have stopped or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Result:         ResultJSON,
+		ResultDoc:      `{"problems": ["message", ...]} (extension conflicts; empty when none)`,
+		Binding:        Method, Class: "LSPManager", Method: "reload", PyReturn: "List[str]", PyConv: "_problems", TSReturn: "string[]", JSConv: "problemList",
+	},
 }
+
+// renderFields are the options of the model-facing block's rendering.
+var renderFields = []Field{
+	{JSON: "projectDir", Py: "project_dir", PyType: "Optional[str]", TS: "string", Doc: "paths of files inside this directory are shown relative to it"},
+	{JSON: "tag", Py: "tag", PyType: "Optional[str]", TS: "string", Doc: `the element wrapping the block (default "new-diagnostics")`},
+	{JSON: "maxChars", Py: "max_chars", PyType: "Optional[int]", TS: "number", Doc: "the cap on the whole block in characters (default 4000; negative for none)"},
+}
+
+// editFields are the options of an edit (idb_apply_edit takes all but the
+// first).
+var editFields = []Field{
+	{JSON: "tabName", Py: "tab_name", PyType: "Optional[str]", TS: "string", Doc: `the diff tab's name (default "<basename>-<uuid4>")`},
+	{JSON: "base", Py: "base", PyType: "Optional[FileState]", TS: "FileState", Doc: "the file's state the edit was computed from (idb_file_state when the agent read it); the edit is written only if the file still has this content (default: its state when the edit is proposed)"},
+}
+
+// editResultDoc documents an edit's outcome.
+const editResultDoc = `{"path", "status": "accepted" | "tab_closed" | "rejected" | "not_accepted" | "applied", "written", "text", "bytes", ` +
+	`"userModified"?, "created"?, "cancelled"?, "viaIDE", "tabName"?, "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected", "actual"}}: ` +
+	`"text" is what was written, or would have been when a conflict stopped the write`
 
 // envDoc documents the env option of discovery and connection.
 const envDoc = "the environment to read (CLAUDE_CONFIG_DIR, HOME, CLAUDE_CODE_SSE_PORT, ...); " +
@@ -516,8 +730,8 @@ var connectFields = []Field{
 	{JSON: "url", Py: "url", PyType: "Optional[str]", TS: "string", Doc: "connect to this ws:// or http:// URL instead of discovering"},
 	{JSON: "authToken", Py: "auth_token", PyType: "Optional[str]", TS: "string", Doc: "the auth token to send with url"},
 	{JSON: "wait", Py: "wait", PyType: "Optional[bool]", TS: "boolean", Doc: "poll discovery once a second until the IDE is usable, within the timeout"},
-	{JSON: "callTimeoutMs", Py: "call_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the default timeout of tool calls in milliseconds (default 30000; negative for none)"},
-	{JSON: "pingIntervalMs", Py: "ping_interval_ms", PyType: "Optional[int]", TS: "number", Doc: "the keep-alive interval in milliseconds (default 15000; negative for none)"},
+	{JSON: "callTimeoutMs", Py: "call_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the default timeout of tool calls (default 30 seconds; negative for none)"},
+	{JSON: "pingIntervalMs", Py: "ping_interval", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the keep-alive interval (default 15 seconds; negative for none)"},
 	{JSON: "notificationBuffer", Py: "notification_buffer", PyType: "Optional[int]", TS: "number", Doc: "how many notifications are queued before the oldest is dropped (default 256, at most 65536; negative: none are queued)"},
 	{JSON: "clientName", Py: "client_name", PyType: "Optional[str]", TS: "string", Doc: "the clientInfo name sent to the IDE (default \"idebridge\")"},
 }
@@ -542,7 +756,7 @@ func navFunc(op, doc string, fields []Field, tsReturn string) Func {
 		Result:         ResultJSON,
 		ResultDoc: `the lsp package's result (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
 			`paths relative to the project, path:line:col with each location's source line, at most maxLocations (100) of them`,
-		Binding: Method, Class: "LSPManager", Method: op, PyReturn: "Dict[str, Any]", TSReturn: tsReturn,
+		Binding: Method, Class: "LSPManager", Method: op, PyReturn: tsReturn, TSReturn: tsReturn,
 	}
 }
 
@@ -567,12 +781,13 @@ var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, St
 // lspFields are the options of idb_lsp_new.
 var lspFields = []Field{
 	{JSON: "maxOpenDocuments", Py: "max_open_documents", PyType: "Optional[int]", TS: "number", Doc: "how many documents stay open in servers; the least recently used is closed to make room (default 50)"},
-	{JSON: "quietPeriodMs", Py: "quiet_period_ms", PyType: "Optional[int]", TS: "number", Doc: "the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 50)"},
-	{JSON: "settleTimeoutMs", Py: "settle_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the longest a settle waits (default 10000)"},
-	{JSON: "startupTimeoutMs", Py: "startup_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the startup timeout of servers whose configuration sets none (default 30000)"},
-	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout_ms", PyType: "Optional[int]", TS: "number", Doc: "the shutdown timeout of servers whose configuration sets none (default 5000)"},
+	{JSON: "quietPeriodMs", Py: "quiet_period", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the shortest silence a settle waits for after the publish answering a change, from a server that sends no versions; it waits longer for a server measured to need it (default 0.05 seconds)"},
+	{JSON: "settleTimeoutMs", Py: "settle_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the longest a settle waits (default 10 seconds)"},
+	{JSON: "startupTimeoutMs", Py: "startup_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the startup timeout of servers whose configuration sets none (default 30 seconds)"},
+	{JSON: "shutdownTimeoutMs", Py: "shutdown_timeout", PyType: "Optional[float]", TS: "number", Seconds: true, Doc: "the shutdown timeout of servers whose configuration sets none (default 5 seconds)"},
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
+	{JSON: "safeMode", Py: "safe_mode", PyType: "Optional[bool]", TS: "boolean", Doc: "safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND"},
 }
 
 // claudeCodeFields are the options of idb_lsp_load_claude_code.
@@ -878,6 +1093,102 @@ var TSTypes = []TSType{
   servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
   plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
   errors: string[];
+}`,
+	},
+	// The agent API's shapes.
+	{
+		Name: "FileState",
+		Doc:  "What a file looked like at one moment (Go: idebridge.FileState); pass it back as an edit's base.",
+		Body: `{
+  path: string;
+  exists: boolean;
+  size: number;
+  /** RFC 3339. */
+  modTime: string;
+  mode: number;
+  sha256?: string;
+}`,
+	},
+	{
+		Name:  "EditStatus",
+		Doc:   "What became of an edit: accepted (FILE_SAVED, the IDE's final text written), tab_closed (TAB_CLOSED, the proposal written), rejected (DIFF_REJECTED, or cancelled), not_accepted (another answer), applied (written without an IDE).",
+		Alias: true,
+		Body:  `"accepted" | "tab_closed" | "rejected" | "not_accepted" | "applied"`,
+	},
+	{
+		Name: "EditConflict",
+		Doc:  "Why an edit was not written: the file changed on disk since the edit's base.",
+		Body: `{
+  message: string;
+  expected: FileState;
+  actual: FileState;
+}`,
+	},
+	{
+		Name: "EditResult",
+		Doc:  "The outcome of an edit (Go: idebridge.EditResult).",
+		Body: `{
+  path: string;
+  status: EditStatus;
+  /** True when the file now holds text. */
+  written: boolean;
+  /** What was written, or would have been when a conflict stopped the write; "" when nothing was to be written. */
+  text: string;
+  bytes: number;
+  /** The user edited the proposal in the diff view before accepting it. */
+  userModified?: boolean;
+  created?: boolean;
+  /** Ended by cancelAllEdits (status is then "rejected"). */
+  cancelled?: boolean;
+  viaIDE: boolean;
+  tabName?: string;
+  /** The IDE's answer, for "not_accepted". */
+  ideAnswer?: string;
+  closeTabError?: string;
+  /** Set when the file changed on disk: nothing was written (the Promise rejects with a ConflictError carrying this result). */
+  conflict?: EditConflict;
+}`,
+	},
+	{
+		Name: "DiagnosticsSnapshot",
+		Doc:  "A file's IDE diagnostics before an edit, with its text; give it back to newDiagnostics after the edit.",
+		Body: `{
+  path: string;
+  uri: string;
+  text: string;
+  diagnostics: Diagnostic[];
+  /** RFC 3339. */
+  taken: string;
+}`,
+	},
+	{
+		Name: "NewDiagnostics",
+		Doc:  "The diagnostics an edit introduced into one file (Go: idebridge.NewDiagnostics), with the model-facing block.",
+		Body: `{
+  path: string;
+  uri: string;
+  /** Most severe first, then by position. */
+  diagnostics: Diagnostic[];
+  /** Diagnostics that only moved with the lines around them (not in diagnostics). */
+  moved: number;
+  /** The <new-diagnostics> block; "" when nothing is new. */
+  rendered: string;
+}`,
+	},
+	{
+		Name: "AutoConnectDecision",
+		Doc:  "Whether to connect to an IDE without being asked, and which rule decided.",
+		Body: `{
+  autoConnect: boolean;
+  why: string;
+}`,
+	},
+	{
+		Name: "IDEWaitResult",
+		Doc:  "The only usable IDE, and every lockfile of the last look.",
+		Body: `{
+  candidate: Candidate;
+  candidates: Candidate[];
 }`,
 	},
 }

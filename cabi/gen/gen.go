@@ -25,11 +25,22 @@ func Generate() (map[string][]byte, error) {
 	if err := validate(abispec.Funcs, abispec.Classes); err != nil {
 		return nil, err
 	}
+	goStartSrc, err := goStart()
+	if err != nil {
+		return nil, fmt.Errorf("formatting %s: %w", goStartPath, err)
+	}
+	goStartTestSrc, err := goStartTest()
+	if err != nil {
+		return nil, fmt.Errorf("formatting %s: %w", goStartTestPath, err)
+	}
 	return map[string][]byte{
-		headerPath: header(),
-		pythonPath: python(),
-		nodeJSPath: nodeJS(),
-		nodeTSPath: nodeTS(),
+		headerPath:      header(),
+		pythonPath:      python(),
+		pythonAioPath:   pythonAio(),
+		nodeJSPath:      nodeJS(),
+		nodeTSPath:      nodeTS(),
+		goStartPath:     goStartSrc,
+		goStartTestPath: goStartTestSrc,
 	}, nil
 }
 
@@ -89,6 +100,10 @@ func validate(funcs []abispec.Func, classes []abispec.Class) error {
 			if !known[f.Class] || f.Method == "" || f.Params[len(f.Params)-1].Kind != abispec.OutHandle {
 				return fmt.Errorf("%s: a constructor names its class and method and ends with an out handle", f.Name)
 			}
+		case abispec.Internal:
+			if f.AsyncOf != "" && f.Class != abispec.CallClass {
+				return fmt.Errorf("%s: a start function makes a %s", f.Name, abispec.CallClass)
+			}
 		case abispec.Method, abispec.Destructor:
 			if handles != 1 || f.Params[0].Class != f.Class || f.Method == "" {
 				return fmt.Errorf("%s: a method takes its class's handle first and needs a Method name", f.Name)
@@ -96,6 +111,9 @@ func validate(funcs []abispec.Func, classes []abispec.Class) error {
 		}
 	}
 	for _, c := range classes {
+		if c.Internal {
+			continue
+		}
 		var ctor, dtor int
 		for _, f := range funcs {
 			if f.Class == c.Name && f.Binding == abispec.Constructor {
@@ -164,6 +182,28 @@ func statusNames(codes []int) []string {
 		names = append(names, abispec.StatusByCode(c).Name)
 	}
 	return names
+}
+
+// isInternalClass reports whether name is a class the bindings do not
+// present.
+func isInternalClass(name string) bool {
+	for _, c := range abispec.Classes {
+		if c.Name == name {
+			return c.Internal
+		}
+	}
+	return false
+}
+
+// boundClasses returns the classes the bindings present.
+func boundClasses() []abispec.Class {
+	var out []abispec.Class
+	for _, c := range abispec.Classes {
+		if !c.Internal {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func classByName(name string) abispec.Class {

@@ -73,7 +73,10 @@ func TestEveryExportIsBound(t *testing.T) {
 				t.Errorf("d.ts lacks function %s", camel(f.Method))
 			}
 		case abispec.Method, abispec.Destructor:
-			if !strings.Contains(py, "    def "+f.Method+"(self") {
+			if isInternalClass(f.Class) {
+				continue
+			}
+			if !strings.Contains(py, "    def "+f.Method+"(self") && !strings.Contains(py, "    async def "+f.Method+"(self") {
 				t.Errorf("python lacks method %s.%s", f.Class, f.Method)
 			}
 			if !strings.Contains(ts, "  "+camel(f.Method)+"(") {
@@ -81,7 +84,7 @@ func TestEveryExportIsBound(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range abispec.Classes {
+	for _, c := range boundClasses() {
 		if !strings.Contains(py, "\nclass "+c.Name+":") || !strings.Contains(js, "\nclass "+c.Name+" {") {
 			t.Errorf("class %s missing from a binding", c.Name)
 		}

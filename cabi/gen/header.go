@@ -31,6 +31,9 @@ func paramDoc(f abispec.Func, p abispec.Param) [][2]string {
 		}
 	case abispec.Handle:
 		c := classByName(p.Class)
+		if c.Internal {
+			return [][2]string{{p.Name, fmt.Sprintf("the %s handle (from an idb_*_start function).", c.Kind)}}
+		}
 		return [][2]string{{p.Name, fmt.Sprintf("the %s handle (from %s).", c.Kind, ctorOf(p.Class).Name)}}
 	case abispec.Int:
 		return [][2]string{{p.Name, p.Doc + "."}}
@@ -96,6 +99,13 @@ func header() []byte {
 		"- All functions are safe to call from any thread, and concurrently on",
 		"  the same handle, unless a function says otherwise. A Go panic inside",
 		"  a call is recovered into IDB_ERR_PANIC; nothing exits the process.",
+		"- Every blocking function idb_X has an asynchronous twin idb_X_start:",
+		"  same inputs, returns at once with a call handle. Wait for the call",
+		"  (idb_call_wait), or watch idb_call_fd in an event loop; read its",
+		"  outcome with idb_call_result (the status idb_X would return, and its",
+		"  result or a JSON error: the outcome is carried by the call, not by a",
+		"  thread, so any thread may read it); cancel it with idb_call_cancel;",
+		"  free it with idb_call_free.",
 	} {
 		if l == "" {
 			b.p(" *")

@@ -43,9 +43,9 @@ func koffiProto(f abispec.Func) string {
 	return ret + f.Name + "(" + strings.Join(ps, ", ") + ")"
 }
 
-// jsLow writes the low-level wrapper of f.
-func jsLow(b *buf, f abispec.Func) {
-	var names, args []string
+// jsArgs returns the parameter names of f's low-level wrapper, the lines
+// converting them, and the C arguments.
+func jsArgs(f abispec.Func) (names, prep, args []string) {
 	for _, p := range pyInputs(f) {
 		names = append(names, p.Name)
 		switch p.Kind {
@@ -54,26 +54,66 @@ func jsLow(b *buf, f abispec.Func) {
 		case abispec.JSON:
 			args = append(args, "jsonIn("+p.Name+")")
 		case abispec.Bytes:
+			prep = append(prep, fmt.Sprintf("const _%s = bytesIn(%s);", p.Name, p.Name))
 			args = append(args, "_"+p.Name, "_"+p.Name+".length")
 		default:
 			args = append(args, p.Name)
 		}
 	}
+	return names, prep, args
+}
+
+// jsDecoder names the runtime function decoding the result text of f's
+// asynchronous call.
+func jsDecoder(f abispec.Func) string {
+	switch outKind(f) {
+	case abispec.OutString:
+		if f.Result == abispec.ResultJSON {
+			return "decJSON"
+		}
+		return "decText"
+	case abispec.OutHandle:
+		return "decHandle"
+	case abispec.OutUint64:
+		return "decNumber"
+	}
+	return "decNone"
+}
+
+// jsLow writes the low-level wrapper of f: for a blocking function,
+// _start_idb_x (starts its call, returns the call handle) and _idb_x (waits
+// for the call, blocking; decodes its result).
+func jsLow(b *buf, f abispec.Func) {
+	names, prep, args := jsArgs(f)
+	if isBlocking(f) {
+		b.p("function _start_%s(%s) {", f.Name, strings.Join(names, ", "))
+		b.p("  const fns = load();")
+		for _, l := range prep {
+			b.p("  %s", l)
+		}
+		b.p("  const out = [null];")
+		b.p("  const status = fns.%s_start(%s);", f.Name, strings.Join(append(args, "out"), ", "))
+		b.p("  if (status !== IDB_OK) raise(fns, status, %q);", f.Name+"_start")
+		b.p("  return out[0];")
+		b.p("}")
+		b.p("")
+		b.p("function _%s(%s) {", f.Name, strings.Join(names, ", "))
+		b.p("  return %s(finishSync(load(), _start_%s(%s)));", jsDecoder(f), f.Name, strings.Join(names, ", "))
+		b.p("}")
+		b.p("")
+		return
+	}
 	b.p("function _%s(%s) {", f.Name, strings.Join(names, ", "))
 	b.p("  const fns = load();")
-	for _, p := range pyInputs(f) {
-		if p.Kind == abispec.Bytes {
-			b.p("  const _%s = bytesIn(%s);", p.Name, p.Name)
-		}
+	for _, l := range prep {
+		b.p("  %s", l)
 	}
 	out := ""
-	if n := len(f.Params); n > 0 {
-		switch f.Params[n-1].Kind {
-		case abispec.OutString:
-			out = "string"
-		case abispec.OutHandle, abispec.OutUint64:
-			out = "uint64"
-		}
+	switch outKind(f) {
+	case abispec.OutString:
+		out = "string"
+	case abispec.OutHandle, abispec.OutUint64:
+		out = "uint64"
 	}
 	if out != "" {
 		b.p("  const out = [null];")
@@ -103,15 +143,31 @@ type jsParam struct {
 	optional      bool
 }
 
-// jsSig returns the Node parameters of f's binding and the arguments for
-// its low-level wrapper.
-func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispec.Field) {
+// Forms of a Node binding.
+const (
+	jsPlain = iota // a function that does not block
+	jsSync         // the blocking form (xSync)
+	jsAsync        // the Promise form of a blocking function
+)
+
+// jsFieldDoc is a field's documentation in the Node binding.
+func jsFieldDoc(fl abispec.Field) string {
+	if fl.Seconds {
+		return fl.Doc + ", in milliseconds"
+	}
+	return fl.Doc
+}
+
+// jsSig returns the Node parameters of f's binding in the given form and
+// the arguments for its low-level wrapper.
+func jsSig(f abispec.Func, form int) (params []jsParam, call []string, optsFields []abispec.Field) {
 	hasFields := false
 	for _, p := range f.Params {
 		if len(p.Fields) > 0 {
 			hasFields = true
 		}
 	}
+	hasTimeout := false
 	for _, p := range pyInputs(f) {
 		switch p.Kind {
 		case abispec.Handle:
@@ -145,16 +201,29 @@ func jsSig(f abispec.Func) (params []jsParam, call []string, optsFields []abispe
 			params = append(params, jsParam{camel(bindName(p)), "number", p.Doc, false})
 			call = append(call, camel(bindName(p)))
 		case abispec.TimeoutMS:
-			if hasFields {
+			hasTimeout = true
+			switch {
+			case hasFields || form == jsAsync:
 				call = append(call, "toTimeoutMs(options.timeoutMs)")
-			} else {
+			default:
 				params = append(params, jsParam{"timeoutMs", "number", "milliseconds to wait; omitted for " + or(f.DefaultTimeout, "the default") + ", negative or Infinity to wait without limit", true})
 				call = append(call, "toTimeoutMs(timeoutMs)")
 			}
 		}
 	}
-	if hasFields {
+	switch {
+	case hasFields && form == jsAsync:
+		params = append(params, jsParam{"options", optionsTypeName(f) + " & AsyncOptions", "options; signal cancels the call", true})
+	case hasFields:
 		params = append(params, jsParam{"options", optionsTypeName(f), "options", true})
+	case form == jsAsync:
+		ts := "AsyncOptions"
+		doc := "signal cancels the call"
+		if hasTimeout {
+			ts = "CallOptions"
+			doc = "timeoutMs: milliseconds to wait (omitted for " + or(f.DefaultTimeout, "the default") + ", negative or Infinity to wait without limit); signal cancels the call"
+		}
+		params = append(params, jsParam{"options", ts, doc, true})
 	}
 	return params, call, optsFields
 }
@@ -169,15 +238,33 @@ func optionsTypeName(f abispec.Func) string {
 	return strings.ToUpper(name[:1]) + name[1:] + "Options"
 }
 
-func jsReturn(f abispec.Func) string {
-	if f.TSReturn != "" {
-		return f.TSReturn
+func jsReturn(f abispec.Func, form int) string {
+	ret := or(f.TSReturn, "void")
+	if f.Binding == abispec.Constructor {
+		ret = f.Class
 	}
-	return "void"
+	if form == jsAsync {
+		return "Promise<" + ret + ">"
+	}
+	return ret
+}
+
+func jsFuncName(f abispec.Func) string {
+	switch {
+	case f.Binding == abispec.Function:
+		return camel(f.Method) + "()"
+	case f.Method == "__init__":
+		return "new " + f.Class + "()"
+	}
+	return f.Class + "." + camel(f.Method) + "()"
 }
 
 // jsDoc writes a JSDoc comment.
-func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, ctor bool, types bool) {
+func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, form int, ctor bool, types bool) {
+	f.Doc = bindingNames(f.Doc, jsFuncName)
+	for i := range params {
+		params[i].doc = bindingNames(params[i].doc, jsFuncName)
+	}
 	b.p("%s/**", indent)
 	for _, l := range wrap(f.Doc, 76-len(indent)) {
 		if l == "" {
@@ -188,7 +275,11 @@ func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, ctor bool, t
 	}
 	if f.Blocking != "" {
 		b.p("%s *", indent)
-		for _, l := range wrap("Blocks until "+f.Blocking+".", 76-len(indent)) {
+		note := "Blocks until " + f.Blocking + ": the event loop waits too."
+		if form == jsAsync {
+			note = "Resolves when " + f.Blocking + ", without blocking the event loop. Aborting the signal cancels the call (a pending edit review closes its diff tab) and rejects with the signal's reason once that is done."
+		}
+		for _, l := range wrap(note, 76-len(indent)) {
 			b.p("%s * %s", indent, l)
 		}
 	}
@@ -217,7 +308,7 @@ func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, ctor bool, t
 		}
 		tag := "@returns "
 		if !types {
-			tag = "@returns {" + jsReturn(f) + "} "
+			tag = "@returns {" + jsReturn(f, form) + "} "
 		}
 		for i, l := range wrap(tag+ret+".", 72-len(indent)) {
 			if i == 0 {
@@ -231,7 +322,14 @@ func jsDoc(b *buf, indent string, f abispec.Func, params []jsParam, ctor bool, t
 	for _, c := range f.Statuses {
 		raises = append(raises, abispec.StatusByCode(c).Class)
 	}
-	for i, l := range wrap("@throws {IdebridgeError} "+strings.Join(raises, ", ")+".", 72-len(indent)) {
+	what := "@throws {IdebridgeError} "
+	if form == jsAsync {
+		what = "Rejects with an IdebridgeError: "
+	}
+	if f.JSConv == "editOutcome" {
+		raises = append(raises, "ConflictError (the file changed on disk since the edit's base, so nothing was written; error.result is the outcome)")
+	}
+	for i, l := range wrap(what+strings.Join(raises, ", ")+".", 72-len(indent)) {
 		if i == 0 {
 			b.p("%s * %s", indent, l)
 		} else {
@@ -258,6 +356,20 @@ func jsParamList(params []jsParam, types bool) string {
 	return strings.Join(ps, ", ")
 }
 
+// jsConv wraps expr in f's conversion, if any.
+func jsConv(f abispec.Func, expr string) string {
+	if f.JSConv != "" {
+		return f.JSConv + "(" + expr + ")"
+	}
+	return expr
+}
+
+// jsAsyncBody is the body of the Promise form of blocking f.
+func jsAsyncBody(f abispec.Func, call []string, decode string) string {
+	return fmt.Sprintf("return runAsync(options.signal, () => _start_%s(%s), (text) => %s);",
+		f.Name, strings.Join(call, ", "), decode)
+}
+
 func nodeJS() []byte {
 	var b buf
 	b.p("// Code generated by cabi/gen from %s. DO NOT EDIT.", source)
@@ -270,21 +382,29 @@ func nodeJS() []byte {
 	b.p("")
 	b.p("/**")
 	b.p(" * An idebridge call failed; `message` is the library's message.")
-	b.p(" * `status` is the C status code and `function` the C function that failed.")
+	b.p(" * `status` is the C status code and `function` the C function that failed;")
+	b.p(" * for a ToolError, `code` is the JSON-RPC error code of the IDE's answer")
+	b.p(" * (0 for a result with isError) and `data` its data.")
 	b.p(" */")
 	b.p("class IdebridgeError extends Error {")
 	b.p("  /**")
 	b.p("   * @param {string} message")
 	b.p("   * @param {number} [status]")
 	b.p("   * @param {string} [fn]")
+	b.p("   * @param {number} [code]")
+	b.p("   * @param {unknown} [data]")
 	b.p("   */")
-	b.p("  constructor(message, status = IDB_ERROR, fn = undefined) {")
+	b.p("  constructor(message, status = IDB_ERROR, fn = undefined, code = undefined, data = undefined) {")
 	b.p("    super(message);")
 	b.p("    this.name = new.target.name;")
 	b.p("    /** @type {number} */")
 	b.p("    this.status = status;")
 	b.p("    /** @type {string | undefined} */")
 	b.p("    this.function = fn;")
+	b.p("    /** @type {number | undefined} */")
+	b.p("    this.code = code;")
+	b.p("    /** @type {unknown} */")
+	b.p("    this.data = data;")
 	b.p("  }")
 	b.p("}")
 	for _, s := range abispec.Statuses {
@@ -314,10 +434,11 @@ func nodeJS() []byte {
 	b.p("  };")
 	b.p("}")
 	b.p("")
-	b.p("// Low-level wrappers: one per export that returns a status.")
+	b.p("// Low-level wrappers: one per export that returns a status (blocking")
+	b.p("// ones run as asynchronous calls).")
 	b.p("")
 	for _, f := range abispec.Funcs {
-		if f.Binding != abispec.Internal {
+		if f.Binding != abispec.Internal && !isInternalClass(f.Class) {
 			jsLow(&b, f)
 		}
 	}
@@ -326,15 +447,32 @@ func nodeJS() []byte {
 		if f.Binding != abispec.Function {
 			continue
 		}
-		params, call, _ := jsSig(f)
-		jsDoc(&b, "", f, params, false, false)
-		b.p("function %s(%s) {", camel(f.Method), jsParamList(params, false))
-		b.p("  return _%s(%s);", f.Name, strings.Join(call, ", "))
+		name := camel(f.Method)
+		if !isBlocking(f) {
+			params, call, _ := jsSig(f, jsPlain)
+			jsDoc(&b, "", f, params, jsPlain, false, false)
+			b.p("function %s(%s) {", name, jsParamList(params, false))
+			b.p("  return %s;", jsConv(f, "_"+f.Name+"("+strings.Join(call, ", ")+")"))
+			b.p("}")
+			b.p("")
+			exports = append(exports, name)
+			continue
+		}
+		params, call, _ := jsSig(f, jsAsync)
+		jsDoc(&b, "", f, params, jsAsync, false, false)
+		b.p("function %s(%s) {", name, jsParamList(params, false))
+		b.p("  %s", jsAsyncBody(f, call, jsConv(f, jsDecoder(f)+"(text)")))
 		b.p("}")
 		b.p("")
-		exports = append(exports, camel(f.Method))
+		params, call, _ = jsSig(f, jsSync)
+		jsDoc(&b, "", f, params, jsSync, false, false)
+		b.p("function %sSync(%s) {", name, jsParamList(params, false))
+		b.p("  return %s;", jsConv(f, "_"+f.Name+"("+strings.Join(call, ", ")+")"))
+		b.p("}")
+		b.p("")
+		exports = append(exports, name, name+"Sync")
 	}
-	for _, c := range abispec.Classes {
+	for _, c := range boundClasses() {
 		jsClass(&b, c)
 		exports = append(exports, c.Name)
 	}
@@ -348,6 +486,7 @@ func nodeJS() []byte {
 			b.p("  %s,", s.Class)
 		}
 	}
+	b.p("  ConflictError,")
 	for _, e := range exports {
 		b.p("  %s,", e)
 	}
@@ -367,28 +506,48 @@ func jsClass(b *buf, c abispec.Class) {
 		}
 	}
 	b.p(" *")
-	b.p(" * Call close() when done (it is idempotent).")
+	if isBlocking(dtor) {
+		b.p(" * Await %s() (or call close(), which blocks) when done; both are idempotent.", camel(dtor.Method))
+	} else {
+		b.p(" * Call close() when done (it is idempotent).")
+	}
 	b.p(" */")
 	b.p("class %s {", c.Name)
-	params, call, _ := jsSig(ctor)
 	if ctor.Method == "__init__" {
-		jsDoc(b, "  ", ctor, params, true, false)
+		params, call, _ := jsSig(ctor, jsPlain)
+		jsDoc(b, "  ", ctor, params, jsPlain, true, false)
 		b.p("  constructor(%s) {", jsParamList(params, false))
 		b.p("    /** @type {bigint} */")
 		b.p("    this._h = _%s(%s);", ctor.Name, strings.Join(call, ", "))
 		b.p("  }")
 	} else {
-		b.p("  /** @private Use %s.%s(). */", c.Name, camel(ctor.Method))
+		name := camel(ctor.Method)
+		b.p("  /** @private Use %s.%s(). */", c.Name, name)
 		b.p("  constructor(token, handle) {")
-		b.p("    if (token !== INTERNAL) throw new TypeError('use %s.%s() to create a %s');", c.Name, camel(ctor.Method), c.Name)
+		b.p("    if (token !== INTERNAL) throw new TypeError('use %s.%s() to create a %s');", c.Name, name, c.Name)
 		b.p("    /** @type {bigint} */")
 		b.p("    this._h = handle;")
 		b.p("  }")
 		b.p("")
-		jsDoc(b, "  ", ctor, params, true, false)
-		b.p("  static %s(%s) {", camel(ctor.Method), jsParamList(params, false))
-		b.p("    return new %s(INTERNAL, _%s(%s));", c.Name, ctor.Name, strings.Join(call, ", "))
-		b.p("  }")
+		if isBlocking(ctor) {
+			params, call, _ := jsSig(ctor, jsAsync)
+			jsDoc(b, "  ", ctor, params, jsAsync, true, false)
+			b.p("  static %s(%s) {", name, jsParamList(params, false))
+			b.p("    %s", jsAsyncBody(ctor, call, "new "+c.Name+"(INTERNAL, decHandle(text))"))
+			b.p("  }")
+			b.p("")
+			params, call, _ = jsSig(ctor, jsSync)
+			jsDoc(b, "  ", ctor, params, jsSync, true, false)
+			b.p("  static %sSync(%s) {", name, jsParamList(params, false))
+			b.p("    return new %s(INTERNAL, _%s(%s));", c.Name, ctor.Name, strings.Join(call, ", "))
+			b.p("  }")
+		} else {
+			params, call, _ := jsSig(ctor, jsPlain)
+			jsDoc(b, "  ", ctor, params, jsPlain, true, false)
+			b.p("  static %s(%s) {", name, jsParamList(params, false))
+			b.p("    return new %s(INTERNAL, _%s(%s));", c.Name, ctor.Name, strings.Join(call, ", "))
+			b.p("  }")
+		}
 	}
 	b.p("")
 	b.p("  /** The C handle as a bigint; 0n once closed. */")
@@ -405,29 +564,75 @@ func jsClass(b *buf, c abispec.Class) {
 		if f.Class != c.Name || f.Binding != abispec.Method {
 			continue
 		}
-		params, call, _ := jsSig(f)
+		name := camel(f.Method)
+		if !isBlocking(f) {
+			params, call, _ := jsSig(f, jsPlain)
+			b.p("")
+			jsDoc(b, "  ", f, params, jsPlain, false, false)
+			b.p("  %s(%s) {", name, jsParamList(params, false))
+			b.p("    return %s;", jsConv(f, "_"+f.Name+"("+strings.Join(call, ", ")+")"))
+			b.p("  }")
+			continue
+		}
+		params, call, _ := jsSig(f, jsAsync)
 		b.p("")
-		jsDoc(b, "  ", f, params, false, false)
-		b.p("  %s(%s) {", camel(f.Method), jsParamList(params, false))
-		b.p("    return _%s(%s);", f.Name, strings.Join(call, ", "))
+		jsDoc(b, "  ", f, params, jsAsync, false, false)
+		b.p("  %s(%s) {", name, jsParamList(params, false))
+		b.p("    if (!this._h) return Promise.reject(new ClosedError('%s is closed', IDB_ERR_CLOSED));", c.Name)
+		b.p("    %s", jsAsyncBody(f, call, jsConv(f, jsDecoder(f)+"(text)")))
+		b.p("  }")
+		params, call, _ = jsSig(f, jsSync)
+		b.p("")
+		jsDoc(b, "  ", f, params, jsSync, false, false)
+		b.p("  %sSync(%s) {", name, jsParamList(params, false))
+		b.p("    return %s;", jsConv(f, "_"+f.Name+"("+strings.Join(call, ", ")+")"))
 		b.p("  }")
 	}
-	params, call, _ = jsSig(dtor)
-	call[0] = "h"
-	b.p("")
-	jsDoc(b, "  ", dtor, params, false, false)
-	b.p("  %s(%s) {", camel(dtor.Method), jsParamList(params, false))
-	b.p("    const h = this._h;")
-	b.p("    if (!h) return;")
-	b.p("    this._h = 0n;")
-	b.p("    _%s(%s);", dtor.Name, strings.Join(call, ", "))
-	b.p("  }")
-	if dtor.Method != "close" {
+	name := camel(dtor.Method)
+	if isBlocking(dtor) {
+		params, call, _ := jsSig(dtor, jsAsync)
+		call[0] = "h"
 		b.p("")
-		b.p("  /** Same as %s() with its defaults; does nothing once closed. */", camel(dtor.Method))
-		b.p("  close() {")
-		b.p("    this.%s();", camel(dtor.Method))
+		jsDoc(b, "  ", dtor, params, jsAsync, false, false)
+		b.p("  %s(%s) {", name, jsParamList(params, false))
+		b.p("    const h = this._h;")
+		b.p("    if (!h) return Promise.resolve();")
+		b.p("    this._h = 0n;")
+		b.p("    %s", jsAsyncBody(dtor, call, "undefined"))
 		b.p("  }")
+		params, call, _ = jsSig(dtor, jsSync)
+		call[0] = "h"
+		b.p("")
+		jsDoc(b, "  ", dtor, params, jsSync, false, false)
+		b.p("  %sSync(%s) {", name, jsParamList(params, false))
+		b.p("    const h = this._h;")
+		b.p("    if (!h) return;")
+		b.p("    this._h = 0n;")
+		b.p("    _%s(%s);", dtor.Name, strings.Join(call, ", "))
+		b.p("  }")
+		b.p("")
+		b.p("  /** %sSync() with its defaults: blocks; does nothing once closed. */", name)
+		b.p("  close() {")
+		b.p("    this.%sSync();", name)
+		b.p("  }")
+	} else {
+		params, call, _ := jsSig(dtor, jsPlain)
+		call[0] = "h"
+		b.p("")
+		jsDoc(b, "  ", dtor, params, jsPlain, false, false)
+		b.p("  %s(%s) {", name, jsParamList(params, false))
+		b.p("    const h = this._h;")
+		b.p("    if (!h) return;")
+		b.p("    this._h = 0n;")
+		b.p("    _%s(%s);", dtor.Name, strings.Join(call, ", "))
+		b.p("  }")
+		if dtor.Method != "close" {
+			b.p("")
+			b.p("  /** Same as %s() with its defaults; does nothing once closed. */", name)
+			b.p("  close() {")
+			b.p("    this.%s();", name)
+			b.p("  }")
+		}
 	}
 	b.p("}")
 	b.p("if (typeof Symbol.dispose === 'symbol') {")
@@ -435,7 +640,25 @@ func jsClass(b *buf, c abispec.Class) {
 	b.p("    this.close();")
 	b.p("  };")
 	b.p("}")
+	if isBlocking(dtor) {
+		b.p("if (typeof Symbol.asyncDispose === 'symbol') {")
+		b.p("  %s.prototype[Symbol.asyncDispose] = function asyncDispose() {", c.Name)
+		b.p("    return this.%s();", name)
+		b.p("  };")
+		b.p("}")
+	}
 	b.p("")
+}
+
+// tsDecl writes the d.ts declaration of one function or method in form.
+func tsDecl(b *buf, indent, prefix string, f abispec.Func, form int, ctor bool) {
+	params, _, _ := jsSig(f, form)
+	name := camel(f.Method)
+	if form == jsSync {
+		name += "Sync"
+	}
+	jsDoc(b, indent, f, params, form, ctor, true)
+	b.p("%s%s%s(%s): %s;", indent, prefix, name, jsParamList(params, true), jsReturn(f, form))
 }
 
 func nodeTS() []byte {
@@ -444,6 +667,15 @@ func nodeTS() []byte {
 	b.p("")
 	b.p("// Types of the idebridge Node.js bindings (index.js).")
 	b.p("")
+	b.p("// Symbol.dispose and Symbol.asyncDispose, as @types/node declares them,")
+	b.p("// for projects whose lib predates them (the runtime has them from Node 20).")
+	b.p("declare global {")
+	b.p("  interface SymbolConstructor {")
+	b.p("    readonly dispose: unique symbol;")
+	b.p("    readonly asyncDispose: unique symbol;")
+	b.p("  }")
+	b.p("}")
+	b.p("")
 	for _, s := range abispec.Statuses {
 		b.p("/** %s */", s.Doc)
 		b.p("export declare const %s: %d;", s.Name, s.Code)
@@ -451,11 +683,15 @@ func nodeTS() []byte {
 	b.p("")
 	b.p("/** An idebridge call failed; `message` is the library's message. */")
 	b.p("export declare class IdebridgeError extends Error {")
-	b.p("  constructor(message: string, status?: number, fn?: string);")
+	b.p("  constructor(message: string, status?: number, fn?: string, code?: number, data?: unknown);")
 	b.p("  /** The C status code. */")
 	b.p("  readonly status: number;")
 	b.p("  /** The C function that failed. */")
 	b.p("  readonly function: string | undefined;")
+	b.p("  /** For a ToolError: the JSON-RPC error code of the IDE's answer (0 for a result with isError). */")
+	b.p("  readonly code: number | undefined;")
+	b.p("  /** For a ToolError: the data member of the IDE's error, if any. */")
+	b.p("  readonly data: unknown;")
 	b.p("}")
 	for _, s := range abispec.Statuses {
 		if s.Class == "" || s.Class == "IdebridgeError" {
@@ -464,6 +700,24 @@ func nodeTS() []byte {
 		b.p("/** %s: %s */", s.Name, s.Doc)
 		b.p("export declare class %s extends IdebridgeError {}", s.Class)
 	}
+	b.p("/** An edit was not written: the file changed on disk since the edit's base. */")
+	b.p("export declare class ConflictError extends IdebridgeError {")
+	b.p("  /** The outcome; result.text is what would have been written. */")
+	b.p("  readonly result: EditResult;")
+	b.p("  readonly conflict: EditConflict;")
+	b.p("}")
+	b.p("")
+	b.p("/** The options of every Promise form: signal cancels the call. */")
+	b.p("export interface AsyncOptions {")
+	b.p("  /** Aborting it cancels the call (a pending edit review closes its diff tab); the Promise rejects with the signal's reason. */")
+	b.p("  signal?: AbortSignal;")
+	b.p("}")
+	b.p("")
+	b.p("/** The options of the Promise forms of calls that take a timeout. */")
+	b.p("export interface CallOptions extends AsyncOptions {")
+	b.p("  /** Milliseconds to wait; omitted for the function's default, negative or Infinity to wait without limit. */")
+	b.p("  timeoutMs?: number;")
+	b.p("}")
 	for _, t := range abispec.TSTypes {
 		b.p("")
 		b.p("/** %s */", t.Doc)
@@ -475,7 +729,10 @@ func nodeTS() []byte {
 	}
 	// Options interfaces.
 	for _, f := range abispec.Funcs {
-		_, _, fields := jsSig(f)
+		if f.Binding == abispec.Internal {
+			continue
+		}
+		_, _, fields := jsSig(f, jsPlain)
 		if fields == nil {
 			continue
 		}
@@ -483,7 +740,7 @@ func nodeTS() []byte {
 		b.p("/** Options of %s. */", jsName(f))
 		b.p("export interface %s {", optionsTypeName(f))
 		for _, fl := range fields {
-			b.p("  /** %s. */", fl.Doc)
+			b.p("  /** %s. */", jsFieldDoc(fl))
 			b.p("  %s?: %s;", fl.JSON, or(fl.TS, "unknown"))
 		}
 		for _, p := range f.Params {
@@ -498,12 +755,15 @@ func nodeTS() []byte {
 		if f.Binding != abispec.Function {
 			continue
 		}
-		params, _, _ := jsSig(f)
 		b.p("")
-		jsDoc(&b, "", f, params, false, true)
-		b.p("export declare function %s(%s): %s;", camel(f.Method), jsParamList(params, true), jsReturn(f))
+		if !isBlocking(f) {
+			tsDecl(&b, "", "export declare function ", f, jsPlain, false)
+			continue
+		}
+		tsDecl(&b, "", "export declare function ", f, jsAsync, false)
+		tsDecl(&b, "", "export declare function ", f, jsSync, false)
 	}
-	for _, c := range abispec.Classes {
+	for _, c := range boundClasses() {
 		ctor := ctorOf(c.Name)
 		dtor := destructorOf(c.Name)
 		b.p("")
@@ -517,14 +777,18 @@ func nodeTS() []byte {
 		}
 		b.p(" */")
 		b.p("export declare class %s {", c.Name)
-		params, _, _ := jsSig(ctor)
 		if ctor.Method == "__init__" {
-			jsDoc(&b, "  ", ctor, params, true, true)
+			params, _, _ := jsSig(ctor, jsPlain)
+			jsDoc(&b, "  ", ctor, params, jsPlain, true, true)
 			b.p("  constructor(%s);", jsParamList(params, true))
 		} else {
 			b.p("  private constructor();")
-			jsDoc(&b, "  ", ctor, params, true, true)
-			b.p("  static %s(%s): %s;", camel(ctor.Method), jsParamList(params, true), c.Name)
+			if isBlocking(ctor) {
+				tsDecl(&b, "  ", "static ", ctor, jsAsync, true)
+				tsDecl(&b, "  ", "static ", ctor, jsSync, true)
+			} else {
+				tsDecl(&b, "  ", "static ", ctor, jsPlain, true)
+			}
 		}
 		b.p("  /** The C handle; 0n once closed. */")
 		b.p("  readonly handle: bigint;")
@@ -532,11 +796,18 @@ func nodeTS() []byte {
 			if f.Class != c.Name || (f.Binding != abispec.Method && f.Binding != abispec.Destructor) {
 				continue
 			}
-			params, _, _ := jsSig(f)
-			jsDoc(&b, "  ", f, params, false, true)
-			b.p("  %s(%s): %s;", camel(f.Method), jsParamList(params, true), jsReturn(f))
+			if !isBlocking(f) {
+				tsDecl(&b, "  ", "", f, jsPlain, false)
+				continue
+			}
+			tsDecl(&b, "  ", "", f, jsAsync, false)
+			tsDecl(&b, "  ", "", f, jsSync, false)
 		}
-		if dtor.Method != "close" {
+		if isBlocking(dtor) {
+			b.p("  /** %sSync() with its defaults: blocks; does nothing once closed. */", camel(dtor.Method))
+			b.p("  close(): void;")
+			b.p("  [Symbol.asyncDispose](): Promise<void>;")
+		} else if dtor.Method != "close" {
 			b.p("  /** Same as %s() with its defaults; does nothing once closed. */", camel(dtor.Method))
 			b.p("  close(): void;")
 		}
@@ -559,65 +830,111 @@ const jsPrelude = `
 /**
  * idebridge: Node.js bindings of libidebridge.
  *
- * Find the user's editor and drive it over MCP, and turn language-server
+ * Find the user's editor and drive it over MCP (edit review in its diff
+ * viewer, its diagnostics around an edit), and turn language-server
  * diagnostics into a small block of text for a model:
  *
  *     const idebridge = require('idebridge');
- *     console.log(idebridge.version());
- *     const reg = new idebridge.Registry();
+ *     const ide = await idebridge.IDEClient.connect({ timeoutMs: 10000 });
  *     try {
- *       reg.publish('gopls', { uri: 'file:///p/main.go', diagnostics: [] });
- *       console.log(reg.drain());
+ *       const res = await ide.proposeEdit('main.go', newText, { signal });
+ *       console.log(res.status, res.written);
  *     } finally {
- *       reg.close();
+ *       ide.close();
  *     }
  *
- * Every failure throws IdebridgeError (or a subclass) carrying the
- * library's message. Calls are synchronous: a blocking call (connecting,
- * calling an IDE tool, waiting for diagnostics) blocks the event loop until
- * it returns or its timeout elapses, so give such calls a timeout or run
- * them in a worker thread.
+ * Everything that blocks (discovery, connecting, IDE tool calls, edit
+ * review, language servers) returns a Promise and never blocks the event
+ * loop: the library runs the call on a thread of its own and signals its
+ * completion on a file descriptor that the event loop watches. An
+ * AbortSignal (options.signal) cancels the call: a pending openDiff or edit
+ * review closes its tab in the IDE and the Promise rejects with the
+ * signal's reason. Each also has a blocking form named xSync. What does not
+ * block (the diagnostics registry, paths, rendering) is synchronous.
  *
- * The shared library is found through the IDEBRIDGE_LIB environment
- * variable (a path to the file), next to this module, or at
- * build/libidebridge.so in the source tree (built by ` + "`make lib`" + `).
- * Timeouts are in milliseconds: omitted means the function's default,
- * negative or Infinity waits without limit.
+ * Every failure throws (or rejects with) IdebridgeError or a subclass
+ * carrying the library's message; a ToolError also carries the IDE's
+ * JSON-RPC error code. Durations are in milliseconds (timeoutMs: omitted
+ * means the function's default, negative or Infinity waits without limit).
+ *
+ * The shared library is the one packed inside this package (built by npm
+ * pack for the platform it ran on), unless the IDEBRIDGE_LIB environment
+ * variable names another; in the source tree, build/libidebridge.so
+ * (` + "`make lib`" + `) is used when the package has none.
  *
  * @module idebridge
  */
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { isMainThread } = require('node:worker_threads');
 const koffi = require('koffi');
 `
 
 const jsRuntime = `
+/** An edit was not written: the file changed on disk since the edit's base. */
+class ConflictError extends IdebridgeError {
+  /** @param {object} result the edit's outcome, with its conflict */
+  constructor(result) {
+    super(result.conflict.message, IDB_ERROR, undefined);
+    /** The outcome; result.text is what would have been written. */
+    this.result = result;
+    this.conflict = result.conflict;
+  }
+}
+
 const INTERNAL = Symbol('idebridge.internal');
 
 const LIB_NAMES = { darwin: 'libidebridge.dylib', win32: 'idebridge.dll' };
 
 let fnsCache = null;
+let libHandle = null;
 
 /** Returns the path of the shared library to load. */
 function libraryPath() {
   if (process.env.IDEBRIDGE_LIB) return process.env.IDEBRIDGE_LIB;
   const name = LIB_NAMES[process.platform] || 'libidebridge.so';
   const tried = [
-    path.join(__dirname, name),
+    path.join(__dirname, 'prebuilds', process.platform + '-' + process.arch, name),
     path.resolve(__dirname, '..', '..', 'build', name),
   ];
   for (const p of tried) {
     if (fs.existsSync(p)) return p;
   }
   throw new IdebridgeError(
-    'cannot find ' + name + ': set IDEBRIDGE_LIB to its path or run ` + "`make lib`" + ` (looked at ' + tried.join(', ') + ')',
+    'cannot find ' + name + ' for ' + process.platform + '-' + process.arch +
+      ': this package was packed on another platform, or without the library; ' +
+      'set IDEBRIDGE_LIB to its path (looked at ' + tried.join(', ') + ')',
   );
 }
 
+/**
+ * Keeps libuv's SIGCHLD handler installed for as long as the process lives.
+ * libuv installs it without SA_ONSTACK when Node starts its first child
+ * process and removes it when the last one has exited; the library's
+ * children (language servers) signal the library's own threads, where a
+ * handler without SA_ONSTACK runs on a goroutine's small stack and corrupts
+ * the memory below it. With a listener the handler stays, so the library
+ * gives it SA_ONSTACK once, when it loads. The listener does nothing and
+ * does not keep the event loop alive. Worker threads cannot listen to
+ * signals: the library then checks SIGCHLD's handler before every blocking
+ * call, which leaves a window open (see cabi/sigchld_unix.go).
+ */
+function keepChildSignal() {
+  if (process.platform !== 'win32' && isMainThread && !process.listeners('SIGCHLD').includes(ignoreSignal)) {
+    process.on('SIGCHLD', ignoreSignal);
+  }
+}
+
+function ignoreSignal() {}
+
 /** Loads the library once and declares its functions. */
 function load() {
-  if (fnsCache === null) fnsCache = declare(koffi.load(libraryPath()));
+  if (fnsCache === null) {
+    keepChildSignal();
+    libHandle = koffi.load(libraryPath());
+    fnsCache = declare(libHandle);
+  }
   return fnsCache;
 }
 
@@ -633,6 +950,18 @@ function raise(fns, status, fn) {
   }
   const Cls = ERRORS[status] || IdebridgeError;
   throw new Cls(message, status, fn);
+}
+
+/** Returns the error of a failed asynchronous call, from its JSON error. */
+function callError(status, text) {
+  let err = {};
+  try {
+    err = JSON.parse(text || '{}');
+  } catch {
+    err = { message: text };
+  }
+  const Cls = ERRORS[status] || IdebridgeError;
+  return new Cls(err.message || 'call failed with status ' + status, status, err.function, err.code, err.data);
 }
 
 function textIn(value) {
@@ -678,5 +1007,172 @@ function takeText(fns, p) {
 function takeJSON(fns, p) {
   const text = takeText(fns, p);
   return text === null ? null : JSON.parse(text);
+}
+
+// Asynchronous calls: a blocking function runs as a call of the library
+// (idb_*_start), whose outcome the call carries (any thread may read it).
+// The Promise forms watch the call's descriptor on the event loop
+// (koffi's uv_poll); the Sync forms wait for the result.
+
+/** Reads and frees a completed call: its result text, or throws its error. */
+function takeOutcome(fns, call) {
+  const out = [null];
+  let status;
+  let text;
+  try {
+    status = fns.idb_call_result(call, out);
+    text = takeText(fns, out[0]);
+  } finally {
+    fns.idb_call_free(call);
+  }
+  if (status !== IDB_OK) throw callError(status, text);
+  return text;
+}
+
+// How long a waiter polls the call's descriptor before it sleeps. Waking a
+// sleeping thread costs tens of microseconds on a busy or virtual machine,
+// and calls waited for at once often complete sooner: polling the
+// descriptor (with libc's poll, not the library, whose threads run the
+// call) saves that.
+const SPIN_NS = 100000n;
+
+let pollFn;
+
+/** libc's poll(2), found through the library's dependencies; null where absent. */
+function libcPoll() {
+  if (pollFn === undefined) {
+    try {
+      pollFn = libHandle.func('int poll(void *fds, unsigned long nfds, int timeout)');
+    } catch {
+      pollFn = null;
+    }
+  }
+  return pollFn;
+}
+
+/** A struct pollfd waiting for fd to be readable. */
+function pollfd(fd) {
+  const b = Buffer.alloc(8);
+  b.writeInt32LE(fd, 0);
+  b.writeInt16LE(1, 4); // POLLIN
+  return b;
+}
+
+/** Polls pfd for up to SPIN_NS; true once it is readable. */
+function spinFd(poll, pfd) {
+  const end = process.hrtime.bigint() + SPIN_NS;
+  for (;;) {
+    if (poll(pfd, 1, 0) > 0) return true;
+    if (process.hrtime.bigint() >= end) return false;
+  }
+}
+
+/** The call's completion descriptor, or null where there is none. */
+function descriptor(fns, call) {
+  const fd = [null];
+  return fns.idb_call_fd(call, fd) === IDB_OK ? Number(fd[0]) : null;
+}
+
+/** Waits for a call, blocking, and returns its result text. */
+function finishSync(fns, call) {
+  const poll = libcPoll();
+  const fd = poll ? descriptor(fns, call) : null;
+  if (fd !== null) {
+    const pfd = pollfd(fd);
+    if (!spinFd(poll, pfd)) poll(pfd, 1, -1);
+  }
+  return takeOutcome(fns, call);
+}
+
+/** Resolves with a call's result text once it completes; aborting signal cancels it. */
+function awaitCall(fns, call, signal) {
+  return new Promise((resolve, reject) => {
+    let poller = null;
+    let timer = null;
+    let settled = false;
+    const onAbort = () => fns.idb_call_cancel(call);
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      if (poller) poller.close();
+      if (timer) clearTimeout(timer);
+      if (signal) signal.removeEventListener('abort', onAbort);
+      try {
+        resolve(takeOutcome(fns, call));
+      } catch (e) {
+        reject(e instanceof CancelledError && signal && signal.aborted ? signal.reason : e);
+      }
+    };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    const fd = descriptor(fns, call);
+    if (fd !== null) {
+      // A call that completes within microseconds is taken at once: the
+      // loop waits that long instead of sleeping and being woken.
+      const poll = libcPoll();
+      if (poll && spinFd(poll, pollfd(fd))) {
+        finish();
+        return;
+      }
+      poller = koffi.node.poll(fd, { readable: true }, finish);
+      return;
+    }
+    // No descriptors on this platform: poll the call every 5 ms.
+    const tick = () => {
+      if (fns.idb_call_wait(call, 0) === IDB_OK) finish();
+      else timer = setTimeout(tick, 5);
+    };
+    tick();
+  });
+}
+
+/** Starts a call and returns the Promise of its decoded result. */
+function runAsync(signal, start, decode) {
+  if (signal && signal.aborted) return Promise.reject(signal.reason);
+  let call;
+  try {
+    call = start();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return awaitCall(load(), call, signal).then(decode);
+}
+
+function decJSON(text) {
+  return text === null ? null : JSON.parse(text);
+}
+
+function decText(text) {
+  return text;
+}
+
+function decHandle(text) {
+  return BigInt(text);
+}
+
+function decNumber(text) {
+  return Number(text);
+}
+
+function decNone() {
+  return undefined;
+}
+
+// Conversions named by the export table (JSConv).
+
+function editOutcome(result) {
+  if (result.conflict) throw new ConflictError(result);
+  return result;
+}
+
+function cancelledCount(v) {
+  return v.cancelled;
+}
+
+function removedPaths(v) {
+  return v.removed;
+}
+
+function problemList(v) {
+  return v.problems;
 }
 `

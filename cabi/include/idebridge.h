@@ -23,6 +23,13 @@
  * - All functions are safe to call from any thread, and concurrently on
  *   the same handle, unless a function says otherwise. A Go panic inside
  *   a call is recovered into IDB_ERR_PANIC; nothing exits the process.
+ * - Every blocking function idb_X has an asynchronous twin idb_X_start:
+ *   same inputs, returns at once with a call handle. Wait for the call
+ *   (idb_call_wait), or watch idb_call_fd in an event loop; read its
+ *   outcome with idb_call_result (the status idb_X would return, and its
+ *   result or a JSON error: the outcome is carried by the call, not by a
+ *   thread, so any thread may read it); cancel it with idb_call_cancel;
+ *   free it with idb_call_free.
  */
 
 #ifndef IDEBRIDGE_H
@@ -59,6 +66,9 @@ extern "C" {
 /* Internal error: a Go panic was recovered inside the call. The library
    stays usable; please report it. */
 #define IDB_ERR_PANIC 8
+/* The asynchronous call was cancelled (idb_call_cancel) before it
+   completed. */
+#define IDB_ERR_CANCELLED 9
 
 /*
  * idb_version
@@ -105,8 +115,8 @@ char *idb_last_error(void);
 /*
  * idb_handle_count
  *
- * Counts the live handles (registries, IDE clients, LSP managers) of the
- * whole process.
+ * Counts the live handles (registries, IDE clients, LSP managers,
+ * asynchronous calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it
  * is 0.
@@ -283,10 +293,10 @@ int idb_discover(const char *options_json, int64_t timeout_ms, char **out);
  *   "authToken"           the auth token to send with url.
  *   "wait"                poll discovery once a second until the IDE is
  *                         usable, within the timeout.
- *   "callTimeoutMs"       the default timeout of tool calls in
- *                         milliseconds (default 30000; negative for none).
- *   "pingIntervalMs"      the keep-alive interval in milliseconds (default
- *                         15000; negative for none).
+ *   "callTimeoutMs"       the default timeout of tool calls (default 30
+ *                         seconds; negative for none).
+ *   "pingIntervalMs"      the keep-alive interval (default 15 seconds;
+ *                         negative for none).
  *   "notificationBuffer"  how many notifications are queued before the
  *                         oldest is dropped (default 256, at most 65536;
  *                         negative: none are queued).
@@ -591,16 +601,18 @@ int idb_registry_free(uint64_t registry);
  *   "quietPeriodMs"      the shortest silence a settle waits for after the
  *                        publish answering a change, from a server that
  *                        sends no versions; it waits longer for a server
- *                        measured to need it (default 50).
- *   "settleTimeoutMs"    the longest a settle waits (default 10000).
+ *                        measured to need it (default 0.05 seconds).
+ *   "settleTimeoutMs"    the longest a settle waits (default 10 seconds).
  *   "startupTimeoutMs"   the startup timeout of servers whose
- *                        configuration sets none (default 30000).
+ *                        configuration sets none (default 30 seconds).
  *   "shutdownTimeoutMs"  the shutdown timeout of servers whose
- *                        configuration sets none (default 5000).
+ *                        configuration sets none (default 5 seconds).
  *   "waitForProgress"    make settle wait for the server's work-done
  *                        progress to end, not only for a publish.
  *   "userConfig"         non-sensitive user options for ${user_config.KEY}
  *                        in the configuration.
+ *   "safeMode"           safe mode: start no language server at all;
+ *                        document operations fail with IDB_ERR_NOT_FOUND.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -1405,6 +1417,1473 @@ int idb_lsp_apply_rename(uint64_t manager, const char *proposal_json, int64_t ti
  * Does not block.
  */
 int idb_render_attachment(const char *attachment_json, const char *options_json, char **out);
+
+/*
+ * idb_ide_propose_edit
+ *
+ * Shows a proposed edit of one file in the IDE's diff viewer (openDiff),
+ * waits until the user acts, and applies the outcome: accepted
+ * (FILE_SAVED: the IDE's final text, which the user may have edited, is
+ * written), tab closed (TAB_CLOSED: the proposal is written), rejected
+ * (DIFF_REJECTED) or anything else (the file is untouched); then closes
+ * the tab. The write is atomic and keeps the file's mode. When the file
+ * changed on disk since the edit's base (by default, since the proposal),
+ * nothing is written and the result says so in "conflict". Edits proposed
+ * through one client are cancelled together by idb_ide_cancel_all_edits;
+ * cancelling the asynchronous form (idb_call_cancel) closes the edit's tab
+ * and leaves the file untouched.
+ *
+ * Parameters:
+ *   client        the IDE client handle (from idb_ide_connect).
+ *   path          the file to change (it need not exist: the edit creates
+ *                 it). UTF-8, NUL-terminated, required; borrowed for the
+ *                 call.
+ *   new_text      the proposed content of the whole file; borrowed for the
+ *                 call. May be NULL only when new_text_len is 0.
+ *   new_text_len  the length of new_text in bytes.
+ *   options_json  the edit's options: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means no limit: the user
+ *                 takes as long as they like, a negative value waits
+ *                 without limit.
+ *   out           on IDB_OK receives the outcome as a JSON object, a new
+ *                 string the caller frees with idb_free(): {"path",
+ *                 "status": "accepted" | "tab_closed" | "rejected" |
+ *                 "not_accepted" | "applied", "written", "text", "bytes",
+ *                 "userModified"?, "created"?, "cancelled"?, "viaIDE",
+ *                 "tabName"?, "ideAnswer"?, "closeTabError"?, "conflict"?:
+ *                 {"message", "expected", "actual"}}: "text" is what was
+ *                 written, or would have been when a conflict stopped the
+ *                 write. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "tabName"  the diff tab's name (default "<basename>-<uuid4>").
+ *   "base"     the file's state the edit was computed from (idb_file_state
+ *              when the agent read it); the edit is written only if the
+ *              file still has this content (default: its state when the
+ *              edit is proposed).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the user accepts, rejects or closes the diff in the IDE,
+ * the edits are cancelled, or the timeout elapses.
+ */
+int idb_ide_propose_edit(uint64_t client, const char *path, const char *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_cancel_all_edits
+ *
+ * Cancels every edit under review through this client, as the user's ESC
+ * does: calls closeAllDiffTabs once and ends the pending
+ * idb_ide_propose_edit calls, which return "rejected" with "cancelled"
+ * true and their files untouched. closeAllDiffTabs is called even when
+ * nothing is pending, since the IDE may still show tabs (call it at the
+ * start of each user turn).
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out         on IDB_OK receives how many edits were cancelled, as JSON,
+ *               a new string the caller frees with idb_free():
+ *               {"cancelled": N}. Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the IDE answers closeAllDiffTabs or the timeout elapses.
+ */
+int idb_ide_cancel_all_edits(uint64_t client, int64_t timeout_ms, char **out);
+
+/*
+ * idb_apply_edit
+ *
+ * Writes an edit directly, without an IDE (when none is connected):
+ * atomically, keeping the file's mode, and refusing, with the result's
+ * "conflict" saying why, when the file no longer matches the edit's base.
+ *
+ * Parameters:
+ *   path          the file to change (it need not exist). UTF-8,
+ *                 NUL-terminated, required; borrowed for the call.
+ *   new_text      the new content of the whole file; borrowed for the
+ *                 call. May be NULL only when new_text_len is 0.
+ *   new_text_len  the length of new_text in bytes.
+ *   options_json  the edit's options: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   out           on IDB_OK receives the outcome as a JSON object, a new
+ *                 string the caller frees with idb_free(): {"path",
+ *                 "status": "accepted" | "tab_closed" | "rejected" |
+ *                 "not_accepted" | "applied", "written", "text", "bytes",
+ *                 "userModified"?, "created"?, "cancelled"?, "viaIDE",
+ *                 "tabName"?, "ideAnswer"?, "closeTabError"?, "conflict"?:
+ *                 {"message", "expected", "actual"}}: "text" is what was
+ *                 written, or would have been when a conflict stopped the
+ *                 write. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "base"  the file's state the edit was computed from (idb_file_state
+ *           when the agent read it); the edit is written only if the file
+ *           still has this content (default: its state when the edit is
+ *           proposed).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_apply_edit(const char *path, const char *new_text, size_t new_text_len, const char *options_json, char **out);
+
+/*
+ * idb_file_state
+ *
+ * Records what a file looks like now (whether it exists, its size,
+ * modification time, mode and SHA-256), to pass as an edit's base when the
+ * agent read the file earlier than it proposes the edit. A missing file is
+ * a state too.
+ *
+ * Parameters:
+ *   path  the file. UTF-8, NUL-terminated, required; borrowed for the
+ *         call.
+ *   out   on IDB_OK receives the state as a JSON object, a new string the
+ *         caller frees with idb_free(): {"path", "exists", "size",
+ *         "modTime", "mode", "sha256"?}. Left unchanged on failure. Must
+ *         not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_file_state(const char *path, char **out);
+
+/*
+ * idb_ide_snapshot_diagnostics
+ *
+ * Before an edit, takes the IDE's diagnostics of a file (getDiagnostics
+ * with its URI) and the file's text. A file the IDE has not open has none
+ * yet. Pass the snapshot to idb_ide_new_diagnostics after the edit.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   path        the file about to be edited. UTF-8, NUL-terminated,
+ *               required; borrowed for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out         on IDB_OK receives the snapshot as a JSON object, a new
+ *               string the caller frees with idb_free(): {"path", "uri",
+ *               "text", "diagnostics": [...], "taken"}. Left unchanged on
+ *               failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the IDE answers or the timeout elapses.
+ */
+int idb_ide_snapshot_diagnostics(uint64_t client, const char *path, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_new_diagnostics
+ *
+ * After an edit, fetches the file's diagnostics again and returns those
+ * the edit introduced: diagnostics of the snapshot that only moved because
+ * lines were inserted or deleted above them are not new (the file's old
+ * and new text are lined up), and those the IDE reports under the URIs of
+ * the file's diff views count as the file's. The result includes the
+ * model-facing <new-diagnostics> block, empty when nothing is new.
+ *
+ * Parameters:
+ *   client         the IDE client handle (from idb_ide_connect).
+ *   snapshot_json  the snapshot idb_ide_snapshot_diagnostics returned.
+ *                  UTF-8 JSON text, required; borrowed for the call.
+ *   options_json   how to render the block: an object with the members
+ *                  listed below, all optional. UTF-8 JSON text, or NULL
+ *                  for the defaults; borrowed for the call.
+ *   timeout_ms     timeout in milliseconds; 0 means the client's call
+ *                  timeout (30 seconds unless callTimeoutMs says
+ *                  otherwise), a negative value waits without limit.
+ *   out            on IDB_OK receives the new diagnostics as a JSON
+ *                  object, a new string the caller frees with idb_free():
+ *                  {"path", "uri", "diagnostics": [...], "moved",
+ *                  "rendered"}. Left unchanged on failure. Must not be
+ *                  NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  paths of files inside this directory are shown relative
+ *                 to it.
+ *   "tag"         the element wrapping the block (default
+ *                 "new-diagnostics").
+ *   "maxChars"    the cap on the whole block in characters (default 4000;
+ *                 negative for none).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the IDE answers or the timeout elapses.
+ */
+int idb_ide_new_diagnostics(uint64_t client, const char *snapshot_json, const char *options_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_ide_get_diagnostics
+ *
+ * Asks the IDE for the diagnostics of one file, or of every file it has
+ * open, and decodes its answer: severities as numbers (1 error to 4 hint)
+ * whichever way the IDE wrote them, codes as text, paths as the agent sees
+ * them.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   path        a file's path or file:// URI, or NULL for every file the
+ *               IDE has open. UTF-8, NUL-terminated, or NULL; borrowed for
+ *               the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out         on IDB_OK receives the diagnostics as a JSON array, a new
+ *               string the caller frees with idb_free(): an array of
+ *               {"uri", "path"?, "diagnostics": [...]}. Left unchanged on
+ *               failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL, IDB_ERR_PANIC.
+ * Blocks until the IDE answers or the timeout elapses.
+ */
+int idb_ide_get_diagnostics(uint64_t client, const char *path, int64_t timeout_ms, char **out);
+
+/*
+ * idb_should_auto_connect
+ *
+ * Decides, as Claude Code does, whether to connect to an IDE without being
+ * asked: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) turns it
+ * off whatever else asks; otherwise the caller's own setting, running in
+ * an IDE's terminal, CLAUDE_CODE_SSE_PORT, or a truthy
+ * CLAUDE_CODE_AUTO_CONNECT_IDE turns it on. The result says which rule
+ * decided.
+ *
+ * Parameters:
+ *   options_json  the caller's setting and the environment: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   out           on IDB_OK receives the decision as a JSON object, a new
+ *                 string the caller frees with idb_free(): {"autoConnect",
+ *                 "why"}. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "requested"  the caller's own setting (an autoConnectIde configuration
+ *                key or an --ide flag).
+ *   "env"        the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                environment as the library saw it when it was loaded (the
+ *                Python and Node bindings send the current one).
+ *
+ * Returns IDB_OK or IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_should_auto_connect(const char *options_json, char **out);
+
+/*
+ * idb_wait_for_ide
+ *
+ * Looks for exactly one usable IDE, running discovery every poll interval
+ * until one is the only usable one, as auto-connect does. When the time
+ * runs out with none or several usable, it fails with IDB_ERR_NOT_FOUND
+ * and a message listing every lockfile seen, why each was or was not
+ * usable, and the directories searched. Connect to the candidate with
+ * idb_ide_connect and its port.
+ *
+ * Parameters:
+ *   options_json  where and how to look: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 30 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the candidate and every lockfile of
+ *                 the last look, as JSON, a new string the caller frees
+ *                 with idb_free(): {"candidate": {...}, "candidates":
+ *                 [...]}, candidates as idb_discover returns them. Left
+ *                 unchanged on failure. Must not be NULL.
+ *
+ * Members of options_json:
+ *   "cwd"             the agent's working directory, which an IDE's
+ *                     workspace must contain (default: the process's).
+ *   "env"             the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                     CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                     environment as the library saw it when it was loaded
+ *                     (the Python and Node bindings send the current one).
+ *   "lockfileDirs"    the lockfile directories to scan (default: from the
+ *                     environment).
+ *   "allowInsecure"   use lockfiles that others could write (refused by
+ *                     default).
+ *   "pollIntervalMs"  how often discovery runs (default 1 second).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_NOT_FOUND,
+ * IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Blocks until exactly one IDE is usable or the timeout (how long to look)
+ * elapses.
+ */
+int idb_wait_for_ide(const char *options_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_remove_stale
+ *
+ * Discovers the IDE lockfiles and deletes the stale ones, by the rules
+ * deployed agents follow: a lockfile that does not parse, one whose IDE
+ * process is gone (outside WSL), and one without a pid whose port refuses
+ * connections. Each condition is checked again at removal, and a lockfile
+ * rewritten since it was listed, or refused for its permissions, is kept.
+ * Listing (idb_discover) never deletes anything; this is the only function
+ * that does.
+ *
+ * Parameters:
+ *   options_json  where to look: an object with the members listed below,
+ *                 all optional. UTF-8 JSON text, or NULL for the defaults;
+ *                 borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 10 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the paths removed, as JSON, a new
+ *                 string the caller frees with idb_free(): {"removed":
+ *                 ["path", ...]}. Left unchanged on failure. Must not be
+ *                 NULL.
+ *
+ * Members of options_json:
+ *   "cwd"            the agent's working directory, which an IDE's
+ *                    workspace must contain (default: the process's).
+ *   "env"            the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                    CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                    environment as the library saw it when it was loaded
+ *                    (the Python and Node bindings send the current one).
+ *   "lockfileDirs"   the lockfile directories to scan (default: from the
+ *                    environment).
+ *   "allowInsecure"  use lockfiles that others could write (refused by
+ *                    default).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
+ * IDB_ERR_PANIC.
+ * Blocks until every lockfile has been checked and the stale ones removed,
+ * or the timeout elapses.
+ */
+int idb_remove_stale(const char *options_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_reload
+ *
+ * Replaces the manager's configuration (plugins changed): servers whose
+ * configuration vanished or changed are stopped and their documents
+ * forgotten, servers whose configuration is unchanged keep running with
+ * their documents, and new servers start on first use. The configuration
+ * is read as idb_lsp_new read the first (same project directory and user
+ * options).
+ *
+ * Parameters:
+ *   manager      the LSP manager handle (from idb_lsp_new).
+ *   config_json  the servers, as a .lsp.json document. UTF-8 JSON text,
+ *                required; borrowed for the call.
+ *   timeout_ms   timeout in milliseconds; 0 means 60 seconds, a negative
+ *                value waits without limit.
+ *   out          on IDB_OK receives the new configuration's problems, as
+ *                JSON, a new string the caller frees with idb_free():
+ *                {"problems": ["message", ...]} (extension conflicts;
+ *                empty when none). Left unchanged on failure. Must not be
+ *                NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
+ * IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the servers that changed have stopped or the timeout
+ * elapses.
+ */
+int idb_lsp_reload(uint64_t manager, const char *config_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_call_wait
+ *
+ * Waits for an asynchronous call to complete. It returns IDB_OK once the
+ * call has completed, whatever its own outcome (read that with
+ * idb_call_result), and IDB_ERR_TIMEOUT while it is still running. Any
+ * thread may wait, and several may wait for the same call.
+ *
+ * Parameters:
+ *   call        the call handle (from an idb_*_start function).
+ *   timeout_ms  timeout in milliseconds; 0 means no waiting (it only says
+ *               whether the call has completed), a negative value waits
+ *               without limit.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_PANIC.
+ * Blocks until the call completes or the timeout elapses.
+ */
+int idb_call_wait(uint64_t call, int64_t timeout_ms);
+
+/*
+ * idb_call_result
+ *
+ * Returns the outcome of a completed asynchronous call: the status the
+ * blocking function would have returned. On IDB_OK, *out receives what the
+ * blocking function would have stored in its out parameter: its JSON or
+ * text, the new handle in decimal for a function that creates an object
+ * (the caller then owns it), or NULL when the function gives nothing. On
+ * any other status, *out receives a JSON object {"status", "function",
+ * "message", "code"?, "data"?}: the message idb_last_error would have
+ * given, and, when an IDE tool failed, the JSON-RPC error code and data of
+ * its answer. Calling it again returns the same outcome in a new string.
+ *
+ * Parameters:
+ *   call  the call handle (from an idb_*_start function).
+ *   out   on IDB_OK receives the result, or the error as JSON, a new
+ *         string the caller frees with idb_free(). It receives NULL
+ *         (nothing to free) when the call succeeded and gives nothing.
+ *         Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_TOOL,
+ * IDB_ERR_PANIC, IDB_ERR_CANCELLED.
+ * Blocks until the call completes, when it has not yet (wait with
+ * idb_call_wait first to bound the wait).
+ */
+int idb_call_result(uint64_t call, char **out);
+
+/*
+ * idb_call_cancel
+ *
+ * Asks an asynchronous call to stop: its operation's context ends, so a
+ * pending IDE tool call, settle or edit review returns soon, closing what
+ * the IDE still shows (an edit's diff tab), and the call then completes
+ * with IDB_ERR_CANCELLED. A call that has already completed keeps its
+ * outcome. Cancelling twice does nothing more.
+ *
+ * Parameters:
+ *   call  the call handle (from an idb_*_start function).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_call_cancel(uint64_t call);
+
+/*
+ * idb_call_fd
+ *
+ * Returns a file descriptor that becomes readable when the call completes
+ * (at once if it already has), for event loops (poll, epoll, asyncio's
+ * add_reader, libuv's uv_poll). The descriptor belongs to the call: do not
+ * read from it, and stop watching it before idb_call_free, which closes
+ * it. Not available on Windows (IDB_ERROR).
+ *
+ * Parameters:
+ *   call  the call handle (from an idb_*_start function).
+ *   out   on IDB_OK receives the file descriptor. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_ARGUMENT,
+ * IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_call_fd(uint64_t call, uint64_t *out);
+
+/*
+ * idb_call_free
+ *
+ * Frees a call handle; a call still running is cancelled first and
+ * completes on its own. An object a creating call made whose handle was
+ * never read with idb_call_result is released. The handle is invalid
+ * afterwards.
+ *
+ * Parameters:
+ *   call  the call handle (from an idb_*_start function).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_call_free(uint64_t call);
+
+/*
+ * idb_discover_start
+ *
+ * Starts idb_discover as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_discover returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   options_json  where and how to look: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 10 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "cwd"            the agent's working directory, which an IDE's
+ *                    workspace must contain (default: the process's).
+ *   "env"            the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                    CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                    environment as the library saw it when it was loaded
+ *                    (the Python and Node bindings send the current one).
+ *   "lockfileDirs"   the lockfile directories to scan (default: from the
+ *                    environment).
+ *   "allowInsecure"  use lockfiles that others could write (refused by
+ *                    default).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_discover_start(const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_connect_start
+ *
+ * Starts idb_ide_connect as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_ide_connect returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   options_json  which IDE and how to talk to it: an object with the
+ *                 members listed below, all optional. UTF-8 JSON text, or
+ *                 NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 35 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "port"                the IDE's port (its lockfile's name); default:
+ *                         the only usable IDE.
+ *   "cwd"                 the agent's working directory, which the IDE's
+ *                         workspace must contain (default: the process's).
+ *   "env"                 the environment to read (CLAUDE_CONFIG_DIR,
+ *                         HOME, CLAUDE_CODE_SSE_PORT, ...); default: the
+ *                         process environment as the library saw it when
+ *                         it was loaded (the Python and Node bindings send
+ *                         the current one).
+ *   "lockfileDirs"        the lockfile directories to scan (default: from
+ *                         the environment).
+ *   "url"                 connect to this ws:// or http:// URL instead of
+ *                         discovering.
+ *   "authToken"           the auth token to send with url.
+ *   "wait"                poll discovery once a second until the IDE is
+ *                         usable, within the timeout.
+ *   "callTimeoutMs"       the default timeout of tool calls (default 30
+ *                         seconds; negative for none).
+ *   "pingIntervalMs"      the keep-alive interval (default 15 seconds;
+ *                         negative for none).
+ *   "notificationBuffer"  how many notifications are queued before the
+ *                         oldest is dropped (default 256, at most 65536;
+ *                         negative: none are queued).
+ *   "clientName"          the clientInfo name sent to the IDE (default
+ *                         "idebridge").
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_connect_start(const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_tools_start
+ *
+ * Starts idb_ide_tools as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_ide_tools returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_tools_start(uint64_t client, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_call_start
+ *
+ * Starts idb_ide_call as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_ide_call returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   name        the tool's name, e.g. "getDiagnostics". UTF-8,
+ *               NUL-terminated, required; borrowed for the call.
+ *   args_json   the tool's arguments as a JSON object (NULL for none).
+ *               UTF-8 JSON text, or NULL for the defaults; borrowed for
+ *               the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), and no
+ *               limit for openDiff, a negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_call_start(uint64_t client, const char *name, const char *args_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_next_notification_start
+ *
+ * Starts idb_ide_next_notification as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_ide_next_notification returns and stores. The inputs are copied:
+ * they need not outlive this function.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   timeout_ms  timeout in milliseconds; 0 means no waiting (only what is
+ *               already queued), a negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_next_notification_start(uint64_t client, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_open_start
+ *
+ * Starts idb_lsp_open as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_open returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_open_start(uint64_t manager, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_change_start
+ *
+ * Starts idb_lsp_change as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_change returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   text        the file's new text. UTF-8, NUL-terminated, required;
+ *               borrowed for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_change_start(uint64_t manager, const char *path, const char *text, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_save_start
+ *
+ * Starts idb_lsp_save as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_save returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_save_start(uint64_t manager, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_close_file_start
+ *
+ * Starts idb_lsp_close_file as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_close_file returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_close_file_start(uint64_t manager, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_settle_start
+ *
+ * Starts idb_lsp_settle as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_settle returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   path        the file's path. UTF-8, NUL-terminated, required; borrowed
+ *               for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the manager's settle
+ *               timeout (10 seconds unless settleTimeoutMs says
+ *               otherwise), a negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_load_claude_code_start
+ *
+ * Starts idb_lsp_load_claude_code as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_load_claude_code returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   options_json  where the installation is: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means the servers' own
+ *                 shutdown timeouts, a negative value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  the project whose settings and project-scoped installs
+ *                 count (default: the manager's project directory).
+ *   "configDir"   Claude Code's configuration directory (default:
+ *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                 for the commands); default: the process environment as
+ *                 the library saw it when it was loaded (the Python and
+ *                 Node bindings send the current one).
+ *   "userConfig"  non-sensitive plugin user options for
+ *                 ${user_config.KEY}.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_load_claude_code_start(uint64_t manager, const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_shutdown_start
+ *
+ * Starts idb_lsp_shutdown as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_shutdown returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   timeout_ms  timeout in milliseconds; 0 means the servers' own shutdown
+ *               timeouts (5 seconds each unless configured), a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_definition_start
+ *
+ * Starts idb_lsp_definition as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_definition returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_definition_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_declaration_start
+ *
+ * Starts idb_lsp_declaration as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_declaration returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_declaration_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_type_definition_start
+ *
+ * Starts idb_lsp_type_definition as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_type_definition returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_type_definition_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_implementation_start
+ *
+ * Starts idb_lsp_implementation as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_implementation returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_implementation_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_references_start
+ *
+ * Starts idb_lsp_references as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_references returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"                the file (required).
+ *   "line"                the 1-based line.
+ *   "column"              the 1-based column, counted in characters
+ *                         (Unicode code points); or give symbol.
+ *   "symbol"              the symbol's text on the line, when no column is
+ *                         given (a qualified name names its last part).
+ *   "occurrence"          which occurrence of symbol on the line, 1-based,
+ *                         when it occurs more than once.
+ *   "maxLocations"        how many locations, symbols or calls the text
+ *                         shows (default 100; negative for all).
+ *   "includeDeclaration"  include the declaration (default: no).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_references_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_hover_start
+ *
+ * Starts idb_lsp_hover as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_hover returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_hover_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_document_symbols_start
+ *
+ * Starts idb_lsp_document_symbols as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_document_symbols returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_document_symbols_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_workspace_symbols_start
+ *
+ * Starts idb_lsp_workspace_symbols as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_workspace_symbols returns and stores. The inputs are copied:
+ * they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "query"         the query (a name or part of one).
+ *   "path"          a file whose server to ask (default: every running
+ *                   server).
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_workspace_symbols_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_prepare_call_hierarchy_start
+ *
+ * Starts idb_lsp_prepare_call_hierarchy as an asynchronous call and
+ * returns at once. The call's outcome (idb_call_result) is what
+ * idb_lsp_prepare_call_hierarchy returns and stores. The inputs are
+ * copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_incoming_calls_start
+ *
+ * Starts idb_lsp_incoming_calls as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_incoming_calls returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_outgoing_calls_start
+ *
+ * Starts idb_lsp_outgoing_calls as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_lsp_outgoing_calls returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_outgoing_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_rename_start
+ *
+ * Starts idb_lsp_rename as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_rename returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file (required).
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "newName"       the new name.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_rename_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_apply_rename_start
+ *
+ * Starts idb_lsp_apply_rename as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_apply_rename
+ * returns and stores. The inputs are copied: they need not outlive this
+ * function.
+ *
+ * Parameters:
+ *   manager        the LSP manager handle (from idb_lsp_new).
+ *   proposal_json  the proposal idb_lsp_rename returned. UTF-8 JSON text,
+ *                  required; borrowed for the call.
+ *   timeout_ms     timeout in milliseconds; 0 means no limit, a negative
+ *                  value waits without limit.
+ *   out_call       on IDB_OK receives the new call's handle; release it
+ *                  with idb_call_free(). Left unchanged on failure. Must
+ *                  not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_apply_rename_start(uint64_t manager, const char *proposal_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_propose_edit_start
+ *
+ * Starts idb_ide_propose_edit as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_ide_propose_edit
+ * returns and stores. The inputs are copied: they need not outlive this
+ * function.
+ *
+ * Parameters:
+ *   client        the IDE client handle (from idb_ide_connect).
+ *   path          the file to change (it need not exist: the edit creates
+ *                 it). UTF-8, NUL-terminated, required; borrowed for the
+ *                 call.
+ *   new_text      the proposed content of the whole file; borrowed for the
+ *                 call. May be NULL only when new_text_len is 0.
+ *   new_text_len  the length of new_text in bytes.
+ *   options_json  the edit's options: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means no limit: the user
+ *                 takes as long as they like, a negative value waits
+ *                 without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "tabName"  the diff tab's name (default "<basename>-<uuid4>").
+ *   "base"     the file's state the edit was computed from (idb_file_state
+ *              when the agent read it); the edit is written only if the
+ *              file still has this content (default: its state when the
+ *              edit is proposed).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_propose_edit_start(uint64_t client, const char *path, const char *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_cancel_all_edits_start
+ *
+ * Starts idb_ide_cancel_all_edits as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_ide_cancel_all_edits returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_cancel_all_edits_start(uint64_t client, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_snapshot_diagnostics_start
+ *
+ * Starts idb_ide_snapshot_diagnostics as an asynchronous call and returns
+ * at once. The call's outcome (idb_call_result) is what
+ * idb_ide_snapshot_diagnostics returns and stores. The inputs are copied:
+ * they need not outlive this function.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   path        the file about to be edited. UTF-8, NUL-terminated,
+ *               required; borrowed for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_snapshot_diagnostics_start(uint64_t client, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_new_diagnostics_start
+ *
+ * Starts idb_ide_new_diagnostics as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_ide_new_diagnostics returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   client         the IDE client handle (from idb_ide_connect).
+ *   snapshot_json  the snapshot idb_ide_snapshot_diagnostics returned.
+ *                  UTF-8 JSON text, required; borrowed for the call.
+ *   options_json   how to render the block: an object with the members
+ *                  listed below, all optional. UTF-8 JSON text, or NULL
+ *                  for the defaults; borrowed for the call.
+ *   timeout_ms     timeout in milliseconds; 0 means the client's call
+ *                  timeout (30 seconds unless callTimeoutMs says
+ *                  otherwise), a negative value waits without limit.
+ *   out_call       on IDB_OK receives the new call's handle; release it
+ *                  with idb_call_free(). Left unchanged on failure. Must
+ *                  not be NULL.
+ *
+ * Members of options_json:
+ *   "projectDir"  paths of files inside this directory are shown relative
+ *                 to it.
+ *   "tag"         the element wrapping the block (default
+ *                 "new-diagnostics").
+ *   "maxChars"    the cap on the whole block in characters (default 4000;
+ *                 negative for none).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_new_diagnostics_start(uint64_t client, const char *snapshot_json, const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_ide_get_diagnostics_start
+ *
+ * Starts idb_ide_get_diagnostics as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what
+ * idb_ide_get_diagnostics returns and stores. The inputs are copied: they
+ * need not outlive this function.
+ *
+ * Parameters:
+ *   client      the IDE client handle (from idb_ide_connect).
+ *   path        a file's path or file:// URI, or NULL for every file the
+ *               IDE has open. UTF-8, NUL-terminated, or NULL; borrowed for
+ *               the call.
+ *   timeout_ms  timeout in milliseconds; 0 means the client's call timeout
+ *               (30 seconds unless callTimeoutMs says otherwise), a
+ *               negative value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_ide_get_diagnostics_start(uint64_t client, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_wait_for_ide_start
+ *
+ * Starts idb_wait_for_ide as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_wait_for_ide returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   options_json  where and how to look: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 30 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "cwd"             the agent's working directory, which an IDE's
+ *                     workspace must contain (default: the process's).
+ *   "env"             the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                     CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                     environment as the library saw it when it was loaded
+ *                     (the Python and Node bindings send the current one).
+ *   "lockfileDirs"    the lockfile directories to scan (default: from the
+ *                     environment).
+ *   "allowInsecure"   use lockfiles that others could write (refused by
+ *                     default).
+ *   "pollIntervalMs"  how often discovery runs (default 1 second).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_wait_for_ide_start(const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_remove_stale_start
+ *
+ * Starts idb_remove_stale as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_remove_stale returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   options_json  where to look: an object with the members listed below,
+ *                 all optional. UTF-8 JSON text, or NULL for the defaults;
+ *                 borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 10 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of options_json:
+ *   "cwd"            the agent's working directory, which an IDE's
+ *                    workspace must contain (default: the process's).
+ *   "env"            the environment to read (CLAUDE_CONFIG_DIR, HOME,
+ *                    CLAUDE_CODE_SSE_PORT, ...); default: the process
+ *                    environment as the library saw it when it was loaded
+ *                    (the Python and Node bindings send the current one).
+ *   "lockfileDirs"   the lockfile directories to scan (default: from the
+ *                    environment).
+ *   "allowInsecure"  use lockfiles that others could write (refused by
+ *                    default).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_remove_stale_start(const char *options_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_reload_start
+ *
+ * Starts idb_lsp_reload as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_reload returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager      the LSP manager handle (from idb_lsp_new).
+ *   config_json  the servers, as a .lsp.json document. UTF-8 JSON text,
+ *                required; borrowed for the call.
+ *   timeout_ms   timeout in milliseconds; 0 means 60 seconds, a negative
+ *                value waits without limit.
+ *   out_call     on IDB_OK receives the new call's handle; release it with
+ *                idb_call_free(). Left unchanged on failure. Must not be
+ *                NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_reload_start(uint64_t manager, const char *config_json, int64_t timeout_ms, uint64_t *out_call);
 
 #ifdef __cplusplus
 }

@@ -16,13 +16,16 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -329,7 +332,9 @@ struct ide {
 	char workspace[128], config[128], tmp[64];
 };
 
-static int ide_start(struct ide *ide) {
+/* ide_start_diff starts ideserve deciding openDiff with diff (accept,
+   reject or hold). */
+static int ide_start_diff(struct ide *ide, const char *diff) {
 	const char *bin = getenv("IDEBRIDGE_TEST_IDE");
 	if (!bin || !*bin) {
 		fail_at(__FILE__, __LINE__, "IDEBRIDGE_TEST_IDE is not set (make abi-test sets it)");
@@ -354,7 +359,7 @@ static int ide_start(struct ide *ide) {
 		dup2(from_child[1], 1);
 		close(to_child[1]);
 		close(from_child[0]);
-		execl(bin, bin, "-workspace", ide->workspace, "-lockfile-dir", lockdir, (char *)NULL);
+		execl(bin, bin, "-workspace", ide->workspace, "-lockfile-dir", lockdir, "-diff", diff, (char *)NULL);
 		_exit(127);
 	}
 	close(to_child[0]);
@@ -371,6 +376,8 @@ static int ide_start(struct ide *ide) {
 	CHECK(ide->port > 0, "ideserve status line %s", line);
 	return ide->port > 0 ? 0 : -1;
 }
+
+static int ide_start(struct ide *ide) { return ide_start_diff(ide, "accept"); }
 
 /* ide_command sends one command line and returns its answer in buf. */
 static const char *ide_command(struct ide *ide, const char *cmd, char *buf, size_t n) {
@@ -500,6 +507,136 @@ static void test_ide(void) {
 	}
 	CHECK_STATUS(idb_registry_drain(h, &out), IDB_ERR_HANDLE, "bad handle");
 	CHECK_OK(idb_registry_free(reg));
+}
+
+/* ---- asynchronous calls ---- */
+
+/* wait_call waits for call (10 s at most), reads its outcome into *out
+   and frees it; it returns the call's status. */
+static int wait_call(uint64_t call, char **out) {
+	CHECK_OK(idb_call_wait(call, 10000));
+	int st = idb_call_result(call, out);
+	CHECK_OK(idb_call_free(call));
+	return st;
+}
+
+static volatile sig_atomic_t chld_seen;
+
+static void on_chld(int sig) {
+	(void)sig;
+	chld_seen = 1;
+}
+
+static int sigchld_flags(struct sigaction *now) {
+	return sigaction(SIGCHLD, NULL, now) == 0 ? now->sa_flags : -1;
+}
+
+/*
+ * A SIGCHLD handler installed after the library loaded and without
+ * SA_ONSTACK, as libuv installs Node's, gets SA_ONSTACK from the next
+ * blocking call, direct or started as a call: the library's children
+ * signal its own threads, where the handler must not run on a goroutine's
+ * stack. The handler and its other flags stay as they were.
+ */
+static void test_child_signal(void) {
+	struct sigaction sa, old, now;
+	char opts[512];
+	char *out = NULL;
+	uint64_t call = 0;
+	snprintf(opts, sizeof opts, "{\"env\":{\"CLAUDE_CONFIG_DIR\":\"%s/no-such-config\"}}", testdata);
+	for (int started = 0; started < 2; started++) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_chld;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		CHECK(sigaction(SIGCHLD, &sa, started ? NULL : &old) == 0, "sigaction");
+		CHECK((sigchld_flags(&now) & SA_ONSTACK) == 0, "SA_ONSTACK before any call");
+		if (started) {
+			CHECK_OK(idb_discover_start(opts, 1000, &call));
+			CHECK(wait_call(call, &out) == IDB_OK, "discover call: %s", out ? out : "(null)");
+		} else {
+			CHECK_OK(idb_discover(opts, 1000, &out));
+		}
+		idb_free(out);
+		out = NULL;
+		int flags = sigchld_flags(&now);
+		CHECK(flags != -1 && (flags & SA_ONSTACK) && (flags & SA_RESTART) && now.sa_handler == on_chld,
+		      "SIGCHLD after a %s call: flags %#x, handler %s", started ? "started" : "direct", flags,
+		      now.sa_handler == on_chld ? "kept" : "replaced");
+	}
+	chld_seen = 0;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	CHECK(chld_seen, "the handler still runs");
+	CHECK(sigaction(SIGCHLD, &old, NULL) == 0, "restore SIGCHLD");
+	CHECK_OK(idb_discover(opts, 1000, &out));
+	idb_free(out);
+	CHECK((sigchld_flags(&now) & SA_ONSTACK) == 0 && now.sa_handler == old.sa_handler,
+	      "the default disposition is left alone");
+}
+
+static void test_async(void) {
+	struct ide ide;
+	if (ide_start_diff(&ide, "hold") != 0)
+		return;
+	char opts[2048], buf[4096], args[1024];
+	char *out = NULL;
+	uint64_t call = 0, h = 0;
+
+	/* Connect asynchronously: the result is the handle, in decimal. */
+	ide_options(&ide, opts, sizeof opts, NULL);
+	CHECK_OK(idb_ide_connect_start(opts, 10000, &call));
+	CHECK(wait_call(call, &out) == IDB_OK && out, "connect: %s", out ? out : "(null)");
+	h = out ? strtoull(out, NULL, 10) : 0;
+	idb_free(out);
+
+	/* A tool error is carried by the call, with its JSON-RPC code. */
+	CHECK_OK(idb_ide_call_start(h, "noSuchTool", NULL, 0, &call));
+	out = NULL;
+	CHECK(wait_call(call, &out) == IDB_ERR_TOOL, "noSuchTool status");
+	CHECK(out && strstr(out, "\"code\":-32601") && strstr(out, "noSuchTool"), "tool error %s", out ? out : "(null)");
+	idb_free(out);
+
+	/* A review the user has not decided: the descriptor stays quiet, a
+	   cancel closes the tab and completes the call. */
+	snprintf(args, sizeof args, "%s/c.txt", ide.workspace);
+	CHECK_OK(idb_ide_propose_edit_start(h, args, "new\n", 4, "{\"tabName\":\"c-tab\"}", 0, &call));
+	for (int i = 0; i < 1000 && !strstr(ide_command(&ide, "tabs", buf, sizeof buf), "\"opened\":[\"c-tab\"]"); i++)
+		usleep(10000);
+	CHECK(strstr(buf, "\"opened\":[\"c-tab\"]") != NULL, "tabs %s", buf);
+	uint64_t fd = 0;
+	CHECK_OK(idb_call_fd(call, &fd));
+	struct timeval tv = {0, 50000};
+	fd_set rd;
+	FD_ZERO(&rd);
+	FD_SET((int)fd, &rd);
+	CHECK(select((int)fd + 1, &rd, NULL, NULL, &tv) == 0, "the descriptor is readable while the review is pending");
+	CHECK_STATUS(idb_call_wait(call, 0), IDB_ERR_TIMEOUT, "still running");
+	CHECK_OK(idb_call_cancel(call));
+	tv = (struct timeval){10, 0};
+	FD_ZERO(&rd);
+	FD_SET((int)fd, &rd);
+	CHECK(select((int)fd + 1, &rd, NULL, NULL, &tv) == 1, "the descriptor did not become readable");
+	out = NULL;
+	CHECK(wait_call(call, &out) == IDB_ERR_CANCELLED, "cancelled review status");
+	CHECK(out && strstr(out, "cancelled"), "cancelled review %s", out ? out : "(null)");
+	idb_free(out);
+	CHECK(strstr(ide_command(&ide, "tabs", buf, sizeof buf), "\"closed\":[\"c-tab\"]") != NULL, "tabs after cancel %s", buf);
+	struct stat st;
+	CHECK(stat(args, &st) != 0, "the cancelled review created %s", args);
+
+	/* The client works after the cancel, from the call API and directly. */
+	CHECK_OK(idb_ide_call_start(h, "getWorkspaceFolders", NULL, 5000, &call));
+	out = NULL;
+	CHECK(idb_call_result(call, &out) == IDB_OK && out && strstr(out, "\"content\""), "after cancel %s", out ? out : "(null)");
+	idb_free(out);
+	CHECK_OK(idb_call_free(call));
+	CHECK_STATUS(idb_call_free(call), IDB_ERR_HANDLE, "already freed");
+	CHECK_STATUS(idb_ide_tools_start(0, 0, &call), IDB_ERR_HANDLE, "never valid");
+	CHECK_OK(idb_ide_close(h));
+	ide_stop(&ide);
 }
 
 /* ---- LSP ---- */
@@ -717,6 +854,40 @@ static void bench_publish_drain10(void) {
 	idb_registry_reset(bench_reg, NULL);
 }
 
+/* A trivial blocking export (no lockfile directory to read), directly and
+   as an asynchronous call: waited for, and waited for through its
+   descriptor as an event loop does. */
+static const char *bench_discover_opts = "{\"lockfileDirs\":[],\"env\":{}}";
+
+static void bench_discover_direct(void) {
+	char *out = NULL;
+	if (idb_discover(bench_discover_opts, 0, &out) != IDB_OK)
+		abort();
+	idb_free(out);
+}
+
+static void bench_discover_call(void) {
+	uint64_t call;
+	char *out = NULL;
+	if (idb_discover_start(bench_discover_opts, 0, &call) != IDB_OK || idb_call_wait(call, -1) != IDB_OK ||
+	    idb_call_result(call, &out) != IDB_OK)
+		abort();
+	idb_free(out);
+	idb_call_free(call);
+}
+
+static void bench_discover_call_fd(void) {
+	uint64_t call, fd;
+	char *out = NULL;
+	if (idb_discover_start(bench_discover_opts, 0, &call) != IDB_OK || idb_call_fd(call, &fd) != IDB_OK)
+		abort();
+	struct pollfd p = {.fd = (int)fd, .events = POLLIN};
+	if (poll(&p, 1, -1) != 1 || idb_call_result(call, &out) != IDB_OK)
+		abort();
+	idb_free(out);
+	idb_call_free(call);
+}
+
 int main(int argc, char **argv) {
 	if (getenv("IDB_TESTDATA"))
 		testdata = getenv("IDB_TESTDATA");
@@ -730,6 +901,9 @@ int main(int argc, char **argv) {
 		bench("registry publish+drain+free+reset (10)", bench_publish_drain10, 20000);
 		idb_registry_free(bench_reg);
 		free(bench_params);
+		bench("discover, trivial (blocking, direct)", bench_discover_direct, 20000);
+		bench("discover as a call: start+wait+result+free", bench_discover_call, 20000);
+		bench("discover as a call, waited with poll(fd)", bench_discover_call_fd, 20000);
 		return 0;
 	}
 	test_version();
@@ -740,6 +914,8 @@ int main(int argc, char **argv) {
 	test_bad_handles();
 	test_registry_threads();
 	test_ide();
+	test_async();
+	test_child_signal();
 	test_lsp();
 
 	CHECK(live_handles() == 0, "%" PRIu64 " handles live at exit: a leak", live_handles());

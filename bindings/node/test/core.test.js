@@ -62,12 +62,14 @@ test('the error classes derive from IdebridgeError', () => {
   }
 });
 
-test('the library is found next to the module', () => {
+test('the library is found in the module\'s prebuilds', () => {
   const lib = process.env.IDEBRIDGE_LIB || path.resolve(__dirname, '..', '..', '..', 'build', 'libidebridge.so');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-node-'));
   try {
     fs.copyFileSync(path.join(__dirname, '..', 'index.js'), path.join(tmp, 'index.js'));
-    fs.copyFileSync(lib, path.join(tmp, 'libidebridge.so'));
+    const pre = path.join(tmp, 'prebuilds', `${process.platform}-${process.arch}`);
+    fs.mkdirSync(pre, { recursive: true });
+    fs.copyFileSync(lib, path.join(pre, 'libidebridge.so'));
     fs.symlinkSync(path.join(__dirname, '..', 'node_modules'), path.join(tmp, 'node_modules'));
     const env = { ...process.env };
     delete env.IDEBRIDGE_LIB;

@@ -18,11 +18,16 @@ after(async () => {
 });
 
 function connect(options = {}) {
+  return idebridge.IDEClient.connectSync({ cwd: ide.workspace, env: ide.env(), timeoutMs: 10000, ...options });
+}
+
+function connectAsync(options = {}) {
   return idebridge.IDEClient.connect({ cwd: ide.workspace, env: ide.env(), timeoutMs: 10000, ...options });
 }
 
-test('discover', () => {
-  const cands = idebridge.discover({ cwd: ide.workspace, env: ide.env() });
+test('discover', async () => {
+  const cands = await idebridge.discover({ cwd: ide.workspace, env: ide.env() });
+  assert.deepEqual(idebridge.discoverSync({ cwd: ide.workspace, env: ide.env() }), cands);
   assert.equal(cands.length, 1);
   const c = cands[0];
   assert.equal(c.valid, true, c.message);
@@ -30,25 +35,27 @@ test('discover', () => {
   assert.equal(c.transport, 'ws');
   assert.equal(c.path, ide.lockfile);
   assert.equal('authToken' in c, false);
-  const elsewhere = idebridge.discover({ cwd: '/', env: ide.env() });
+  const elsewhere = await idebridge.discover({ cwd: '/', env: ide.env() });
   assert.equal(elsewhere[0].valid, false);
   assert.ok(elsewhere[0].reasons.includes('workspace_mismatch'));
 });
 
-test('round trip', () => {
+test('round trip', async () => {
   const file = path.join(ide.workspace, 'main.go');
   fs.writeFileSync(file, 'package main\n');
-  const client = connect({ port: ide.port });
+  const client = await connectAsync({ port: ide.port });
   try {
     assert.equal(client.info().protocolVersion, '2024-11-05');
-    const names = new Set(client.tools().map((t) => t.name));
+    const names = new Set((await client.tools()).map((t) => t.name));
     for (const n of ['openFile', 'openDiff', 'getWorkspaceFolders']) assert.ok(names.has(n), n);
-    const folders = client.call('getWorkspaceFolders');
+    const folders = await client.call('getWorkspaceFolders');
     assert.ok(folders.content[0].text.replaceAll('\\/', '/').includes(ide.workspace));
-    const res = client.call('openDiff', { old_file_path: file, new_file_path: file, new_file_contents: 'package main // new\n', tab_name: 't' }, 10000);
+    assert.deepEqual(client.callSync('getWorkspaceFolders', {}, 5000), folders);
+    const res = await client.call('openDiff', { old_file_path: file, new_file_path: file, new_file_contents: 'package main // new\n', tab_name: 't' }, { timeoutMs: 10000 });
     assert.deepEqual(res.content.map((c) => c.text), ['FILE_SAVED', 'package main // new\n']);
-    assert.throws(() => client.call('noSuchTool', {}), (e) => e instanceof idebridge.ToolError && /noSuchTool/.test(e.message));
-    assert.throws(() => client.call('openFile', '[1]'), idebridge.ArgumentError);
+    await assert.rejects(client.call('noSuchTool', {}), (e) => e instanceof idebridge.ToolError && /noSuchTool/.test(e.message) && e.code === -32601);
+    assert.throws(() => client.callSync('noSuchTool', {}), (e) => e instanceof idebridge.ToolError && e.code === -32601 && e.function === 'idb_ide_call');
+    await assert.rejects(client.call('openFile', '[1]'), idebridge.ArgumentError);
   } finally {
     client.close();
   }
@@ -57,33 +64,36 @@ test('round trip', () => {
 test('notifications', async () => {
   const client = connect();
   try {
-    assert.equal(client.nextNotification(), null);
-    assert.equal(client.nextNotification(20), null);
+    assert.equal(client.nextNotificationSync(), null);
+    assert.equal(await client.nextNotification({ timeoutMs: 20 }), null);
     const params = { text: 'héllo', filePath: '/x.go', selection: null };
+    const next = client.nextNotification({ timeoutMs: 10000 });
     await ide.notify('selection_changed', params);
-    assert.deepEqual(client.nextNotification(10000), { method: 'selection_changed', params });
+    assert.deepEqual(await next, { method: 'selection_changed', params });
   } finally {
     client.close();
   }
 });
 
-test('errors and closing', () => {
+test('errors and closing', async () => {
   assert.throws(() => connect({ port: 1 }), (e) => e instanceof idebridge.NotFoundError && /no IDE lockfile for port 1/.test(e.message));
+  await assert.rejects(connectAsync({ port: 1 }), (e) => e instanceof idebridge.NotFoundError && /no IDE lockfile for port 1/.test(e.message));
   assert.throws(() => connect({ cwd: '/' }), idebridge.NotFoundError);
-  assert.throws(() => connect({ cwd: '/', wait: true, timeoutMs: 300 }), idebridge.TimeoutError);
+  await assert.rejects(connectAsync({ cwd: '/', wait: true, timeoutMs: 300 }), idebridge.TimeoutError);
   assert.throws(() => new idebridge.IDEClient(), TypeError);
   const client = connect({ url: ide.url, authToken: ide.authToken });
   assert.equal(typeof client.handle, 'bigint');
   client.close();
   client.close();
-  assert.throws(() => client.tools(), idebridge.ClosedError);
+  assert.throws(() => client.toolsSync(), idebridge.ClosedError);
+  await assert.rejects(client.tools(), idebridge.ClosedError);
 });
 
 test('process.env is sent when env is omitted', () => {
   const saved = process.env.CLAUDE_CONFIG_DIR;
   process.env.CLAUDE_CONFIG_DIR = ide.configDir;
   try {
-    const client = idebridge.IDEClient.connect({ cwd: ide.workspace, port: ide.port, timeoutMs: 10000 });
+    const client = idebridge.IDEClient.connectSync({ cwd: ide.workspace, port: ide.port, timeoutMs: 10000 });
     client.close();
   } finally {
     if (saved === undefined) delete process.env.CLAUDE_CONFIG_DIR;

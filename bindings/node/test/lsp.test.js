@@ -27,15 +27,15 @@ test('gopls round trip', async () => {
   const mgr = new idebridge.LSPManager({ gopls: { command: findGopls(), extensionToLanguage: { '.go': 'go' } } }, dir);
   let pid;
   try {
-    mgr.open(mainGo);
-    const result = mgr.settle(mainGo, 30000);
+    await mgr.open(mainGo);
+    const result = await mgr.settle(mainGo, { timeoutMs: 30000 });
     assert.equal(result.server, 'gopls');
     assert.equal(result.path, mainGo);
     // gopls may publish a file's first type errors after the progress
     // settle saw ended: settle and drain until they show (30 s at most).
     let att = null;
     for (const deadline = Date.now() + 30000; Date.now() < deadline;) {
-      mgr.settle(mainGo, 2000);
+      mgr.settleSync(mainGo, 2000);
       const a = mgr.drain();
       if (a && JSON.stringify(a).includes('undefined: undefinedThing')) {
         att = a;
@@ -51,32 +51,33 @@ test('gopls round trip', async () => {
     pid = servers[0].pid;
     assert.ok(pid > 0);
 
-    mgr.change(mainGo, FIXED);
-    mgr.settle(mainGo, 30000);
+    mgr.changeSync(mainGo, FIXED);
+    await mgr.settle(mainGo, { timeoutMs: 30000 });
     assert.ok(!JSON.stringify(mgr.drain()).includes('undefinedThing'));
-    mgr.save(mainGo);
-    mgr.closeFile(mainGo);
-    assert.throws(() => mgr.settle(mainGo, 1000), idebridge.NotFoundError);
+    await mgr.save(mainGo);
+    mgr.closeFileSync(mainGo);
+    await assert.rejects(mgr.settle(mainGo, { timeoutMs: 1000 }), idebridge.NotFoundError);
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'x');
-    assert.throws(() => mgr.open(path.join(dir, 'notes.txt')), (e) => e instanceof idebridge.NotFoundError && /no language server/.test(e.message));
+    assert.throws(() => mgr.openSync(path.join(dir, 'notes.txt')), (e) => e instanceof idebridge.NotFoundError && /no language server/.test(e.message));
   } finally {
-    mgr.shutdown(10000);
+    await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(dir, { recursive: true, force: true });
   }
   assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' });
   assert.throws(() => mgr.drain(), idebridge.ClosedError);
 });
 
-test('config errors and idempotent shutdown', () => {
+test('config errors and idempotent shutdown', async () => {
   const dir = goModule();
   try {
     assert.throws(() => new idebridge.LSPManager({ x: { extensionToLanguage: { '.go': 'go' } } }, dir),
       (e) => e instanceof idebridge.ArgumentError && /command/.test(e.message));
     assert.throws(() => new idebridge.LSPManager('{not json', dir), idebridge.ArgumentError);
     const mgr = new idebridge.LSPManager({}, dir, { maxOpenDocuments: 3 });
-    mgr.shutdown(5000);
-    mgr.shutdown();
+    mgr.shutdownSync(5000);
+    mgr.shutdownSync();
     mgr.close();
+    await mgr.shutdown();
     assert.equal(mgr.handle, 0n);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -96,7 +97,7 @@ function npmServer(name) {
   throw new Error(`${name} not found in ${dirs.join(', ')}: run \`make lsp-servers\``);
 }
 
-test('pyright: fresh only once it answered, exact columns', () => {
+test('pyright: fresh only once it answered, exact columns', async () => {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-fresh-')));
   fs.cpSync(path.join(REPO, 'lsp', 'testdata', 'conformance', 'python'), dir, { recursive: true });
   const broken = path.join(dir, 'broken.py');
@@ -104,10 +105,10 @@ test('pyright: fresh only once it answered, exact columns', () => {
   const mgr = new idebridge.LSPManager({ pyright: { command: npmServer('pyright-langserver'), args: ['--stdio'], extensionToLanguage: { '.py': 'python' } } },
     dir, { settleTimeoutMs: 120000 });
   try {
-    mgr.open(broken);
-    mgr.open(clean);
+    await mgr.open(broken);
+    await mgr.open(clean);
     for (const p of [broken, clean]) {
-      const res = mgr.settle(p);
+      const res = await mgr.settle(p);
       assert.equal(res.fresh, true, JSON.stringify(res));
       assert.ok(['pulled', 'published', 'quiet', 'progress-ended'].includes(res.freshness), res.freshness);
     }
@@ -118,12 +119,12 @@ test('pyright: fresh only once it answered, exact columns', () => {
     const got = att.files[0].diagnostics.map((d) => [d.range.start.line, d.range.start.character]).sort();
     assert.deepEqual(got, [[1, 21], [2, 11]]); // characters: the emoji is one, not two UTF-16 units
   } finally {
-    mgr.shutdown(10000);
+    await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('a server that never publishes: timed out, noted', () => {
+test('a server that never publishes: timed out, noted', async () => {
   const { execFileSync } = require('node:child_process');
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-mute-')));
   const bin = path.join(dir, 'scriptls');
@@ -133,8 +134,8 @@ test('a server that never publishes: timed out, noted', () => {
   const mgr = new idebridge.LSPManager({ mute: { command: bin, args: ['-never-publish'], extensionToLanguage: { '.s': 's' } } },
     dir, { settleTimeoutMs: 700 });
   try {
-    mgr.open(file);
-    const res = mgr.settle(file);
+    await mgr.open(file);
+    const res = await mgr.settle(file);
     assert.equal(res.freshness, 'timed-out');
     assert.equal(res.fresh, false);
     const att = mgr.drain();
@@ -144,7 +145,7 @@ test('a server that never publishes: timed out, noted', () => {
     assert.throws(() => new idebridge.LSPManager({}, dir, { maxOpenDocuments: -1 }),
       (e) => e instanceof idebridge.ArgumentError && /MaxOpenDocuments is negative/.test(e.message));
   } finally {
-    mgr.shutdown(10000);
+    await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

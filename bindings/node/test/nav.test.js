@@ -17,13 +17,13 @@ function navModule() {
   return dir;
 }
 
-test('navigation on gopls', () => {
+test('navigation on gopls', async () => {
   const dir = navModule();
   const use = path.join(dir, 'use.go');
   const shapes = path.join(dir, 'shapes.go');
   const mgr = new idebridge.LSPManager({ gopls: { command: findGopls(), extensionToLanguage: { '.go': 'go' } } }, dir);
   try {
-    const refs = mgr.references({ path: use, line: 7, symbol: 'total', occurrence: 2, includeDeclaration: true, timeoutMs: 60000 });
+    const refs = await mgr.references({ path: use, line: 7, symbol: 'total', occurrence: 2, includeDeclaration: true, timeoutMs: 60000 });
     assert.equal(refs.op, 'references');
     assert.ok(!refs.incomplete);
     assert.deepEqual(refs.locations.map((l) => `${path.basename(l.path)}:${l.line}:${l.column}`),
@@ -31,29 +31,29 @@ test('navigation on gopls', () => {
     assert.match(refs.text, /use\.go:9:9: return total\n/);
 
     // Column 22 in characters, after two emoji (column 24 in UTF-16).
-    const def = mgr.definition({ path: use, line: 15, column: 22 });
+    const def = await mgr.definition({ path: use, line: 15, column: 22 });
     assert.deepEqual(def.locations.map((l) => [l.path, l.line, l.column]), [[use, 4, 6]]);
-    assert.match(mgr.hover({ path: use, line: 4, symbol: 'Total' }).markdown, /func Total\(shapes \[\]Shape\) float64/);
-    assert.deepEqual(mgr.documentSymbols({ path: shapes }).symbols.map((s) => s.name),
+    assert.match((await mgr.hover({ path: use, line: 4, symbol: 'Total' })).markdown, /func Total\(shapes \[\]Shape\) float64/);
+    assert.deepEqual((await mgr.documentSymbols({ path: shapes })).symbols.map((s) => s.name),
       ['Shape', 'Square', '(Square).Area', 'Circle', '(Circle).Area']);
-    assert.deepEqual(mgr.incomingCalls({ path: use, line: 4, symbol: 'Total' }).calls.map((c) => c.item.name), ['Report']);
+    assert.deepEqual((await mgr.incomingCalls({ path: use, line: 4, symbol: 'Total' })).calls.map((c) => c.item.name), ['Report']);
 
-    assert.throws(() => mgr.references({ path: use, line: 7, symbol: 'total' }),
+    await assert.rejects(mgr.references({ path: use, line: 7, symbol: 'total' }),
       (e) => e instanceof idebridge.ArgumentError && /"total" occurs 2 times on line 7/.test(e.message));
-    assert.throws(() => mgr.declaration({ path: use, line: 7, symbol: 'Area' }), /gopls does not offer declaration/);
+    assert.throws(() => mgr.declarationSync({ path: use, line: 7, symbol: 'Area' }), /gopls does not offer declaration/);
 
     const before = fs.readFileSync(use, 'utf8');
-    const proposal = mgr.rename({ path: use, line: 18, symbol: 'label', newName: 'tag' });
+    const proposal = await mgr.rename({ path: use, line: 18, symbol: 'label', newName: 'tag' });
     assert.deepEqual(proposal.files.map((f) => f.path), [use]);
     assert.match(proposal.diff, /\+func tag\(prefix string, v float64\) string \{/);
     assert.equal(fs.readFileSync(use, 'utf8'), before, 'rename wrote the file');
-    const applied = mgr.applyRename(proposal);
+    const applied = await mgr.applyRename(proposal);
     assert.equal(applied.written, 1);
     assert.equal(applied.files[0].status, 'written');
     assert.equal(fs.readFileSync(use, 'utf8'), proposal.files[0].newText);
-    assert.equal(mgr.applyRename(proposal).files[0].status, 'conflict');
+    assert.equal(mgr.applyRenameSync(proposal).files[0].status, 'conflict');
   } finally {
-    mgr.shutdown(10000);
+    await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

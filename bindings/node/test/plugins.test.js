@@ -17,7 +17,7 @@ function write(p, text) {
   fs.writeFileSync(p, text);
 }
 
-test('loadClaudeCode gives the enabled plugins\' servers', () => {
+test('loadClaudeCode gives the enabled plugins\' servers', async () => {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-plugins-')));
   const project = path.join(base, 'project');
   write(path.join(project, 'go.mod'), 'module example.com/m\n\ngo 1.22\n');
@@ -37,7 +37,7 @@ test('loadClaudeCode gives the enabled plugins\' servers', () => {
   const mgr = new idebridge.LSPManager({}, project);
   try {
     const env = { ...process.env, CLAUDE_CONFIG_DIR: config };
-    const report = mgr.loadClaudeCode({ env });
+    const report = await mgr.loadClaudeCode({ env });
     assert.equal(report.configDir, config);
     assert.equal(report.projectDir, project);
     assert.deepEqual(report.servers.map((s) => s.name), ['plugin:go-tools:gopls']);
@@ -47,12 +47,14 @@ test('loadClaudeCode gives the enabled plugins\' servers', () => {
     assert.deepEqual(mgr.servers().map((s) => s.name), ['plugin:go-tools:gopls']);
 
     write(path.join(project, '.claude', 'settings.local.json'), JSON.stringify({ enabledPlugins: { 'go-tools@local': false } }));
-    const off = mgr.loadClaudeCode({ env, timeoutMs: 10000 });
+    const off = await mgr.loadClaudeCode({ env, timeoutMs: 10000 });
     assert.deepEqual(off.servers, []);
     assert.match(off.plugins[0].reason, /^disabled in local settings/);
-    assert.throws(() => mgr.loadClaudeCode({ env: { CLAUDE_CONFIG_DIR: 1 } }), idebridge.ArgumentError);
+    await assert.rejects(mgr.loadClaudeCode({ env: { CLAUDE_CONFIG_DIR: 1 } }), idebridge.ArgumentError);
+    assert.throws(() => mgr.loadClaudeCodeSync({ env: { CLAUDE_CONFIG_DIR: 1 } }), idebridge.ArgumentError);
+    assert.deepEqual(mgr.loadClaudeCodeSync({ env }).servers, []);
   } finally {
-    mgr.shutdown(10000);
+    await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(base, { recursive: true, force: true });
   }
 });

@@ -59,7 +59,8 @@ const REPO = path.resolve(__dirname, '..', '..', '..');
  * one); without it the IDE is started with `go run`.
  */
 class HeadlessIDE {
-  static async start() {
+  /** @param {{ diff?: 'accept' | 'reject' | 'hold' }} [options] */
+  static async start(options = {}) {
     const ide = new HeadlessIDE();
     ide.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-ide-')));
     ide.workspace = path.join(ide.tmp, 'workspace');
@@ -67,7 +68,8 @@ class HeadlessIDE {
     ide.configDir = path.join(ide.tmp, 'config');
     const bin = process.env.IDEBRIDGE_TEST_IDE;
     const [cmd, args] = bin ? [bin, []] : ['go', ['run', './cabi/test/ideserve']];
-    ide.proc = spawn(cmd, [...args, '-workspace', ide.workspace, '-lockfile-dir', path.join(ide.configDir, 'ide')], {
+    const diff = options.diff || 'accept';
+    ide.proc = spawn(cmd, [...args, '-workspace', ide.workspace, '-lockfile-dir', path.join(ide.configDir, 'ide'), '-diff', diff], {
       cwd: REPO,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
@@ -87,6 +89,17 @@ class HeadlessIDE {
     this.proc.stdin.write(line + '\n');
     const r = await this.lines.next();
     return r.done ? '' : r.value.trim();
+  }
+
+  /** The diff tabs openDiff opened and close_tab closed so far. */
+  async tabs() {
+    return JSON.parse(await this.command('tabs'));
+  }
+
+  /** Makes getDiagnostics answer diagnostics for file. */
+  async setDiagnostics(file, diagnostics) {
+    const answer = await this.command(`diagnostics ${file} ${JSON.stringify(diagnostics)}`);
+    if (answer !== 'ok') throw new Error('ideserve: ' + answer);
   }
 
   async notify(method, params) {

@@ -2,27 +2,39 @@
 
 """idebridge: Python bindings of libidebridge.
 
-Find the user's editor and drive it over MCP, and turn language-server
+Find the user's editor and drive it over MCP (edit review in its diff
+viewer, its diagnostics around an edit), and turn language-server
 diagnostics into a small block of text for a model::
 
     import idebridge
 
-    print(idebridge.version())
+    with idebridge.IDEClient.connect(timeout=10) as ide:  # the only usable IDE
+        res = ide.propose_edit("main.go", new_text)         # the user decides
+        print(res.status, res.written)
+
     with idebridge.Registry() as reg:
         reg.publish("gopls", {"uri": "file:///p/main.go", "diagnostics": []})
         print(reg.drain())
 
+The same API with coroutines is idebridge.aio: cancelling an awaiting task
+cancels the call (a pending edit review closes its diff tab) and leaves the
+connection usable.
+
 Every failure raises IdebridgeError (or a subclass) carrying the library's
-message. Objects that hold a handle (Registry, IDEClient, LSPManager) are
-context managers; close them when done.
+message; a ToolError also carries the IDE's JSON-RPC error code. Objects
+that hold a handle (Registry, IDEClient, LSPManager) are context managers;
+close them when done. Results are typed (idebridge.types): dataclasses and
+enums.
 
-The shared library is found through the IDEBRIDGE_LIB environment variable
-(a path to the file), next to this package, or at build/libidebridge.so in
-the source tree (built by `make lib`).
+Every duration is in seconds, as a float: None means the function's
+default, a negative number waits without limit, and a positive one is
+rounded up to whole milliseconds. Ctrl-C interrupts any blocking call (it
+is cancelled, as in idebridge.aio).
 
-Timeouts are in seconds: None means the function's default, a negative
-number waits without limit, and a positive one is rounded up to whole
-milliseconds.
+The shared library is the one installed inside this package (pip builds
+it), unless the IDEBRIDGE_LIB environment variable names another; in the
+source tree, build/libidebridge.so (`make lib`) is used when the package
+has none.
 """
 
 import builtins
@@ -30,8 +42,10 @@ import ctypes
 import json
 import math
 import os
+import select
 import sys
 import threading
+import time
 from typing import Any, Dict, List, Optional, Union
 
 __all__ = [
@@ -44,6 +58,7 @@ __all__ = [
     "IDB_ERR_CLOSED",
     "IDB_ERR_TOOL",
     "IDB_ERR_PANIC",
+    "IDB_ERR_CANCELLED",
     "IdebridgeError",
     "HandleError",
     "TimeoutError",
@@ -52,6 +67,7 @@ __all__ = [
     "ClosedError",
     "ToolError",
     "InternalError",
+    "CancelledError",
     "version",
     "handle_count",
     "parse_lockfile",
@@ -59,9 +75,53 @@ __all__ = [
     "path_to_ide",
     "discover",
     "render_attachment",
+    "apply_edit",
+    "file_state",
+    "should_auto_connect",
+    "wait_for_ide",
+    "remove_stale",
     "LSPManager",
     "IDEClient",
     "Registry",
+    "AutoConnectDecision",
+    "Attachment",
+    "Candidate",
+    "ConflictError",
+    "Content",
+    "Diagnostic",
+    "DiagnosticsSnapshot",
+    "EditConflict",
+    "EditResult",
+    "EditStatus",
+    "FileDiagnostics",
+    "FileState",
+    "Freshness",
+    "IDEInfo",
+    "IDEWaitResult",
+    "LSPServerStatus",
+    "Lockfile",
+    "NavAnswer",
+    "NavCall",
+    "NavCallHierarchy",
+    "NavCallItem",
+    "NavHover",
+    "NavLocation",
+    "NavLocations",
+    "NavRenameApplied",
+    "NavRenameFile",
+    "NavRenameFileOutcome",
+    "NavRenameProposal",
+    "NavSymbol",
+    "NavSymbols",
+    "NewDiagnostics",
+    "Notification",
+    "Position",
+    "Range",
+    "ServerInfo",
+    "SettleResult",
+    "Severity",
+    "Tool",
+    "ToolResult",
 ]
 
 # Status codes returned by the C functions.
@@ -74,6 +134,7 @@ IDB_ERR_ARGUMENT = 5
 IDB_ERR_CLOSED = 6
 IDB_ERR_TOOL = 7
 IDB_ERR_PANIC = 8
+IDB_ERR_CANCELLED = 9
 
 
 class IdebridgeError(Exception):
@@ -82,12 +143,25 @@ class IdebridgeError(Exception):
     Attributes:
         status: the C status code (IDB_ERROR, IDB_ERR_HANDLE, ...).
         function: the C function that failed, e.g. "idb_registry_publish".
+        code: for a ToolError, the JSON-RPC error code of the IDE's answer
+            (e.g. -32601 for an unknown tool; 0 for a result with isError);
+            None otherwise.
+        data: the data member of the IDE's error, if any.
     """
 
-    def __init__(self, message: str, status: int = IDB_ERROR, function: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int = IDB_ERROR,
+        function: Optional[str] = None,
+        code: Optional[int] = None,
+        data: Any = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.function = function
+        self.code = code
+        self.data = data
 
 
 class HandleError(IdebridgeError):
@@ -118,6 +192,10 @@ class InternalError(IdebridgeError):
     """IDB_ERR_PANIC: Internal error: a Go panic was recovered inside the call. The library stays usable; please report it."""
 
 
+class CancelledError(IdebridgeError):
+    """IDB_ERR_CANCELLED: The asynchronous call was cancelled (idb_call_cancel) before it completed."""
+
+
 _ERRORS = {
     IDB_ERROR: IdebridgeError,
     IDB_ERR_HANDLE: HandleError,
@@ -127,7 +205,70 @@ _ERRORS = {
     IDB_ERR_CLOSED: ClosedError,
     IDB_ERR_TOOL: ToolError,
     IDB_ERR_PANIC: InternalError,
+    IDB_ERR_CANCELLED: CancelledError,
 }
+
+# The typed results (hand-written in types.py, which uses the errors above).
+from .types import (  # noqa: E402
+    AutoConnectDecision,
+    Attachment,
+    Candidate,
+    ConflictError,
+    Content,
+    Diagnostic,
+    DiagnosticsSnapshot,
+    EditConflict,
+    EditResult,
+    EditStatus,
+    FileDiagnostics,
+    FileState,
+    Freshness,
+    IDEInfo,
+    IDEWaitResult,
+    LSPServerStatus,
+    Lockfile,
+    NavAnswer,
+    NavCall,
+    NavCallHierarchy,
+    NavCallItem,
+    NavHover,
+    NavLocation,
+    NavLocations,
+    NavRenameApplied,
+    NavRenameFile,
+    NavRenameFileOutcome,
+    NavRenameProposal,
+    NavSymbol,
+    NavSymbols,
+    NewDiagnostics,
+    Notification,
+    Position,
+    Range,
+    ServerInfo,
+    SettleResult,
+    Severity,
+    Tool,
+    ToolResult,
+    _lockfile,
+    _candidates,
+    _ide_info,
+    _tools,
+    _tool_result,
+    _notification,
+    _attachment,
+    _settle_result,
+    _server_statuses,
+    _edit_outcome,
+    _cancelled_count,
+    _file_state,
+    _snapshot,
+    _new_diagnostics,
+    _file_diagnostics_list,
+    _auto_connect_decision,
+    _wait_result,
+    _removed,
+    _problems,
+)
 
 
 _LIB_NAMES = {"darwin": "libidebridge.dylib", "win32": "idebridge.dll"}
@@ -145,16 +286,20 @@ def _library_path() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     tried = [
         os.path.join(here, name),
-        os.path.join(os.path.dirname(here), name),
         os.path.normpath(os.path.join(here, "..", "..", "..", "build", name)),
     ]
     for path in tried:
         if os.path.exists(path):
             return path
     raise IdebridgeError(
-        "cannot find %s: set IDEBRIDGE_LIB to its path or run `make lib` (looked at %s)"
-        % (name, ", ".join(tried))
+        "cannot find %s: reinstall the package (pip builds the library into it), "
+        "or set IDEBRIDGE_LIB to its path (looked at %s)" % (name, ", ".join(tried))
     )
+
+
+def _library_loaded() -> bool:
+    """Reports whether the library was loaded (a handle can exist)."""
+    return _lib is not None
 
 
 def _load() -> ctypes.CDLL:
@@ -184,6 +329,21 @@ def _raise(lib: ctypes.CDLL, status: int, function: str) -> None:
     raise _ERRORS.get(status, IdebridgeError)(message, status, function)
 
 
+def _raise_call(status: int, text: Optional[str]) -> None:
+    """Raises the exception for a failed asynchronous call, from its JSON error."""
+    try:
+        err = json.loads(text or "{}")
+    except ValueError:
+        err = {"message": text}
+    raise _ERRORS.get(status, IdebridgeError)(
+        err.get("message") or "call failed with status %d" % status,
+        status,
+        err.get("function"),
+        err.get("code"),
+        err.get("data"),
+    )
+
+
 def _text_in(value: Any) -> Optional[bytes]:
     if value is None:
         return None
@@ -200,6 +360,13 @@ def _bytes_in(value: Any) -> bytes:
     return bytes(value)
 
 
+def _json_default(value: Any) -> Any:
+    to_json = getattr(value, "_to_json", None)
+    if to_json is None:
+        raise TypeError("%r is not JSON serialisable" % (value,))
+    return to_json()
+
+
 def _json_in(value: Any) -> Optional[bytes]:
     if value is None:
         return None
@@ -207,7 +374,7 @@ def _json_in(value: Any) -> Optional[bytes]:
         return value
     if isinstance(value, str):
         return value.encode("utf-8")
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default).encode("utf-8")
 
 
 def _options(members: Dict[str, Any]) -> Dict[str, Any]:
@@ -222,6 +389,18 @@ def _timeout_ms(timeout: Optional[float]) -> int:
     return max(1, math.ceil(timeout * 1000))
 
 
+def _ms_opt(seconds: Optional[float]) -> Optional[int]:
+    """Converts an optional duration option: None stays None (the default),
+    0 stays 0 (the default), negative is -1 (none)."""
+    if seconds is None:
+        return None
+    if seconds < 0 or math.isinf(seconds):
+        return -1
+    if seconds == 0:
+        return 0
+    return max(1, math.ceil(seconds * 1000))
+
+
 def _take_text(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Optional[str]:
     """Decodes and frees a string the library returned (None for NULL)."""
     p = out.value
@@ -233,9 +412,116 @@ def _take_text(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Optional[str]:
         lib.idb_free(p)
 
 
+def _take_str(lib: ctypes.CDLL, out: ctypes.c_void_p) -> str:
+    """_take_text for a function that always returns a string."""
+    text = _take_text(lib, out)
+    return "" if text is None else text
+
+
 def _take_json(lib: ctypes.CDLL, out: ctypes.c_void_p) -> Any:
     text = _take_text(lib, out)
     return None if text is None else json.loads(text)
+
+
+# Asynchronous calls. A blocking function runs as a call of the library
+# (idb_*_start) whose outcome the call carries: the synchronous API waits
+# for it in slices of _POLL_MS, so that a signal handler (Ctrl-C) runs
+# between slices; idebridge.aio watches its descriptor on the event loop.
+
+_POLL_MS = 50
+# How long a cancelled call may take to undo what the IDE still shows (an
+# edit's close_tab is bounded by 5 seconds).
+_CANCEL_GRACE = 6.0
+
+
+# How long a waiter polls the call's descriptor before it sleeps. Waking a
+# sleeping thread costs tens of microseconds on a busy or virtual machine,
+# and calls waited for at once often complete sooner: polling the
+# descriptor (not the library, whose threads run the call) saves that.
+_SPIN = 100e-6
+
+
+def _descriptor(lib: ctypes.CDLL, call: int) -> Optional[int]:
+    """The call's completion descriptor, or None where there is none."""
+    if not hasattr(select, "poll"):
+        return None
+    out = ctypes.c_uint64()
+    if lib.idb_call_fd(call, ctypes.byref(out)) != IDB_OK:
+        return None
+    return out.value
+
+
+def _spin(poller: Any) -> bool:
+    """Polls for up to _SPIN seconds; True once the descriptor is readable."""
+    deadline = time.perf_counter() + _SPIN
+    while not poller.poll(0):
+        if time.perf_counter() >= deadline:
+            return False
+    return True
+
+
+def _finish(call: int) -> Optional[str]:
+    """Waits for a call, interruptibly, and returns its result text."""
+    lib = _load()
+    try:
+        fd = _descriptor(lib, call)
+        if fd is not None:
+            # Sleep on the descriptor in slices, so that a signal handler
+            # (Ctrl-C) runs between them.
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not _spin(poller):
+                while not poller.poll(_POLL_MS):
+                    pass
+        else:
+            while True:
+                status = lib.idb_call_wait(call, _POLL_MS)
+                if status == IDB_OK:
+                    break
+                if status != IDB_ERR_TIMEOUT:
+                    _raise(lib, status, "idb_call_wait")
+    except BaseException:
+        # Ctrl-C, or any exception a signal handler raised: cancel the
+        # call and give it a moment to finish (a second Ctrl-C stops
+        # waiting).
+        lib.idb_call_cancel(call)
+        try:
+            deadline = time.monotonic() + _CANCEL_GRACE
+            while lib.idb_call_wait(call, _POLL_MS) != IDB_OK and time.monotonic() < deadline:
+                pass
+        finally:
+            lib.idb_call_free(call)
+        raise
+    return _outcome(lib, call)
+
+
+def _outcome(lib: ctypes.CDLL, call: int) -> Optional[str]:
+    """Reads and frees a completed call: its result text, or raises its error."""
+    out = ctypes.c_void_p()
+    try:
+        status = lib.idb_call_result(call, ctypes.byref(out))
+        text = _take_text(lib, out)
+    finally:
+        lib.idb_call_free(call)
+    if status != IDB_OK:
+        _raise_call(status, text)
+    return text
+
+
+def _dec_json(text: Optional[str]) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _dec_text(text: Optional[str]) -> Optional[str]:
+    return text
+
+
+def _dec_int(text: Optional[str]) -> int:
+    return int(text or "0")
+
+
+def _dec_none(text: Optional[str]) -> None:
+    return None
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -330,9 +616,108 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_apply_rename.restype = ctypes.c_int
     lib.idb_render_attachment.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_render_attachment.restype = ctypes.c_int
+    lib.idb_ide_propose_edit.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_propose_edit.restype = ctypes.c_int
+    lib.idb_ide_cancel_all_edits.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_cancel_all_edits.restype = ctypes.c_int
+    lib.idb_apply_edit.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_apply_edit.restype = ctypes.c_int
+    lib.idb_file_state.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_file_state.restype = ctypes.c_int
+    lib.idb_ide_snapshot_diagnostics.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_snapshot_diagnostics.restype = ctypes.c_int
+    lib.idb_ide_new_diagnostics.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_new_diagnostics.restype = ctypes.c_int
+    lib.idb_ide_get_diagnostics.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_ide_get_diagnostics.restype = ctypes.c_int
+    lib.idb_should_auto_connect.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_should_auto_connect.restype = ctypes.c_int
+    lib.idb_wait_for_ide.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_wait_for_ide.restype = ctypes.c_int
+    lib.idb_remove_stale.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_remove_stale.restype = ctypes.c_int
+    lib.idb_lsp_reload.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_reload.restype = ctypes.c_int
+    lib.idb_call_wait.argtypes = [ctypes.c_uint64, ctypes.c_int64]
+    lib.idb_call_wait.restype = ctypes.c_int
+    lib.idb_call_result.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_call_result.restype = ctypes.c_int
+    lib.idb_call_cancel.argtypes = [ctypes.c_uint64]
+    lib.idb_call_cancel.restype = ctypes.c_int
+    lib.idb_call_fd.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_call_fd.restype = ctypes.c_int
+    lib.idb_call_free.argtypes = [ctypes.c_uint64]
+    lib.idb_call_free.restype = ctypes.c_int
+    lib.idb_discover_start.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_discover_start.restype = ctypes.c_int
+    lib.idb_ide_connect_start.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_connect_start.restype = ctypes.c_int
+    lib.idb_ide_tools_start.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_tools_start.restype = ctypes.c_int
+    lib.idb_ide_call_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_call_start.restype = ctypes.c_int
+    lib.idb_ide_next_notification_start.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_next_notification_start.restype = ctypes.c_int
+    lib.idb_lsp_open_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_open_start.restype = ctypes.c_int
+    lib.idb_lsp_change_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_change_start.restype = ctypes.c_int
+    lib.idb_lsp_save_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_save_start.restype = ctypes.c_int
+    lib.idb_lsp_close_file_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_close_file_start.restype = ctypes.c_int
+    lib.idb_lsp_settle_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_settle_start.restype = ctypes.c_int
+    lib.idb_lsp_load_claude_code_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_load_claude_code_start.restype = ctypes.c_int
+    lib.idb_lsp_shutdown_start.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_shutdown_start.restype = ctypes.c_int
+    lib.idb_lsp_definition_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_definition_start.restype = ctypes.c_int
+    lib.idb_lsp_declaration_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_declaration_start.restype = ctypes.c_int
+    lib.idb_lsp_type_definition_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_type_definition_start.restype = ctypes.c_int
+    lib.idb_lsp_implementation_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_implementation_start.restype = ctypes.c_int
+    lib.idb_lsp_references_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_references_start.restype = ctypes.c_int
+    lib.idb_lsp_hover_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_hover_start.restype = ctypes.c_int
+    lib.idb_lsp_document_symbols_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_document_symbols_start.restype = ctypes.c_int
+    lib.idb_lsp_workspace_symbols_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_workspace_symbols_start.restype = ctypes.c_int
+    lib.idb_lsp_prepare_call_hierarchy_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_prepare_call_hierarchy_start.restype = ctypes.c_int
+    lib.idb_lsp_incoming_calls_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_incoming_calls_start.restype = ctypes.c_int
+    lib.idb_lsp_outgoing_calls_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_outgoing_calls_start.restype = ctypes.c_int
+    lib.idb_lsp_rename_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_rename_start.restype = ctypes.c_int
+    lib.idb_lsp_apply_rename_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_apply_rename_start.restype = ctypes.c_int
+    lib.idb_ide_propose_edit_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_propose_edit_start.restype = ctypes.c_int
+    lib.idb_ide_cancel_all_edits_start.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_cancel_all_edits_start.restype = ctypes.c_int
+    lib.idb_ide_snapshot_diagnostics_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_snapshot_diagnostics_start.restype = ctypes.c_int
+    lib.idb_ide_new_diagnostics_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_new_diagnostics_start.restype = ctypes.c_int
+    lib.idb_ide_get_diagnostics_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_ide_get_diagnostics_start.restype = ctypes.c_int
+    lib.idb_wait_for_ide_start.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_wait_for_ide_start.restype = ctypes.c_int
+    lib.idb_remove_stale_start.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_remove_stale_start.restype = ctypes.c_int
+    lib.idb_lsp_reload_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_reload_start.restype = ctypes.c_int
 
 
-# Low-level wrappers: one per export that returns a status.
+# Low-level wrappers: one per export that returns a status (blocking
+# ones run as asynchronous calls, see _finish).
 
 
 def _idb_version():
@@ -341,7 +726,7 @@ def _idb_version():
     status = lib.idb_version(ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_version")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
 
 
 def _idb_handle_count():
@@ -369,7 +754,7 @@ def _idb_path_to_local(path, options_json):
     status = lib.idb_path_to_local(_text_in(path), _json_in(options_json), ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_path_to_local")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
 
 
 def _idb_path_to_ide(path, options_json):
@@ -378,25 +763,33 @@ def _idb_path_to_ide(path, options_json):
     status = lib.idb_path_to_ide(_text_in(path), _json_in(options_json), ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_path_to_ide")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
+
+
+def _start_idb_discover(options_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_discover_start(_json_in(options_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_discover_start")
+    return call.value
 
 
 def _idb_discover(options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_discover(options_json, timeout_ms)))
+
+
+def _start_idb_ide_connect(options_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_discover(_json_in(options_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_connect_start(_json_in(options_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_discover")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_ide_connect_start")
+    return call.value
 
 
 def _idb_ide_connect(options_json, timeout_ms):
-    lib = _load()
-    out = ctypes.c_uint64()
-    status = lib.idb_ide_connect(_json_in(options_json), timeout_ms, ctypes.byref(out))
-    if status != IDB_OK:
-        _raise(lib, status, "idb_ide_connect")
-    return out.value
+    return _dec_int(_finish(_start_idb_ide_connect(options_json, timeout_ms)))
 
 
 def _idb_ide_info(client):
@@ -408,31 +801,43 @@ def _idb_ide_info(client):
     return _take_json(lib, out)
 
 
-def _idb_ide_tools(client, timeout_ms):
+def _start_idb_ide_tools(client, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_ide_tools(client, timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_tools_start(client, timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_ide_tools")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_ide_tools_start")
+    return call.value
+
+
+def _idb_ide_tools(client, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_tools(client, timeout_ms)))
+
+
+def _start_idb_ide_call(client, name, args_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_call_start(client, _text_in(name), _json_in(args_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_call_start")
+    return call.value
 
 
 def _idb_ide_call(client, name, args_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_call(client, name, args_json, timeout_ms)))
+
+
+def _start_idb_ide_next_notification(client, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_ide_call(client, _text_in(name), _json_in(args_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_next_notification_start(client, timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_ide_call")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_ide_next_notification_start")
+    return call.value
 
 
 def _idb_ide_next_notification(client, timeout_ms):
-    lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_ide_next_notification(client, timeout_ms, ctypes.byref(out))
-    if status != IDB_OK:
-        _raise(lib, status, "idb_ide_next_notification")
-    return _take_json(lib, out)
+    return _dec_json(_finish(_start_idb_ide_next_notification(client, timeout_ms)))
 
 
 def _idb_ide_close(client):
@@ -511,45 +916,69 @@ def _idb_lsp_new(config_json, project_dir, options_json):
     return out.value
 
 
-def _idb_lsp_open(manager, path, timeout_ms):
+def _start_idb_lsp_open(manager, path, timeout_ms):
     lib = _load()
-    status = lib.idb_lsp_open(manager, _text_in(path), timeout_ms)
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_open_start(manager, _text_in(path), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_open")
-    return None
+        _raise(lib, status, "idb_lsp_open_start")
+    return call.value
+
+
+def _idb_lsp_open(manager, path, timeout_ms):
+    return _dec_none(_finish(_start_idb_lsp_open(manager, path, timeout_ms)))
+
+
+def _start_idb_lsp_change(manager, path, text, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_change_start(manager, _text_in(path), _text_in(text), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_change_start")
+    return call.value
 
 
 def _idb_lsp_change(manager, path, text, timeout_ms):
+    return _dec_none(_finish(_start_idb_lsp_change(manager, path, text, timeout_ms)))
+
+
+def _start_idb_lsp_save(manager, path, timeout_ms):
     lib = _load()
-    status = lib.idb_lsp_change(manager, _text_in(path), _text_in(text), timeout_ms)
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_save_start(manager, _text_in(path), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_change")
-    return None
+        _raise(lib, status, "idb_lsp_save_start")
+    return call.value
 
 
 def _idb_lsp_save(manager, path, timeout_ms):
+    return _dec_none(_finish(_start_idb_lsp_save(manager, path, timeout_ms)))
+
+
+def _start_idb_lsp_close_file(manager, path, timeout_ms):
     lib = _load()
-    status = lib.idb_lsp_save(manager, _text_in(path), timeout_ms)
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_close_file_start(manager, _text_in(path), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_save")
-    return None
+        _raise(lib, status, "idb_lsp_close_file_start")
+    return call.value
 
 
 def _idb_lsp_close_file(manager, path, timeout_ms):
+    return _dec_none(_finish(_start_idb_lsp_close_file(manager, path, timeout_ms)))
+
+
+def _start_idb_lsp_settle(manager, path, timeout_ms):
     lib = _load()
-    status = lib.idb_lsp_close_file(manager, _text_in(path), timeout_ms)
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_settle_start(manager, _text_in(path), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_close_file")
-    return None
+        _raise(lib, status, "idb_lsp_settle_start")
+    return call.value
 
 
 def _idb_lsp_settle(manager, path, timeout_ms):
-    lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_settle(manager, _text_in(path), timeout_ms, ctypes.byref(out))
-    if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_settle")
-    return _take_json(lib, out)
+    return _dec_json(_finish(_start_idb_lsp_settle(manager, path, timeout_ms)))
 
 
 def _idb_lsp_drain(manager):
@@ -570,138 +999,199 @@ def _idb_lsp_servers(manager):
     return _take_json(lib, out)
 
 
-def _idb_lsp_load_claude_code(manager, options_json, timeout_ms):
+def _start_idb_lsp_load_claude_code(manager, options_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_load_claude_code(manager, _json_in(options_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_load_claude_code_start(manager, _json_in(options_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_load_claude_code")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_load_claude_code_start")
+    return call.value
+
+
+def _idb_lsp_load_claude_code(manager, options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_load_claude_code(manager, options_json, timeout_ms)))
+
+
+def _start_idb_lsp_shutdown(manager, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_shutdown_start(manager, timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_shutdown_start")
+    return call.value
 
 
 def _idb_lsp_shutdown(manager, timeout_ms):
+    return _dec_none(_finish(_start_idb_lsp_shutdown(manager, timeout_ms)))
+
+
+def _start_idb_lsp_definition(manager, request_json, timeout_ms):
     lib = _load()
-    status = lib.idb_lsp_shutdown(manager, timeout_ms)
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_definition_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_shutdown")
-    return None
+        _raise(lib, status, "idb_lsp_definition_start")
+    return call.value
 
 
 def _idb_lsp_definition(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_definition(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_declaration(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_definition(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_declaration_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_definition")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_declaration_start")
+    return call.value
 
 
 def _idb_lsp_declaration(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_declaration(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_type_definition(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_declaration(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_type_definition_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_declaration")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_type_definition_start")
+    return call.value
 
 
 def _idb_lsp_type_definition(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_type_definition(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_implementation(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_type_definition(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_implementation_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_type_definition")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_implementation_start")
+    return call.value
 
 
 def _idb_lsp_implementation(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_implementation(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_references(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_implementation(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_references_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_implementation")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_references_start")
+    return call.value
 
 
 def _idb_lsp_references(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_references(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_hover(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_references(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_hover_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_references")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_hover_start")
+    return call.value
 
 
 def _idb_lsp_hover(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_hover(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_document_symbols(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_hover(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_document_symbols_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_hover")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_document_symbols_start")
+    return call.value
 
 
 def _idb_lsp_document_symbols(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_document_symbols(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_workspace_symbols(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_document_symbols(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_workspace_symbols_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_document_symbols")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_workspace_symbols_start")
+    return call.value
 
 
 def _idb_lsp_workspace_symbols(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_workspace_symbols(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_workspace_symbols(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_prepare_call_hierarchy_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_workspace_symbols")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_prepare_call_hierarchy_start")
+    return call.value
 
 
 def _idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_prepare_call_hierarchy(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_incoming_calls(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_prepare_call_hierarchy(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_incoming_calls_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_prepare_call_hierarchy")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_incoming_calls_start")
+    return call.value
 
 
 def _idb_lsp_incoming_calls(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_incoming_calls(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_incoming_calls(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_outgoing_calls_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_incoming_calls")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_outgoing_calls_start")
+    return call.value
 
 
 def _idb_lsp_outgoing_calls(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_rename(manager, request_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_outgoing_calls(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_rename_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_outgoing_calls")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_rename_start")
+    return call.value
 
 
 def _idb_lsp_rename(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_rename(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_apply_rename(manager, proposal_json, timeout_ms):
     lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_rename(manager, _json_in(request_json), timeout_ms, ctypes.byref(out))
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_apply_rename_start(manager, _json_in(proposal_json), timeout_ms, ctypes.byref(call))
     if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_rename")
-    return _take_json(lib, out)
+        _raise(lib, status, "idb_lsp_apply_rename_start")
+    return call.value
 
 
 def _idb_lsp_apply_rename(manager, proposal_json, timeout_ms):
-    lib = _load()
-    out = ctypes.c_void_p()
-    status = lib.idb_lsp_apply_rename(manager, _json_in(proposal_json), timeout_ms, ctypes.byref(out))
-    if status != IDB_OK:
-        _raise(lib, status, "idb_lsp_apply_rename")
-    return _take_json(lib, out)
+    return _dec_json(_finish(_start_idb_lsp_apply_rename(manager, proposal_json, timeout_ms)))
 
 
 def _idb_render_attachment(attachment_json, options_json):
@@ -710,7 +1200,140 @@ def _idb_render_attachment(attachment_json, options_json):
     status = lib.idb_render_attachment(_json_in(attachment_json), _json_in(options_json), ctypes.byref(out))
     if status != IDB_OK:
         _raise(lib, status, "idb_render_attachment")
-    return _take_text(lib, out)
+    return _take_str(lib, out)
+
+
+def _start_idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms):
+    lib = _load()
+    _new_text = _bytes_in(new_text)
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_propose_edit_start(client, _text_in(path), _new_text, len(_new_text), _json_in(options_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_propose_edit_start")
+    return call.value
+
+
+def _idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_propose_edit(client, path, new_text, options_json, timeout_ms)))
+
+
+def _start_idb_ide_cancel_all_edits(client, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_cancel_all_edits_start(client, timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_cancel_all_edits_start")
+    return call.value
+
+
+def _idb_ide_cancel_all_edits(client, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_cancel_all_edits(client, timeout_ms)))
+
+
+def _idb_apply_edit(path, new_text, options_json):
+    lib = _load()
+    _new_text = _bytes_in(new_text)
+    out = ctypes.c_void_p()
+    status = lib.idb_apply_edit(_text_in(path), _new_text, len(_new_text), _json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_apply_edit")
+    return _take_json(lib, out)
+
+
+def _idb_file_state(path):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_file_state(_text_in(path), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_file_state")
+    return _take_json(lib, out)
+
+
+def _start_idb_ide_snapshot_diagnostics(client, path, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_snapshot_diagnostics_start(client, _text_in(path), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_snapshot_diagnostics_start")
+    return call.value
+
+
+def _idb_ide_snapshot_diagnostics(client, path, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_snapshot_diagnostics(client, path, timeout_ms)))
+
+
+def _start_idb_ide_new_diagnostics(client, snapshot_json, options_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_new_diagnostics_start(client, _json_in(snapshot_json), _json_in(options_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_new_diagnostics_start")
+    return call.value
+
+
+def _idb_ide_new_diagnostics(client, snapshot_json, options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_new_diagnostics(client, snapshot_json, options_json, timeout_ms)))
+
+
+def _start_idb_ide_get_diagnostics(client, path, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_ide_get_diagnostics_start(client, _text_in(path), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_ide_get_diagnostics_start")
+    return call.value
+
+
+def _idb_ide_get_diagnostics(client, path, timeout_ms):
+    return _dec_json(_finish(_start_idb_ide_get_diagnostics(client, path, timeout_ms)))
+
+
+def _idb_should_auto_connect(options_json):
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.idb_should_auto_connect(_json_in(options_json), ctypes.byref(out))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_should_auto_connect")
+    return _take_json(lib, out)
+
+
+def _start_idb_wait_for_ide(options_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_wait_for_ide_start(_json_in(options_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_wait_for_ide_start")
+    return call.value
+
+
+def _idb_wait_for_ide(options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_wait_for_ide(options_json, timeout_ms)))
+
+
+def _start_idb_remove_stale(options_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_remove_stale_start(_json_in(options_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_remove_stale_start")
+    return call.value
+
+
+def _idb_remove_stale(options_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_remove_stale(options_json, timeout_ms)))
+
+
+def _start_idb_lsp_reload(manager, config_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_reload_start(manager, _json_in(config_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_reload_start")
+    return call.value
+
+
+def _idb_lsp_reload(manager, config_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_reload(manager, config_json, timeout_ms)))
 
 
 def version() -> str:
@@ -726,8 +1349,8 @@ def version() -> str:
 
 
 def handle_count() -> int:
-    """Counts the live handles (registries, IDE clients, LSP managers) of the
-    whole process.
+    """Counts the live handles (registries, IDE clients, LSP managers,
+    asynchronous calls) of the whole process.
 
     Meant for leak checks in tests: after everything was freed or closed it
     is 0.
@@ -738,7 +1361,7 @@ def handle_count() -> int:
     return _idb_handle_count()
 
 
-def parse_lockfile(name: str, data: Union[bytes, str]) -> Dict[str, Any]:
+def parse_lockfile(name: str, data: Union[bytes, str]) -> Lockfile:
     """Parses an IDE lockfile from its file name and contents, as found in
     ~/.claude/ide.
 
@@ -751,16 +1374,16 @@ def parse_lockfile(name: str, data: Union[bytes, str]) -> Dict[str, Any]:
         data: the file contents (need not be NUL-terminated).
 
     Returns:
-        {"port", "workspaceFolders", "pid", "ideName", "transport",
-        "runningInWindows", "authToken", "legacy", "path"} (zero-valued
-        members other than port, workspaceFolders and transport are
-        omitted).
+        Lockfile, made from {"port", "workspaceFolders", "pid", "ideName",
+        "transport", "runningInWindows", "authToken", "legacy", "path"}
+        (zero-valued members other than port, workspaceFolders and transport
+        are omitted).
 
     Raises:
         IdebridgeError: on failure, as one of IdebridgeError, ArgumentError,
             InternalError.
     """
-    return _idb_parse_lockfile(name, data)
+    return _lockfile(_idb_parse_lockfile(name, data))
 
 
 def path_to_local(path: str, distro: Optional[str] = None, mount_root: Optional[str] = None, unc_host: Optional[str] = None) -> str:
@@ -811,7 +1434,7 @@ def path_to_ide(path: str, distro: Optional[str] = None, mount_root: Optional[st
     return _idb_path_to_ide(path, _options({"distro": distro, "mountRoot": mount_root, "uncHost": unc_host}))
 
 
-def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, allow_insecure: Optional[bool] = None, timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, allow_insecure: Optional[bool] = None, timeout: Optional[float] = None) -> List[Candidate]:
     """Finds the IDEs announced by lockfiles and checks each one: workspace
     folders against the working directory, the IDE's process, its ancestry
     when running in an IDE's terminal, and its port. Returns every lockfile
@@ -832,22 +1455,23 @@ def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lo
             wait without limit.
 
     Returns:
-        an array of candidates {"port", "ideName", "transport",
-        "workspaceFolders", "pid", "url", "valid", "reasons", "message",
-        "path", "runningInWindows"?}, the same JSON as idebridge ide list
-        --json.
+        List[Candidate], made from an array of candidates {"port",
+        "ideName", "transport", "workspaceFolders", "pid", "url", "valid",
+        "reasons", "message", "path", "runningInWindows"?}, the same JSON as
+        idebridge ide list --json.
 
     Raises:
         IdebridgeError: on failure, as one of IdebridgeError, TimeoutError,
             ArgumentError, InternalError.
 
     Blocks until every lockfile has been checked (port probes take at most
-    500 ms each, run concurrently) or the timeout elapses.
+    500 ms each, run concurrently) or the timeout elapses; Ctrl-C
+    (KeyboardInterrupt) cancels it.
     """
-    return _idb_discover(_options({"cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "allowInsecure": allow_insecure}), _timeout_ms(timeout))
+    return _candidates(_idb_discover(_options({"cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "allowInsecure": allow_insecure}), _timeout_ms(timeout)))
 
 
-def render_attachment(attachment: Any, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
+def render_attachment(attachment: Union[Attachment, Dict[str, Any], str], project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
     """Renders a drained attachment as the model-facing text block
     (<new-diagnostics>...</new-diagnostics>), capped at 4,000 characters by
     default.
@@ -871,6 +1495,156 @@ def render_attachment(attachment: Any, project_dir: Optional[str] = None, tag: O
     return _idb_render_attachment(attachment, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}))
 
 
+def apply_edit(path: str, new_text: Union[str, bytes], base: Optional[FileState] = None) -> EditResult:
+    """Writes an edit directly, without an IDE (when none is connected):
+    atomically, keeping the file's mode, and refusing, with the result's
+    "conflict" saying why, when the file no longer matches the edit's base.
+
+    Args:
+        path: the file to change (it need not exist).
+        new_text: the new content of the whole file.
+        base: the file's state the edit was computed from (file_state() when
+            the agent read it); the edit is written only if the file still has
+            this content (default: its state when the edit is proposed); None
+            for the default.
+
+    Returns:
+        EditResult, made from {"path", "status": "accepted" | "tab_closed" |
+        "rejected" | "not_accepted" | "applied", "written", "text", "bytes",
+        "userModified"?, "created"?, "cancelled"?, "viaIDE", "tabName"?,
+        "ideAnswer"?, "closeTabError"?, "conflict"?: {"message", "expected",
+        "actual"}}: "text" is what was written, or would have been when a
+        conflict stopped the write.
+
+    Raises:
+        IdebridgeError: on failure, as one of IdebridgeError, ArgumentError,
+            InternalError.
+        ConflictError: the file changed on disk since the edit's base, so
+            nothing was written; its result is the outcome (result.text is what
+            would have been written).
+    """
+    return _edit_outcome(_idb_apply_edit(path, new_text, _options({"base": base})))
+
+
+def file_state(path: str) -> FileState:
+    """Records what a file looks like now (whether it exists, its size,
+    modification time, mode and SHA-256), to pass as an edit's base when the
+    agent read the file earlier than it proposes the edit. A missing file is
+    a state too.
+
+    Args:
+        path: the file.
+
+    Returns:
+        FileState, made from {"path", "exists", "size", "modTime", "mode",
+        "sha256"?}.
+
+    Raises:
+        IdebridgeError: on failure, as one of IdebridgeError, ArgumentError,
+            InternalError.
+    """
+    return _file_state(_idb_file_state(path))
+
+
+def should_auto_connect(requested: Optional[bool] = None, env: Optional[Dict[str, str]] = None) -> AutoConnectDecision:
+    """Decides, as Claude Code does, whether to connect to an IDE without being
+    asked: a falsy CLAUDE_CODE_AUTO_CONNECT_IDE (0, false, no, off) turns it
+    off whatever else asks; otherwise the caller's own setting, running in
+    an IDE's terminal, CLAUDE_CODE_SSE_PORT, or a truthy
+    CLAUDE_CODE_AUTO_CONNECT_IDE turns it on. The result says which rule
+    decided.
+
+    Args:
+        requested: the caller's own setting (an autoConnectIde configuration
+            key or an --ide flag); None for the default.
+        env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
+            CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
+            library saw it when it was loaded (the Python and Node bindings send
+            the current one); None sends dict(os.environ).
+
+    Returns:
+        AutoConnectDecision, made from {"autoConnect", "why"}.
+
+    Raises:
+        IdebridgeError: on failure, as one of ArgumentError, InternalError.
+    """
+    return _auto_connect_decision(_idb_should_auto_connect(_options({"requested": requested, "env": (dict(os.environ) if env is None else env)})))
+
+
+def wait_for_ide(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, allow_insecure: Optional[bool] = None, poll_interval: Optional[float] = None, timeout: Optional[float] = None) -> IDEWaitResult:
+    """Looks for exactly one usable IDE, running discovery every poll interval
+    until one is the only usable one, as auto-connect does. When the time
+    runs out with none or several usable, it fails with IDB_ERR_NOT_FOUND
+    and a message listing every lockfile seen, why each was or was not
+    usable, and the directories searched. Connect to the candidate with
+    IDEClient.connect() and its port.
+
+    Args:
+        cwd: the agent's working directory, which an IDE's workspace must
+            contain (default: the process's); None for the default.
+        env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
+            CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
+            library saw it when it was loaded (the Python and Node bindings send
+            the current one); None sends dict(os.environ).
+        lockfile_dirs: the lockfile directories to scan (default: from the
+            environment); None for the default.
+        allow_insecure: use lockfiles that others could write (refused by
+            default); None for the default.
+        poll_interval: how often discovery runs (default 1 second), in
+            seconds; None for the default.
+        timeout: seconds to wait; None for 30 seconds, a negative number to
+            wait without limit.
+
+    Returns:
+        IDEWaitResult, made from {"candidate": {...}, "candidates": [...]},
+        candidates as idb_discover returns them.
+
+    Raises:
+        IdebridgeError: on failure, as one of IdebridgeError, TimeoutError,
+            NotFoundError, ArgumentError, InternalError.
+
+    Blocks until exactly one IDE is usable or the timeout (how long to look)
+    elapses; Ctrl-C (KeyboardInterrupt) cancels it.
+    """
+    return _wait_result(_idb_wait_for_ide(_options({"cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "allowInsecure": allow_insecure, "pollIntervalMs": _ms_opt(poll_interval)}), _timeout_ms(timeout)))
+
+
+def remove_stale(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, allow_insecure: Optional[bool] = None, timeout: Optional[float] = None) -> List[str]:
+    """Discovers the IDE lockfiles and deletes the stale ones, by the rules
+    deployed agents follow: a lockfile that does not parse, one whose IDE
+    process is gone (outside WSL), and one without a pid whose port refuses
+    connections. Each condition is checked again at removal, and a lockfile
+    rewritten since it was listed, or refused for its permissions, is kept.
+    Listing (discover()) never deletes anything; this is the only function
+    that does.
+
+    Args:
+        cwd: the agent's working directory, which an IDE's workspace must
+            contain (default: the process's); None for the default.
+        env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
+            CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
+            library saw it when it was loaded (the Python and Node bindings send
+            the current one); None sends dict(os.environ).
+        lockfile_dirs: the lockfile directories to scan (default: from the
+            environment); None for the default.
+        allow_insecure: use lockfiles that others could write (refused by
+            default); None for the default.
+        timeout: seconds to wait; None for 10 seconds, a negative number to
+            wait without limit.
+
+    Returns:
+        List[str], made from {"removed": ["path", ...]}.
+
+    Raises:
+        IdebridgeError: on failure, as one of IdebridgeError, TimeoutError,
+            ArgumentError, InternalError.
+
+    Blocks until every lockfile has been checked and the stale ones removed,
+    or the timeout elapses; Ctrl-C (KeyboardInterrupt) cancels it.
+    """
+    return _removed(_idb_remove_stale(_options({"cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "allowInsecure": allow_insecure}), _timeout_ms(timeout)))
+
+
 class LSPManager:
     """Starts language servers from plugin LSP configuration, keeps the files
     an agent touches in sync with them, and hands out their new diagnostics
@@ -881,7 +1655,10 @@ class LSPManager:
     also released when the object is garbage-collected.
     """
 
-    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period_ms: Optional[int] = None, settle_timeout_ms: Optional[int] = None, startup_timeout_ms: Optional[int] = None, shutdown_timeout_ms: Optional[int] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None) -> None:
+    _lock: threading.Lock
+    _h: int
+
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
@@ -895,20 +1672,24 @@ class LSPManager:
             max_open_documents: how many documents stay open in servers; the
                 least recently used is closed to make room (default 50); None
                 for the default.
-            quiet_period_ms: the shortest silence a settle waits for after
-                the publish answering a change, from a server that sends no
+            quiet_period: the shortest silence a settle waits for after the
+                publish answering a change, from a server that sends no
                 versions; it waits longer for a server measured to need it
-                (default 50); None for the default.
-            settle_timeout_ms: the longest a settle waits (default 10000);
-                None for the default.
-            startup_timeout_ms: the startup timeout of servers whose
-                configuration sets none (default 30000); None for the default.
-            shutdown_timeout_ms: the shutdown timeout of servers whose
-                configuration sets none (default 5000); None for the default.
+                (default 0.05 seconds), in seconds; None for the default.
+            settle_timeout: the longest a settle waits (default 10 seconds),
+                in seconds; None for the default.
+            startup_timeout: the startup timeout of servers whose
+                configuration sets none (default 30 seconds), in seconds; None
+                for the default.
+            shutdown_timeout: the shutdown timeout of servers whose
+                configuration sets none (default 5 seconds), in seconds; None
+                for the default.
             wait_for_progress: make settle wait for the server's work-done
                 progress to end, not only for a publish; None for the default.
             user_config: non-sensitive user options for ${user_config.KEY}
                 in the configuration; None for the default.
+            safe_mode: safe mode: start no language server at all; document
+                operations fail with IDB_ERR_NOT_FOUND; None for the default.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -916,7 +1697,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": quiet_period_ms, "settleTimeoutMs": settle_timeout_ms, "startupTimeoutMs": startup_timeout_ms, "shutdownTimeoutMs": shutdown_timeout_ms, "waitForProgress": wait_for_progress, "userConfig": user_config}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode}))
 
     @property
     def handle(self) -> int:
@@ -945,7 +1726,8 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the notification is sent (after starting and
-        initializing the server when needed) or the timeout elapses.
+        initializing the server when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_open(self._handle(), path, _timeout_ms(timeout))
 
@@ -964,13 +1746,14 @@ class LSPManager:
                 HandleError, TimeoutError, NotFoundError, ArgumentError,
                 ClosedError, InternalError.
 
-        Blocks until the notification is sent or the timeout elapses.
+        Blocks until the notification is sent or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_change(self._handle(), path, text, _timeout_ms(timeout))
 
     def save(self, path: str, timeout: Optional[float] = None) -> None:
         """Tells the server that a file was saved, first syncing the file's
-        contents on disk like idb_lsp_open.
+        contents on disk like LSPManager.open().
 
         Args:
             path: the file's path.
@@ -982,7 +1765,8 @@ class LSPManager:
                 HandleError, TimeoutError, NotFoundError, ArgumentError,
                 ClosedError, InternalError.
 
-        Blocks until the notifications are sent or the timeout elapses.
+        Blocks until the notifications are sent or the timeout elapses;
+        Ctrl-C (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_save(self._handle(), path, _timeout_ms(timeout))
 
@@ -1002,11 +1786,12 @@ class LSPManager:
                 HandleError, TimeoutError, NotFoundError, ArgumentError,
                 ClosedError, InternalError.
 
-        Blocks until the notification is sent or the timeout elapses.
+        Blocks until the notification is sent or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_close_file(self._handle(), path, _timeout_ms(timeout))
 
-    def settle(self, path: str, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def settle(self, path: str, timeout: Optional[float] = None) -> SettleResult:
         """Waits until the diagnostics of an open file are known to be current,
         and says how it knew: its server answered a pull for the file's
         latest version ("pulled"), published for it ("published"), reported
@@ -1024,47 +1809,48 @@ class LSPManager:
                 number to wait without limit.
 
         Returns:
-            {"path", "uri", "server", "version", "freshness", "fresh",
-            "elapsedNs", "reason"}.
+            SettleResult, made from {"path", "uri", "server", "version",
+            "freshness", "fresh", "elapsedNs", "reason"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
                 HandleError, TimeoutError, NotFoundError, ArgumentError,
                 ClosedError, InternalError.
 
-        Blocks until the diagnostics are current or the timeout elapses.
+        Blocks until the diagnostics are current or the timeout elapses;
+        Ctrl-C (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_settle(self._handle(), path, _timeout_ms(timeout))
+        return _settle_result(_idb_lsp_settle(self._handle(), path, _timeout_ms(timeout)))
 
-    def drain(self) -> Optional[Dict[str, Any]]:
+    def drain(self) -> Optional[Attachment]:
         """Takes the diagnostics that are new since the last drain, as
-        idb_registry_drain does, with notes saying which files' diagnostics
+        Registry.drain() does, with notes saying which files' diagnostics
         may be stale or incomplete.
 
         Returns:
-            the attachment, the same JSON as the "attachment" member of
-            idebridge diag --json; None when there is nothing new and
-            nothing to note.
+            Optional[Attachment], made from the attachment, the same JSON as
+            the "attachment" member of idebridge diag --json; None when
+            there is nothing new and nothing to note.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
                 ArgumentError, InternalError.
         """
-        return _idb_lsp_drain(self._handle())
+        return _attachment(_idb_lsp_drain(self._handle()))
 
-    def servers(self) -> List[Dict[str, Any]]:
+    def servers(self) -> List[LSPServerStatus]:
         """Returns a snapshot of every configured server: its state, process
         id, restarts and extensions.
 
         Returns:
-            an array of {"name", "state", "pid"?, "restarts",
-            "positionEncoding"?, "extensions"}.
+            List[LSPServerStatus], made from an array of {"name", "state",
+            "pid"?, "restarts", "positionEncoding"?, "extensions"}.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
                 ArgumentError, InternalError.
         """
-        return _idb_lsp_servers(self._handle())
+        return _server_statuses(_idb_lsp_servers(self._handle()))
 
     def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Replaces the manager's servers with those Claude Code would load for
@@ -1110,11 +1896,12 @@ class LSPManager:
             IdebridgeError: on failure, as one of HandleError, TimeoutError,
                 ArgumentError, ClosedError, InternalError.
 
-        Blocks until the servers that are no longer configured have stopped.
+        Blocks until the servers that are no longer configured have stopped;
+        Ctrl-C (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
 
-    def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
         The file is opened in its server (started when needed) or brought up
         to date with the disk. A server still loading the workspace is
@@ -1148,11 +1935,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
         The file is opened in its server (started when needed) or brought up
@@ -1187,11 +1975,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
         (textDocument/typeDefinition). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1225,11 +2014,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
         function at a place (textDocument/implementation). The file is
         opened in its server (started when needed) or brought up to date
@@ -1263,11 +2053,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
         sorted by file and position. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1303,11 +2094,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))
 
-    def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
         (textDocument/hover), as Markdown. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1341,11 +2133,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
         (textDocument/documentSymbol). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1372,11 +2165,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
         needed), else from every running server. The file is opened in its
@@ -1406,11 +2200,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
         (textDocument/prepareCallHierarchy): the function or method named
         there. The file is opened in its server (started when needed) or
@@ -1445,11 +2240,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
         sites (callHierarchy/incomingCalls). The file is opened in its
         server (started when needed) or brought up to date with the disk. A
@@ -1483,11 +2279,12 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
         (callHierarchy/outgoingCalls). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1521,15 +2318,16 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
         (textDocument/rename) and returns its edit as proposed file texts
         with a unified diff. Nothing is written: pass the result to
-        apply_rename (idb_lsp_apply_rename). The file is opened in its
+        apply_rename (LSPManager.apply_rename()). The file is opened in its
         server (started when needed) or brought up to date with the disk. A
         server still loading the workspace is waited for (at most 30
         seconds), and an answer it gave while loading says so ("incomplete":
@@ -1562,18 +2360,19 @@ class LSPManager:
                 ClosedError, InternalError.
 
         Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses.
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout))
 
-    def apply_rename(self, proposal: Dict[str, Any], timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Writes the files of a rename proposal (as idb_lsp_rename returned
-        it), one by one, each atomically, and not a file that changed on
-        disk since the proposal (its outcome is "conflict"). The files
-        written that are open in their servers are synced with them.
+    def apply_rename(self, proposal: NavRenameProposal, timeout: Optional[float] = None) -> NavRenameApplied:
+        """Writes the files of a rename proposal (as LSPManager.rename()
+        returned it), one by one, each atomically, and not a file that
+        changed on disk since the proposal (its outcome is "conflict"). The
+        files written that are open in their servers are synced with them.
 
         Args:
-            proposal: the proposal idb_lsp_rename returned (a
+            proposal: the proposal LSPManager.rename() returned (a
                 JSON-serialisable value, or a str holding JSON).
             timeout: seconds to wait; None for no limit, a negative number
                 to wait without limit.
@@ -1587,9 +2386,37 @@ class LSPManager:
                 HandleError, TimeoutError, NotFoundError, ArgumentError,
                 ClosedError, InternalError.
 
-        Blocks until every file is written or refused.
+        Blocks until every file is written or refused; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
         return _idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout))
+
+    def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
+        """Replaces the manager's configuration (plugins changed): servers
+        whose configuration vanished or changed are stopped and their
+        documents forgotten, servers whose configuration is unchanged keep
+        running with their documents, and new servers start on first use.
+        The configuration is read as LSPManager() read the first (same
+        project directory and user options).
+
+        Args:
+            config: the servers, as a .lsp.json document (a
+                JSON-serialisable value, or a str holding JSON).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            List[str], made from {"problems": ["message", ...]} (extension
+            conflicts; empty when none).
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError, TimeoutError,
+                ArgumentError, ClosedError, InternalError.
+
+        Blocks until the servers that changed have stopped or the timeout
+        elapses; Ctrl-C (KeyboardInterrupt) cancels it.
+        """
+        return _problems(_idb_lsp_reload(self._handle(), config, _timeout_ms(timeout)))
 
     def shutdown(self, timeout: Optional[float] = None) -> None:
         """Stops every server (a graceful shutdown within the timeout, then
@@ -1606,7 +2433,8 @@ class LSPManager:
             IdebridgeError: on failure, as one of HandleError, TimeoutError,
                 InternalError.
 
-        Blocks until every server has stopped.
+        Blocks until every server has stopped; Ctrl-C (KeyboardInterrupt)
+        cancels it.
         """
         with self._lock:
             h, self._h = self._h, 0
@@ -1615,8 +2443,11 @@ class LSPManager:
         _idb_lsp_shutdown(h, _timeout_ms(timeout))
 
     def close(self) -> None:
-        """Same as shutdown() with its defaults; does nothing once closed."""
-        self.shutdown()
+        """shutdown() with its defaults, blocking; does nothing once closed."""
+        with self._lock:
+            h, self._h = self._h, 0
+        if h:
+            _idb_lsp_shutdown(h, 0)
 
     def __enter__(self) -> "LSPManager":
         return self
@@ -1625,7 +2456,7 @@ class LSPManager:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_h", 0) and _lib is not None:
+        if getattr(self, "_h", 0) and _library_loaded():
             try:
                 self.close()
             except Exception:
@@ -1645,13 +2476,16 @@ class IDEClient:
     also released when the object is garbage-collected.
     """
 
+    _lock: threading.Lock
+    _h: int
+
     def __init__(self) -> None:
         raise TypeError("use IDEClient.connect() to create a IDEClient")
 
     @classmethod
-    def connect(cls, port: Optional[int] = None, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, url: Optional[str] = None, auth_token: Optional[str] = None, wait: Optional[bool] = None, call_timeout_ms: Optional[int] = None, ping_interval_ms: Optional[int] = None, notification_buffer: Optional[int] = None, client_name: Optional[str] = None, timeout: Optional[float] = None) -> "IDEClient":
+    def connect(cls, port: Optional[int] = None, cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lockfile_dirs: Optional[List[str]] = None, url: Optional[str] = None, auth_token: Optional[str] = None, wait: Optional[bool] = None, call_timeout: Optional[float] = None, ping_interval: Optional[float] = None, notification_buffer: Optional[int] = None, client_name: Optional[str] = None, timeout: Optional[float] = None) -> "IDEClient":
         """Connects to an IDE's MCP server and completes the handshake. With a
-        url, connects there; otherwise discovers the IDEs (as idb_discover)
+        url, connects there; otherwise discovers the IDEs (as discover())
         and connects to the one on the given port, or, without a port, to
         the only usable one: none or several give IDB_ERR_NOT_FOUND with the
         reasons.
@@ -1673,11 +2507,10 @@ class IDEClient:
                 default.
             wait: poll discovery once a second until the IDE is usable,
                 within the timeout; None for the default.
-            call_timeout_ms: the default timeout of tool calls in
-                milliseconds (default 30000; negative for none); None for the
-                default.
-            ping_interval_ms: the keep-alive interval in milliseconds
-                (default 15000; negative for none); None for the default.
+            call_timeout: the default timeout of tool calls (default 30
+                seconds; negative for none), in seconds; None for the default.
+            ping_interval: the keep-alive interval (default 15 seconds;
+                negative for none), in seconds; None for the default.
             notification_buffer: how many notifications are queued before
                 the oldest is dropped (default 256, at most 65536; negative:
                 none are queued); None for the default.
@@ -1691,12 +2524,13 @@ class IDEClient:
                 TimeoutError, NotFoundError, ArgumentError, InternalError.
 
         Blocks until the handshake is done or the timeout elapses (with
-        wait, it first polls discovery once a second).
+        wait, it first polls discovery once a second); Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
+        h = _idb_ide_connect(_options({"port": port, "cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "url": url, "authToken": auth_token, "wait": wait, "callTimeoutMs": _ms_opt(call_timeout), "pingIntervalMs": _ms_opt(ping_interval), "notificationBuffer": notification_buffer, "clientName": client_name}), _timeout_ms(timeout))
         self = object.__new__(cls)
         self._lock = threading.Lock()
-        self._h = 0
-        self._h = _idb_ide_connect(_options({"port": port, "cwd": cwd, "env": (dict(os.environ) if env is None else env), "lockfileDirs": lockfile_dirs, "url": url, "authToken": auth_token, "wait": wait, "callTimeoutMs": call_timeout_ms, "pingIntervalMs": ping_interval_ms, "notificationBuffer": notification_buffer, "clientName": client_name}), _timeout_ms(timeout))
+        self._h = h
         return self
 
     @property
@@ -1710,20 +2544,20 @@ class IDEClient:
             raise ClosedError("IDEClient is closed", IDB_ERR_CLOSED)
         return h
 
-    def info(self) -> Dict[str, Any]:
+    def info(self) -> IDEInfo:
         """Returns what the IDE said about itself in the handshake.
 
         Returns:
-            {"serverInfo": {"name", "version"}, "protocolVersion",
-            "instructions"?, "capabilities"?}.
+            IDEInfo, made from {"serverInfo": {"name", "version"},
+            "protocolVersion", "instructions"?, "capabilities"?}.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
                 ArgumentError, InternalError.
         """
-        return _idb_ide_info(self._handle())
+        return _ide_info(_idb_ide_info(self._handle()))
 
-    def tools(self, timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+    def tools(self, timeout: Optional[float] = None) -> List[Tool]:
         """Lists the tools the IDE offers (following pagination).
 
         Args:
@@ -1732,19 +2566,20 @@ class IDEClient:
                 to wait without limit.
 
         Returns:
-            an array of tools {"name", "title"?, "description"?,
-            "inputSchema"?, ...} as the IDE sent them.
+            List[Tool], made from an array of tools {"name", "title"?,
+            "description"?, "inputSchema"?, ...} as the IDE sent them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
                 HandleError, TimeoutError, ArgumentError, ClosedError,
                 ToolError, InternalError.
 
-        Blocks until the IDE answers or the timeout elapses.
+        Blocks until the IDE answers or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
-        return _idb_ide_tools(self._handle(), _timeout_ms(timeout))
+        return _tools(_idb_ide_tools(self._handle(), _timeout_ms(timeout)))
 
-    def call(self, name: str, args: Any = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def call(self, name: str, args: Any = None, timeout: Optional[float] = None) -> ToolResult:
         """Calls one IDE tool. A tool failure (a JSON-RPC error, a result with
         isError, or an error object in place of a result) gives IDB_ERR_TOOL
         with the IDE's message. openDiff waits for the user: by default it
@@ -1760,19 +2595,20 @@ class IDEClient:
                 openDiff, a negative number to wait without limit.
 
         Returns:
-            the result {"content": [{"type": "text", "text"}, ...],
-            "structuredContent"?}.
+            ToolResult, made from the result {"content": [{"type": "text",
+            "text"}, ...], "structuredContent"?}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
                 HandleError, TimeoutError, ArgumentError, ClosedError,
                 ToolError, InternalError.
 
-        Blocks until the IDE answers or the timeout elapses.
+        Blocks until the IDE answers or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
         """
-        return _idb_ide_call(self._handle(), name, args, _timeout_ms(timeout))
+        return _tool_result(_idb_ide_call(self._handle(), name, args, _timeout_ms(timeout)))
 
-    def next_notification(self, timeout: Optional[float] = None) -> Optional[Dict[str, Any]]:
+    def next_notification(self, timeout: Optional[float] = None) -> Optional[Notification]:
         """Takes the next notification the IDE sent (selection_changed,
         at_mentioned, log_event, or any other), waiting for one up to the
         timeout. Notifications are queued as they arrive (the oldest are
@@ -1783,17 +2619,183 @@ class IDEClient:
                 already queued), a negative number to wait without limit.
 
         Returns:
-            the notification {"method", "params"} as JSON; None when no
-            notification arrived within the timeout.
+            Optional[Notification], made from the notification {"method",
+            "params"} as JSON; None when no notification arrived within the
+            timeout.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
                 ArgumentError, ClosedError, InternalError.
 
         Blocks until a notification arrives, the connection ends, or the
-        timeout elapses.
+        timeout elapses; Ctrl-C (KeyboardInterrupt) cancels it.
         """
-        return _idb_ide_next_notification(self._handle(), _timeout_ms(timeout))
+        return _notification(_idb_ide_next_notification(self._handle(), _timeout_ms(timeout)))
+
+    def propose_edit(self, path: str, new_text: Union[str, bytes], tab_name: Optional[str] = None, base: Optional[FileState] = None, timeout: Optional[float] = None) -> EditResult:
+        """Shows a proposed edit of one file in the IDE's diff viewer
+        (openDiff), waits until the user acts, and applies the outcome:
+        accepted (FILE_SAVED: the IDE's final text, which the user may have
+        edited, is written), tab closed (TAB_CLOSED: the proposal is
+        written), rejected (DIFF_REJECTED) or anything else (the file is
+        untouched); then closes the tab. The write is atomic and keeps the
+        file's mode. When the file changed on disk since the edit's base (by
+        default, since the proposal), nothing is written and the result says
+        so in "conflict". Edits proposed through one client are cancelled
+        together by IDEClient.cancel_all_edits(); cancelling the
+        asynchronous form (idb_call_cancel) closes the edit's tab and leaves
+        the file untouched.
+
+        Args:
+            path: the file to change (it need not exist: the edit creates
+                it).
+            new_text: the proposed content of the whole file.
+            tab_name: the diff tab's name (default "<basename>-<uuid4>");
+                None for the default.
+            base: the file's state the edit was computed from (file_state()
+                when the agent read it); the edit is written only if the file
+                still has this content (default: its state when the edit is
+                proposed); None for the default.
+            timeout: seconds to wait; None for no limit: the user takes as
+                long as they like, a negative number to wait without limit.
+
+        Returns:
+            EditResult, made from {"path", "status": "accepted" |
+            "tab_closed" | "rejected" | "not_accepted" | "applied",
+            "written", "text", "bytes", "userModified"?, "created"?,
+            "cancelled"?, "viaIDE", "tabName"?, "ideAnswer"?,
+            "closeTabError"?, "conflict"?: {"message", "expected",
+            "actual"}}: "text" is what was written, or would have been when
+            a conflict stopped the write.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+            ConflictError: the file changed on disk since the edit's base,
+                so nothing was written; its result is the outcome (result.text
+                is what would have been written).
+
+        Blocks until the user accepts, rejects or closes the diff in the
+        IDE, the edits are cancelled, or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _edit_outcome(_idb_ide_propose_edit(self._handle(), path, new_text, _options({"tabName": tab_name, "base": base}), _timeout_ms(timeout)))
+
+    def cancel_all_edits(self, timeout: Optional[float] = None) -> int:
+        """Cancels every edit under review through this client, as the user's
+        ESC does: calls closeAllDiffTabs once and ends the pending
+        IDEClient.propose_edit() calls, which return "rejected" with
+        "cancelled" true and their files untouched. closeAllDiffTabs is
+        called even when nothing is pending, since the IDE may still show
+        tabs (call it at the start of each user turn).
+
+        Args:
+            timeout: seconds to wait; None for the client's call timeout (30
+                seconds unless callTimeoutMs says otherwise), a negative number
+                to wait without limit.
+
+        Returns:
+            int, made from {"cancelled": N}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+
+        Blocks until the IDE answers closeAllDiffTabs or the timeout
+        elapses; Ctrl-C (KeyboardInterrupt) cancels it.
+        """
+        return _cancelled_count(_idb_ide_cancel_all_edits(self._handle(), _timeout_ms(timeout)))
+
+    def snapshot_diagnostics(self, path: str, timeout: Optional[float] = None) -> DiagnosticsSnapshot:
+        """Before an edit, takes the IDE's diagnostics of a file
+        (getDiagnostics with its URI) and the file's text. A file the IDE
+        has not open has none yet. Pass the snapshot to
+        IDEClient.new_diagnostics() after the edit.
+
+        Args:
+            path: the file about to be edited.
+            timeout: seconds to wait; None for the client's call timeout (30
+                seconds unless callTimeoutMs says otherwise), a negative number
+                to wait without limit.
+
+        Returns:
+            DiagnosticsSnapshot, made from {"path", "uri", "text",
+            "diagnostics": [...], "taken"}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+
+        Blocks until the IDE answers or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _snapshot(_idb_ide_snapshot_diagnostics(self._handle(), path, _timeout_ms(timeout)))
+
+    def new_diagnostics(self, snapshot: DiagnosticsSnapshot, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None, timeout: Optional[float] = None) -> NewDiagnostics:
+        """After an edit, fetches the file's diagnostics again and returns
+        those the edit introduced: diagnostics of the snapshot that only
+        moved because lines were inserted or deleted above them are not new
+        (the file's old and new text are lined up), and those the IDE
+        reports under the URIs of the file's diff views count as the file's.
+        The result includes the model-facing <new-diagnostics> block, empty
+        when nothing is new.
+
+        Args:
+            snapshot: the snapshot IDEClient.snapshot_diagnostics() returned
+                (a JSON-serialisable value, or a str holding JSON).
+            project_dir: paths of files inside this directory are shown
+                relative to it; None for the default.
+            tag: the element wrapping the block (default "new-diagnostics");
+                None for the default.
+            max_chars: the cap on the whole block in characters (default
+                4000; negative for none); None for the default.
+            timeout: seconds to wait; None for the client's call timeout (30
+                seconds unless callTimeoutMs says otherwise), a negative number
+                to wait without limit.
+
+        Returns:
+            NewDiagnostics, made from {"path", "uri", "diagnostics": [...],
+            "moved", "rendered"}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+
+        Blocks until the IDE answers or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _new_diagnostics(_idb_ide_new_diagnostics(self._handle(), snapshot, _options({"projectDir": project_dir, "tag": tag, "maxChars": max_chars}), _timeout_ms(timeout)))
+
+    def get_diagnostics(self, path: Optional[str] = None, timeout: Optional[float] = None) -> List[FileDiagnostics]:
+        """Asks the IDE for the diagnostics of one file, or of every file it
+        has open, and decodes its answer: severities as numbers (1 error to
+        4 hint) whichever way the IDE wrote them, codes as text, paths as
+        the agent sees them.
+
+        Args:
+            path: a file's path or file:// URI, or NULL for every file the
+                IDE has open; None when omitted.
+            timeout: seconds to wait; None for the client's call timeout (30
+                seconds unless callTimeoutMs says otherwise), a negative number
+                to wait without limit.
+
+        Returns:
+            List[FileDiagnostics], made from an array of {"uri", "path"?,
+            "diagnostics": [...]}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, ArgumentError, ClosedError,
+                ToolError, InternalError.
+
+        Blocks until the IDE answers or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _file_diagnostics_list(_idb_ide_get_diagnostics(self._handle(), path, _timeout_ms(timeout)))
 
     def close(self) -> None:
         """Closes the connection and frees the client: calls pending on other
@@ -1816,7 +2818,7 @@ class IDEClient:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_h", 0) and _lib is not None:
+        if getattr(self, "_h", 0) and _library_loaded():
             try:
                 self.close()
             except Exception:
@@ -1835,6 +2837,9 @@ class Registry:
     Use it as a context manager, or call close() when done; the handle is
     also released when the object is garbage-collected.
     """
+
+    _lock: threading.Lock
+    _h: int
 
     def __init__(self, max_per_file: Optional[int] = None, max_total: Optional[int] = None, max_per_publish: Optional[int] = None, max_documents: Optional[int] = None, max_delivered_per_document: Optional[int] = None, min_severity: Optional[Union[str, int]] = None, drop_unnecessary: Optional[bool] = None) -> None:
         """Creates a diagnostics registry.
@@ -1915,7 +2920,7 @@ class Registry:
         """
         return _idb_registry_set_version(self._handle(), uri, version)
 
-    def drain(self) -> Optional[Dict[str, Any]]:
+    def drain(self) -> Optional[Attachment]:
         """Takes what is new since the last drain: deduplicated within the
         batch and against what was delivered before, sorted by severity, and
         bounded by the limits. Its cut counts the new diagnostics it does
@@ -1923,16 +2928,17 @@ class Registry:
         which servers' invalid diagnostics were dropped.
 
         Returns:
-            the attachment {"servers", "files": [{"uri", "path",
-            "diagnostics", "cut"}], "cut", "notes"}, the same JSON as the
-            "attachment" member of idebridge diag --json; None when nothing
-            new is pending and there is nothing to note.
+            Optional[Attachment], made from the attachment {"servers",
+            "files": [{"uri", "path", "diagnostics", "cut"}], "cut",
+            "notes"}, the same JSON as the "attachment" member of idebridge
+            diag --json; None when nothing new is pending and there is
+            nothing to note.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
                 ArgumentError, InternalError.
         """
-        return _idb_registry_drain(self._handle())
+        return _attachment(_idb_registry_drain(self._handle()))
 
     def reset(self, uri: Optional[str] = None) -> None:
         """Forgets pending and delivered diagnostics, of one document or of
@@ -1982,7 +2988,7 @@ class Registry:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_h", 0) and _lib is not None:
+        if getattr(self, "_h", 0) and _library_loaded():
             try:
                 self.close()
             except Exception:

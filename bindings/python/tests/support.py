@@ -86,6 +86,20 @@ class HeadlessIDE:
         self.proc.stdin.flush()
         return self.proc.stdout.readline().strip()
 
+    def tabs(self) -> dict:
+        """The diff tabs openDiff opened and close_tab closed so far."""
+        import json
+
+        return json.loads(self.command("tabs"))
+
+    def set_diagnostics(self, path: str, diagnostics: list) -> None:
+        """Makes getDiagnostics answer diagnostics for path."""
+        import json
+
+        answer = self.command("diagnostics %s %s" % (path, json.dumps(diagnostics)))
+        if answer != "ok":
+            raise RuntimeError("ideserve: " + answer)
+
     def notify(self, method: str, params) -> None:
         import json
 

@@ -21,22 +21,23 @@ class CoreTest(LeakCheckedTestCase):
     def test_parse_lockfile_json(self) -> None:
         data = '{"workspaceFolders":["\\/home\\/me\\/p"],"pid":42,"ideName":"VS Code","transport":"ws","authToken":"t"}'
         lf = idebridge.parse_lockfile("/tmp/ide/12345.lock", data)
-        self.assertEqual(lf["port"], 12345)
-        self.assertEqual(lf["workspaceFolders"], ["/home/me/p"])
-        self.assertEqual(lf["pid"], 42)
-        self.assertEqual(lf["ideName"], "VS Code")
-        self.assertEqual(lf["transport"], "ws")
-        self.assertEqual(lf["path"], "/tmp/ide/12345.lock")
+        self.assertIsInstance(lf, idebridge.Lockfile)
+        self.assertEqual(lf.port, 12345)
+        self.assertEqual(lf.workspace_folders, ["/home/me/p"])
+        self.assertEqual(lf.pid, 42)
+        self.assertEqual(lf.ide_name, "VS Code")
+        self.assertEqual(lf.transport, "ws")
+        self.assertEqual(lf.path, "/tmp/ide/12345.lock")
 
     def test_parse_lockfile_legacy_bytes(self) -> None:
         lf = idebridge.parse_lockfile("80.lock", b"/a\r\n\n/b \n")
-        self.assertEqual(lf["workspaceFolders"], ["/a", "/b"])
-        self.assertTrue(lf["legacy"])
-        self.assertEqual(lf["transport"], "sse")
+        self.assertEqual(lf.workspace_folders, ["/a", "/b"])
+        self.assertTrue(lf.legacy)
+        self.assertEqual(lf.transport, "sse")
 
     def test_parse_lockfile_unicode(self) -> None:
         lf = idebridge.parse_lockfile("81.lock", json.dumps({"workspaceFolders": ["/home/zoë/프로젝트"]}))
-        self.assertEqual(lf["workspaceFolders"], ["/home/zoë/프로젝트"])
+        self.assertEqual(lf.workspace_folders, ["/home/zoë/프로젝트"])
 
     def test_parse_lockfile_errors(self) -> None:
         with self.assertRaises(idebridge.IdebridgeError) as cm:
@@ -62,6 +63,8 @@ class CoreTest(LeakCheckedTestCase):
             idebridge.ClosedError,
             idebridge.ToolError,
             idebridge.InternalError,
+            idebridge.CancelledError,
+            idebridge.ConflictError,
         ):
             self.assertTrue(issubclass(cls, idebridge.IdebridgeError), cls)
         self.assertTrue(issubclass(idebridge.TimeoutError, TimeoutError))

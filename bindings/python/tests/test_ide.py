@@ -27,38 +27,41 @@ class IDETest(LeakCheckedTestCase):
         cands = idebridge.discover(cwd=self.ide.workspace, env=self.ide.env())
         self.assertEqual(len(cands), 1, cands)
         c = cands[0]
-        self.assertTrue(c["valid"], c)
-        self.assertEqual(c["port"], self.ide.port)
-        self.assertEqual(c["transport"], "ws")
-        self.assertEqual(c["ideName"], "ideserve")
-        self.assertEqual(c["path"], self.ide.lockfile)
-        self.assertNotIn("authToken", c)
+        self.assertIsInstance(c, idebridge.Candidate)
+        self.assertTrue(c.valid, c)
+        self.assertEqual(c.port, self.ide.port)
+        self.assertEqual(c.transport, "ws")
+        self.assertEqual(c.ide_name, "ideserve")
+        self.assertEqual(c.path, self.ide.lockfile)
+        self.assertNotIn("authToken", c.raw)
         elsewhere = idebridge.discover(cwd="/", env=self.ide.env())
-        self.assertFalse(elsewhere[0]["valid"])
-        self.assertIn("workspace_mismatch", elsewhere[0]["reasons"])
+        self.assertFalse(elsewhere[0].valid)
+        self.assertIn("workspace_mismatch", elsewhere[0].reasons)
 
     def test_round_trip(self) -> None:
         path = os.path.join(self.ide.workspace, "main.go")
         with open(path, "w") as f:
             f.write("package main\n")
         with self.connect(port=self.ide.port) as ide:
-            self.assertEqual(ide.info()["protocolVersion"], "2024-11-05")
-            names = {t["name"] for t in ide.tools()}
+            self.assertEqual(ide.info().protocol_version, "2024-11-05")
+            names = {t.name for t in ide.tools()}
             self.assertTrue({"openFile", "openDiff", "getWorkspaceFolders"} <= names, names)
             res = ide.call("getWorkspaceFolders")
             # The keyword names are part of the API.
             self.assertEqual(ide.call(name="getWorkspaceFolders", args={}, timeout=5), res)
-            self.assertIn(self.ide.workspace, res["content"][0]["text"].replace("\\/", "/"))
+            self.assertIn(self.ide.workspace, res.texts[0].replace("\\/", "/"))
             res = ide.call(
                 "openDiff",
                 {"old_file_path": path, "new_file_path": path, "new_file_contents": "package main // new\n", "tab_name": "t"},
                 timeout=10,
             )
-            self.assertEqual([c["text"] for c in res["content"]], ["FILE_SAVED", "package main // new\n"])
+            self.assertEqual(res.texts, ["FILE_SAVED", "package main // new\n"])
             with self.assertRaises(idebridge.ToolError) as cm:
                 ide.call("noSuchTool", {})
             self.assertIn("noSuchTool", str(cm.exception))
             self.assertEqual(cm.exception.status, idebridge.IDB_ERR_TOOL)
+            self.assertEqual(cm.exception.code, -32601)
+            self.assertEqual(cm.exception.function, "idb_ide_call")
             with self.assertRaises(idebridge.ArgumentError):
                 ide.call("openFile", "[1]")
 
@@ -69,9 +72,9 @@ class IDETest(LeakCheckedTestCase):
             params = {"text": "héllo", "filePath": "/x.go", "selection": None}
             self.ide.notify("selection_changed", params)
             note = ide.next_notification(10)
-            self.assertEqual(note, {"method": "selection_changed", "params": params})
+            self.assertEqual(note, idebridge.Notification("selection_changed", params))
             self.ide.notify("at_mentioned", {"filePath": "/y.go", "lineStart": 1})
-            self.assertEqual(ide.next_notification(10)["method"], "at_mentioned")
+            self.assertEqual(ide.next_notification(10).method, "at_mentioned")
 
     def test_errors_and_closing(self) -> None:
         with self.assertRaises(idebridge.NotFoundError) as cm:
@@ -127,7 +130,7 @@ class IDETest(LeakCheckedTestCase):
                     with self.connect() as own:
                         for _ in range(10):
                             for c in (shared, own):
-                                if "content" not in c.call("getWorkspaceFolders"):
+                                if not c.call("getWorkspaceFolders").texts:
                                     problems.append("no content")
                 except Exception as e:  # noqa: BLE001 - reported below
                     problems.append(repr(e))

@@ -36,7 +36,7 @@ class LSPTest(LeakCheckedTestCase):
         while time.monotonic() < deadline:
             mgr.settle(self.main_go, timeout=2)
             att = mgr.drain()
-            if att is not None and want in json.dumps(att):
+            if att is not None and want in json.dumps(att.raw):
                 return att
             time.sleep(0.1)
         self.fail("no attachment contained %r" % want)
@@ -45,24 +45,28 @@ class LSPTest(LeakCheckedTestCase):
         with idebridge.LSPManager(self.config, self.dir) as mgr:
             mgr.open(self.main_go)
             result = mgr.settle(self.main_go, timeout=30)
-            self.assertEqual(result["server"], "gopls")
-            self.assertEqual(result["path"], self.main_go)
-            self.assertGreaterEqual(result["version"], 1)
+            self.assertEqual(result.server, "gopls")
+            self.assertEqual(result.path, self.main_go)
+            self.assertGreaterEqual(result.version, 1)
+            self.assertIsInstance(result.freshness, idebridge.Freshness)
+            self.assertGreater(result.elapsed, 0)
+            self.assertLess(result.elapsed, 30)
             att = self.settle_and_drain(mgr, "undefined: undefinedThing")
-            self.assertEqual(att["servers"], ["gopls"])
-            self.assertEqual(att["files"][0]["path"], self.main_go)
+            self.assertEqual(att.servers, ["gopls"])
+            self.assertEqual(att.files[0].path, self.main_go)
+            self.assertEqual(att.files[0].diagnostics[0].severity, idebridge.Severity.ERROR)
             text = idebridge.render_attachment(att, project_dir=self.dir)
             self.assertIn("main.go:", text)
             self.assertIn("undefined: undefinedThing", text)
             servers = mgr.servers()
-            self.assertEqual([s["name"] for s in servers], ["gopls"])
-            pid = servers[0]["pid"]
+            self.assertEqual([s.name for s in servers], ["gopls"])
+            pid = servers[0].pid
             self.assertGreater(pid, 0)
 
             mgr.change(self.main_go, FIXED)
             mgr.settle(self.main_go, timeout=30)
             later = mgr.drain()
-            self.assertNotIn("undefinedThing", json.dumps(later))
+            self.assertNotIn("undefinedThing", json.dumps(later.raw if later else None))
             mgr.save(self.main_go)
             mgr.close_file(self.main_go)
             with self.assertRaises(idebridge.NotFoundError):
@@ -146,21 +150,22 @@ class LSPFreshnessTest(LeakCheckedTestCase):
     def check_server(self, lang: str, command: str, ext: str, broken: str, clean: str, wants: list) -> None:
         d = copy_fixture(lang, self.dir)
         config = {lang: {"command": command, "args": ["--stdio"], "extensionToLanguage": {ext: lang}}}
-        with idebridge.LSPManager(config, d, settle_timeout_ms=120000) as mgr:
+        with idebridge.LSPManager(config, d, settle_timeout=120) as mgr:
             b, c = os.path.join(d, broken), os.path.join(d, clean)
             mgr.open(b)
             mgr.open(c)
             for path in (b, c):
                 res = mgr.settle(path)
-                self.assertTrue(res["fresh"], res)
-                self.assertIn(res["freshness"], ("pulled", "published", "quiet", "progress-ended"), res)
-                self.assertTrue(res["reason"], res)
+                self.assertTrue(res.fresh, res)
+                self.assertIn(res.freshness, ("pulled", "published", "quiet", "progress-ended"), res)
+                self.assertTrue(res.freshness.fresh, res)
+                self.assertTrue(res.reason, res)
             att = mgr.drain()
             self.assertIsNotNone(att)
-            self.assertEqual(att.get("notes") or [], [])
-            files = {f["path"]: f["diagnostics"] for f in att["files"]}
+            self.assertEqual(att.notes, [])
+            files = {f.path: f.diagnostics for f in att.files}
             self.assertNotIn(c, files)
-            got = sorted((d["range"]["start"]["line"], d["range"]["start"]["character"], d["message"]) for d in files[b])
+            got = sorted((d.range.start.line, d.range.start.character, d.message) for d in files[b])
             self.assertEqual(len(got), len(wants), got)
             for (line, char, msg), (wline, wchar, wmsg) in zip(got, wants):
                 self.assertEqual((line, char), (wline, wchar), got)
@@ -183,21 +188,21 @@ class LSPFreshnessTest(LeakCheckedTestCase):
         with open(path, "w") as f:
             f.write("ERROR\n")
         config = {"mute": {"command": bin, "args": ["-never-publish"], "extensionToLanguage": {".s": "s"}}}
-        with idebridge.LSPManager(config, self.dir, settle_timeout_ms=700) as mgr:
+        with idebridge.LSPManager(config, self.dir, settle_timeout=0.7) as mgr:
             mgr.open(path)
             res = mgr.settle(path)
-            self.assertEqual(res["freshness"], "timed-out")
-            self.assertFalse(res["fresh"])
-            self.assertIn("no publish for it from mute", res["reason"])
+            self.assertEqual(res.freshness, idebridge.Freshness.TIMED_OUT)
+            self.assertFalse(res.fresh)
+            self.assertIn("no publish for it from mute", res.reason)
             att = mgr.drain()
             self.assertIsNotNone(att, "silence must not read as no errors")
-            self.assertEqual(att["files"], [])
-            self.assertEqual(len(att["notes"]), 1)
-            self.assertIn("a.s: diagnostics unknown: mute has not reported any for it", att["notes"][0])
+            self.assertEqual(att.files, [])
+            self.assertEqual(len(att.notes), 1)
+            self.assertIn("a.s: diagnostics unknown: mute has not reported any for it", att.notes[0])
 
     def test_negative_options(self) -> None:
-        for kwargs, field in (({"max_open_documents": -1}, "MaxOpenDocuments"), ({"settle_timeout_ms": -1}, "SettleTimeout"),
-                              ({"quiet_period_ms": -1}, "QuietPeriod")):
+        for kwargs, field in (({"max_open_documents": -1}, "MaxOpenDocuments"), ({"settle_timeout": -1}, "SettleTimeout"),
+                              ({"quiet_period": -1}, "QuietPeriod")):
             with self.assertRaises(idebridge.ArgumentError) as cm:
                 idebridge.LSPManager({}, self.dir, **kwargs)
             self.assertIn(field + " is negative", str(cm.exception))

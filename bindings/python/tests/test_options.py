@@ -11,7 +11,9 @@ checked (see the README's reliability section):
   construction with ArgumentError naming the option;
 - the largest int64 is accepted and works, or is rejected with
   ArgumentError naming the option;
-- a fraction is rejected with ArgumentError naming the option;
+- a fraction is rejected with ArgumentError naming the option, except for
+  a duration (in seconds, a float: 1.5 is 1500 milliseconds), which must
+  work;
 - nothing crashes the host, hangs, or ends in InternalError (a panic the
   library recovered).
 
@@ -58,19 +60,21 @@ def creators():
 
 
 def numeric_options(fn):
-    """Returns [(python name, JSON name, doc)] of fn's numeric options."""
+    """Returns [(python name, JSON name, doc, seconds)] of fn's numeric
+    options; seconds marks a duration the binding converts to milliseconds."""
     src = inspect.getsource(fn)
     doc = inspect.getdoc(fn) or ""
     out = []
     for p in inspect.signature(fn).parameters.values():
         ann = str(p.annotation)
-        if p.name == "timeout" or not re.search(r"\bint\b", ann):
+        if p.name == "timeout" or not re.search(r"\b(int|float)\b", ann):
             continue
-        js = camel(p.name)
-        if '"%s": %s' % (js, p.name) not in src:
-            raise AssertionError("%s: cannot find the JSON name of %s (tried %s)" % (fn.__qualname__, p.name, js))
-        m = re.search(r"^\s*%s: (.*?)(?=^\s*\w+:|^\S|\Z)" % re.escape(p.name), doc, re.S | re.M)
-        out.append((p.name, js, " ".join(m.group(1).split()) if m else ""))
+        m = re.search(r'"(\w+)": (?:\(.*? else )?(_ms_opt\()?%s\b' % re.escape(p.name), src)
+        if not m:
+            raise AssertionError("%s: cannot find the JSON name of %s" % (fn.__qualname__, p.name))
+        js, seconds = m.group(1), m.group(2) is not None
+        d = re.search(r"^\s*%s: (.*?)(?=^\s*\w+:|^\S|\Z)" % re.escape(p.name), doc, re.S | re.M)
+        out.append((p.name, js, " ".join(d.group(1).split()) if d else "", seconds))
     return out
 
 
@@ -94,10 +98,11 @@ def run_case(case: dict) -> dict:
                            "severity": 1 + i % 4, "message": "m%d" % i} for i in range(12)]
                     reg.publish("srv", {"uri": "file:///p/f%d.go" % f, "version": 1, "diagnostics": ds})
                 reg.set_version("file:///p/f0.go", 1)
-                att = reg.drain() or {"files": [], "cut": 0}
-                shown = sum(len(f["diagnostics"]) for f in att["files"])
-                if shown + att["cut"] != 24 and not (case["option"] == "min_severity" and shown + att["cut"] < 24):
-                    problem("drain shows %d and cuts %d of 24 new diagnostics" % (shown, att["cut"]))
+                att = reg.drain()
+                shown = sum(len(f.diagnostics) for f in att.files) if att else 0
+                cut = att.cut if att else 0
+                if shown + cut != 24 and not (case["option"] == "min_severity" and shown + cut < 24):
+                    problem("drain shows %d and cuts %d of 24 new diagnostics" % (shown, cut))
                 reg.stats()
                 reg.reset()
         elif kind == "render_attachment":
@@ -117,13 +122,19 @@ def run_case(case: dict) -> dict:
             try:
                 mgr.open(main_go, timeout=60)
                 res = mgr.settle(main_go)
-                settle_ms = case["value"] if case["option"] == "settle_timeout_ms" and case["value"] > 0 else 10000
-                if res["freshness"] == "timed-out" and settle_ms >= 1000 and res["elapsedNs"] < 5e8:
-                    problem("settle gave up after %d ns though its timeout is %d ms" % (res["elapsedNs"], settle_ms))
+                settle = case["value"] if case["option"] == "settle_timeout" and case["value"] > 0 else 10
+                if res.freshness == idebridge.Freshness.TIMED_OUT and settle >= 1 and res.elapsed < 0.5:
+                    problem("settle gave up after %.3f s though its timeout is %s s" % (res.elapsed, settle))
                 mgr.drain()
                 mgr.close_file(main_go, timeout=30)
             finally:
                 mgr.shutdown(timeout=30)
+        elif kind == "wait_for_ide":
+            ide = case["ide"]
+            found = idebridge.wait_for_ide(cwd=ide["workspace"], env=ide["env"], timeout=10, **kwargs)
+            report["made"] = True
+            if found.candidate.url != ide["url"]:
+                problem("found %s, not the IDE at %s" % (found.candidate.url, ide["url"]))
         elif kind == "IDEClient.connect":
             ide = case["ide"]
             opts = {"url": ide["url"], "auth_token": ide["authToken"], "env": ide["env"]}
@@ -163,12 +174,12 @@ class NumericOptionsTest(unittest.TestCase):
         for cname, fn in creators():
             opts = numeric_options(fn)
             if cname == "IDEClient.connect":
-                opts.append(("timeout_ms", "timeout_ms", "negative waits without limit"))  # the export's argument
-            for py, js, doc in opts:
+                opts.append(("timeout_ms", "timeout_ms", "negative waits without limit", False))  # the export's argument
+            for py, js, doc, seconds in opts:
                 for v in VALUES:
                     if py == "timeout_ms" and isinstance(v, float):
                         continue  # an int64 argument: no fraction can cross
-                    cases.append({"creator": cname, "option": py, "json": js, "doc": doc, "value": v})
+                    cases.append({"creator": cname, "option": py, "json": js, "doc": doc, "value": v, "seconds": seconds})
         creators_seen = {c["creator"] for c in cases}
         for want in ("Registry.__init__", "LSPManager.__init__", "IDEClient.connect", "render_attachment"):
             self.assertIn(want, creators_seen, "no numeric option found for %s" % want)
@@ -182,7 +193,7 @@ class NumericOptionsTest(unittest.TestCase):
                 f.write("package main\n\nfunc main() {\n\tundefinedThing()\n}\n")
             env = dict(os.environ, GOPLSCACHE=os.path.join(tmp, "goplscache"))
             shared = {"project": project, "gopls": find_gopls(),
-                      "ide": {"url": ide.url, "authToken": ide.auth_token, "env": ide.env()}}
+                      "ide": {"url": ide.url, "authToken": ide.auth_token, "env": ide.env(), "workspace": ide.workspace}}
 
             def run(case: dict):
                 arg = json.dumps(dict(case, **shared))
@@ -208,8 +219,8 @@ class NumericOptionsTest(unittest.TestCase):
                 if err is not None and err["type"] == "InternalError":
                     self.fail("%s: a panic reached the ABI: %s" % (label, err["message"][:2000]))
                 documented_negative = "negative" in case["doc"].lower()
-                must_work = v == 0 or (v == -1 and documented_negative)
-                must_reject = isinstance(v, float) or (v == -1 and not documented_negative)
+                must_work = v == 0 or (v == -1 and documented_negative) or (isinstance(v, float) and case["seconds"])
+                must_reject = (isinstance(v, float) and not case["seconds"]) or (v == -1 and not documented_negative)
                 if must_work:
                     self.assertIsNone(err, "%s must be accepted (doc: %r)" % (label, case["doc"]))
                     self.assertEqual(rep["problems"], [], label)

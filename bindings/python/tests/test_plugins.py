@@ -58,14 +58,15 @@ class ClaudeCodePluginsTest(LeakCheckedTestCase):
             plugin = report["plugins"][0]
             self.assertEqual((plugin["id"], plugin["enabled"], plugin["enabledScope"], plugin["installScope"]),
                              ("go-tools@local", True, "project", "project"))
-            self.assertEqual([s["name"] for s in mgr.servers()], ["plugin:go-tools:gopls"])
+            self.assertEqual([s.name for s in mgr.servers()], ["plugin:go-tools:gopls"])
 
             mgr.open(self.main_go)
             deadline = time.monotonic() + 30
             seen = ""
             while time.monotonic() < deadline and "undefined: undefinedThing" not in seen:
                 mgr.settle(self.main_go, timeout=2)
-                seen += json.dumps(mgr.drain())
+                att = mgr.drain()
+                seen += json.dumps(att.raw if att else None)
             self.assertIn("undefined: undefinedThing", seen)
             self.assertIn("plugin:go-tools:gopls", seen)
 

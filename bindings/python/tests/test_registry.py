@@ -39,8 +39,13 @@ class RegistryTest(LeakCheckedTestCase):
                 # Publish dicts this time: the binding encodes them.
                 reg.publish(server, json.loads(params))
             att = reg.drain()
-        self.assertEqual(att, json.loads(read_golden("drain.golden.json")))
+        self.assertIsInstance(att, idebridge.Attachment)
+        self.assertEqual(att.raw, json.loads(read_golden("drain.golden.json")))
+        self.assertEqual(att.count(), sum(len(f.diagnostics) for f in att.files))
         text = idebridge.render_attachment(att, project_dir="/p")
+        self.assertEqual(att.render(project_dir="/p"), text)
+        # The JSON as a dict renders the same.
+        self.assertEqual(idebridge.render_attachment(att.raw, project_dir="/p"), text)
         self.assertEqual(text.encode("utf-8"), read_golden("render.golden.txt"))
         short = idebridge.render_attachment(att, project_dir="/p", max_chars=200, tag="diags")
         self.assertTrue(short.startswith("<diags>"), short)
@@ -51,7 +56,8 @@ class RegistryTest(LeakCheckedTestCase):
         with idebridge.Registry(max_per_file=5, min_severity="Warning") as reg:
             reg.publish(server="srv", params=params)
             att = reg.drain()
-            self.assertEqual([d["message"] for d in att["files"][0]["diagnostics"]], ["e1", "e2"])
+            self.assertEqual([d.message for d in att.files[0].diagnostics], ["e1", "e2"])
+            self.assertEqual([d.severity for d in att.files[0].diagnostics], [idebridge.Severity.ERROR] * 2)
             reg.publish("srv", params)
             self.assertIsNone(reg.drain(), "an identical set is deduplicated")
             reg.reset("file:///a.go")
@@ -83,9 +89,9 @@ class RegistryTest(LeakCheckedTestCase):
             bad = dict(diag(2, "bad"), severity=-3)
             reg.publish("srv", {"uri": "file:///a.go", "diagnostics": [diag(1, "kept"), bad, {"message": 3}]})
             att = reg.drain()
-            self.assertEqual([d["message"] for d in att["files"][0]["diagnostics"]], ["kept"])
+            self.assertEqual([d.message for d in att.files[0].diagnostics], ["kept"])
             self.assertEqual(
-                att["notes"],
+                att.notes,
                 ["/a.go: 2 invalid diagnostics from srv were dropped (diagnostics[1].severity: number -3 is not a severity (1 to 4))"],
             )
             self.assertEqual(reg.stats()["invalid"], 2)
@@ -96,8 +102,8 @@ class RegistryTest(LeakCheckedTestCase):
         with idebridge.Registry() as reg:
             reg.publish("srv", {"uri": "file:///big.go", "diagnostics": [diag(i, "e%d" % i) for i in range(5000)]})
             att = reg.drain()
-            self.assertEqual(len(att["files"][0]["diagnostics"]), 10)
-            self.assertEqual(att["cut"], 4990)
+            self.assertEqual(len(att.files[0].diagnostics), 10)
+            self.assertEqual(att.cut, 4990)
             self.assertIn("… 4990 more not shown", idebridge.render_attachment(att))
 
     def test_closed_stale_random_and_wrong_handles(self) -> None:
@@ -138,7 +144,7 @@ class RegistryTest(LeakCheckedTestCase):
                             shared.publish("srv%d" % g, p)
                             own.publish("srv%d" % g, p)
                             att = own.drain()
-                            if att is None or att["files"][0]["uri"] != p["uri"]:
+                            if att is None or att.files[0].uri != p["uri"]:
                                 problems.append("thread %d drained %r" % (g, att))
                             if i % 10 == 0:
                                 shared.drain()

@@ -1,0 +1,845 @@
+"""The typed results of idebridge: dataclasses and enums.
+
+Each is made from the JSON the library returns (the same JSON the
+idebridge command line prints with --json); ``raw`` keeps that JSON, and
+objects the library takes back (an attachment to render, a file state as
+an edit's base, a diagnostics snapshot) are sent back exactly as they came.
+Durations are in seconds, as floats.
+"""
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, TypedDict
+
+from . import IdebridgeError
+
+__all__ = [
+    "AutoConnectDecision",
+    "Attachment",
+    "Candidate",
+    "ConflictError",
+    "Content",
+    "Diagnostic",
+    "DiagnosticsSnapshot",
+    "EditConflict",
+    "EditResult",
+    "EditStatus",
+    "FileDiagnostics",
+    "FileState",
+    "Freshness",
+    "IDEInfo",
+    "IDEWaitResult",
+    "LSPServerStatus",
+    "Lockfile",
+    "NavAnswer",
+    "NavCall",
+    "NavCallHierarchy",
+    "NavCallItem",
+    "NavHover",
+    "NavLocation",
+    "NavLocations",
+    "NavRenameApplied",
+    "NavRenameFile",
+    "NavRenameFileOutcome",
+    "NavRenameProposal",
+    "NavSymbol",
+    "NavSymbols",
+    "NewDiagnostics",
+    "Notification",
+    "Position",
+    "Range",
+    "ServerInfo",
+    "SettleResult",
+    "Severity",
+    "Tool",
+    "ToolResult",
+]
+
+
+class _OpenStrEnum(str, enum.Enum):
+    """A string enum that keeps a value it does not know (a newer library,
+    a newer IDE) as a pseudo-member instead of failing."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if not isinstance(value, str):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value.upper().replace("-", "_")
+        member._value_ = value
+        return member
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Severity(enum.IntEnum):
+    """A diagnostic's severity, as LSP numbers it."""
+
+    ERROR = 1
+    WARNING = 2
+    INFORMATION = 3
+    HINT = 4
+
+
+class EditStatus(_OpenStrEnum):
+    """What became of an edit."""
+
+    #: The user accepted (FILE_SAVED); the IDE's final text was written.
+    ACCEPTED = "accepted"
+    #: The user closed the diff tab (TAB_CLOSED); the proposal was written.
+    TAB_CLOSED = "tab_closed"
+    #: The user rejected the edit (DIFF_REJECTED), or it was cancelled.
+    REJECTED = "rejected"
+    #: The IDE answered something else; the file is untouched.
+    NOT_ACCEPTED = "not_accepted"
+    #: apply_edit wrote it without an IDE.
+    APPLIED = "applied"
+
+
+class Freshness(_OpenStrEnum):
+    """How a settle knew the diagnostics are current, or that it did not."""
+
+    UNKNOWN = "unknown"
+    PUBLISHED = "published"
+    PROGRESS_ENDED = "progress-ended"
+    QUIET = "quiet"
+    TIMED_OUT = "timed-out"
+    PULLED = "pulled"
+
+    @property
+    def fresh(self) -> bool:
+        """True when the diagnostics are known to be current."""
+        return self in (Freshness.PUBLISHED, Freshness.PROGRESS_ENDED, Freshness.QUIET, Freshness.PULLED)
+
+
+def _raw() -> Any:
+    return field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Position:
+    """A zero-based LSP position (character in UTF-16 units)."""
+
+    line: int
+    character: int
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Position":
+        return cls(int(v.get("line", 0)), int(v.get("character", 0)))
+
+
+@dataclass(frozen=True)
+class Range:
+    """An LSP range, end exclusive."""
+
+    start: Position
+    end: Position
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Range":
+        return cls(Position._from(v.get("start") or {}), Position._from(v.get("end") or {}))
+
+
+@dataclass
+class Diagnostic:
+    """One diagnostic: LSP's shape, its code always text."""
+
+    range: Range
+    severity: Severity
+    message: str
+    code: Optional[str] = None
+    source: Optional[str] = None
+    code_description: Optional[str] = None
+    tags: List[int] = field(default_factory=list)
+    related_information: List[Dict[str, Any]] = field(default_factory=list)
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Diagnostic":
+        sev = v.get("severity") or 1
+        return cls(
+            range=Range._from(v.get("range") or {}),
+            severity=Severity(sev) if sev in (1, 2, 3, 4) else Severity.ERROR,
+            message=v.get("message", ""),
+            code=v.get("code"),
+            source=v.get("source"),
+            code_description=v.get("codeDescription"),
+            tags=list(v.get("tags") or []),
+            related_information=list(v.get("relatedInformation") or []),
+            raw=v,
+        )
+
+    def _to_json(self) -> Any:
+        return self.raw
+
+
+@dataclass
+class FileDiagnostics:
+    """The diagnostics of one document."""
+
+    uri: str
+    path: Optional[str]
+    diagnostics: List[Diagnostic]
+    #: Diagnostics of this file left out by the limits (attachments).
+    cut: int = 0
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "FileDiagnostics":
+        return cls(
+            uri=v.get("uri", ""),
+            path=v.get("path") or None,
+            diagnostics=[Diagnostic._from(d) for d in v.get("diagnostics") or []],
+            cut=int(v.get("cut") or 0),
+            raw=v,
+        )
+
+
+@dataclass
+class Attachment:
+    """What a drain hands out: the new diagnostics, deduplicated, sorted and
+    bounded. render() gives the model-facing block."""
+
+    servers: List[str]
+    files: List[FileDiagnostics]
+    #: All new diagnostics left out by the limits.
+    cut: int
+    notes: List[str]
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Attachment":
+        return cls(
+            servers=list(v.get("servers") or []),
+            files=[FileDiagnostics._from(f) for f in v.get("files") or []],
+            cut=int(v.get("cut") or 0),
+            notes=list(v.get("notes") or []),
+            raw=v,
+        )
+
+    def _to_json(self) -> Any:
+        return self.raw
+
+    def count(self) -> int:
+        """The number of diagnostics in the attachment."""
+        return sum(len(f.diagnostics) for f in self.files)
+
+    def render(self, project_dir: Optional[str] = None, tag: Optional[str] = None, max_chars: Optional[int] = None) -> str:
+        """The <new-diagnostics> block (see idebridge.render_attachment)."""
+        from . import render_attachment
+
+        return render_attachment(self, project_dir=project_dir, tag=tag, max_chars=max_chars)
+
+
+@dataclass
+class Lockfile:
+    """A parsed IDE lockfile."""
+
+    port: int
+    workspace_folders: List[str]
+    transport: str
+    pid: int = 0
+    ide_name: str = ""
+    running_in_windows: bool = False
+    auth_token: str = ""
+    legacy: bool = False
+    path: str = ""
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Lockfile":
+        return cls(
+            port=int(v.get("port", 0)),
+            workspace_folders=list(v.get("workspaceFolders") or []),
+            transport=v.get("transport", ""),
+            pid=int(v.get("pid") or 0),
+            ide_name=v.get("ideName", ""),
+            running_in_windows=bool(v.get("runningInWindows")),
+            auth_token=v.get("authToken", ""),
+            legacy=bool(v.get("legacy")),
+            path=v.get("path", ""),
+            raw=v,
+        )
+
+
+@dataclass
+class Candidate:
+    """One lockfile found by discovery, usable or not, with the reasons."""
+
+    port: int
+    ide_name: str
+    transport: str
+    workspace_folders: List[str]
+    pid: int
+    #: Where to connect: ws://host:port/ or http://host:port/sse.
+    url: str
+    #: True when every check passed.
+    valid: bool
+    #: Machine-readable reasons why it is not usable ("workspace_mismatch", ...).
+    reasons: List[str]
+    #: One human sentence: why it is or is not usable.
+    message: str
+    path: str
+    running_in_windows: bool = False
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Candidate":
+        return cls(
+            port=int(v.get("port", 0)),
+            ide_name=v.get("ideName", ""),
+            transport=v.get("transport", ""),
+            workspace_folders=list(v.get("workspaceFolders") or []),
+            pid=int(v.get("pid") or 0),
+            url=v.get("url", ""),
+            valid=bool(v.get("valid")),
+            reasons=list(v.get("reasons") or []),
+            message=v.get("message", ""),
+            path=v.get("path", ""),
+            running_in_windows=bool(v.get("runningInWindows")),
+            raw=v,
+        )
+
+
+@dataclass
+class ServerInfo:
+    """The IDE's serverInfo."""
+
+    name: str
+    version: str
+    title: Optional[str] = None
+
+
+@dataclass
+class IDEInfo:
+    """What the IDE said about itself in the MCP handshake."""
+
+    server_info: ServerInfo
+    protocol_version: str
+    instructions: Optional[str] = None
+    capabilities: Dict[str, Any] = field(default_factory=dict)
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "IDEInfo":
+        si = v.get("serverInfo") or {}
+        return cls(
+            server_info=ServerInfo(si.get("name", ""), si.get("version", ""), si.get("title")),
+            protocol_version=v.get("protocolVersion", ""),
+            instructions=v.get("instructions"),
+            capabilities=dict(v.get("capabilities") or {}),
+            raw=v,
+        )
+
+
+@dataclass
+class Tool:
+    """One tool the IDE offers."""
+
+    name: str
+    title: Optional[str] = None
+    description: Optional[str] = None
+    input_schema: Optional[Dict[str, Any]] = None
+    output_schema: Optional[Dict[str, Any]] = None
+    annotations: Optional[Dict[str, Any]] = None
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Tool":
+        return cls(
+            name=v.get("name", ""),
+            title=v.get("title"),
+            description=v.get("description"),
+            input_schema=v.get("inputSchema"),
+            output_schema=v.get("outputSchema"),
+            annotations=v.get("annotations"),
+            raw=v,
+        )
+
+
+@dataclass
+class Content:
+    """One content block of a tool result."""
+
+    type: str
+    text: Optional[str] = None
+    raw: Any = _raw()
+
+
+@dataclass
+class ToolResult:
+    """A tools/call result. texts are its text blocks."""
+
+    content: List[Content]
+    structured_content: Any = None
+    is_error: bool = False
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "ToolResult":
+        return cls(
+            content=[Content(c.get("type", ""), c.get("text"), c) for c in v.get("content") or []],
+            structured_content=v.get("structuredContent"),
+            is_error=bool(v.get("isError")),
+            raw=v,
+        )
+
+    @property
+    def texts(self) -> List[str]:
+        """The texts of the text blocks, in order."""
+        return [c.text for c in self.content if c.type == "text" and c.text is not None]
+
+
+@dataclass
+class Notification:
+    """A notification from the IDE (selection_changed, at_mentioned, ...)."""
+
+    method: str
+    params: Any = None
+
+
+@dataclass
+class SettleResult:
+    """The outcome of a settle: how the diagnostics are known to be current."""
+
+    path: str
+    uri: str
+    server: str
+    version: int
+    freshness: Freshness
+    #: The diagnostics are known to be current.
+    fresh: bool
+    #: Seconds the settle took.
+    elapsed: float
+    #: How the settle knew, or why it could not, in words.
+    reason: str = ""
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "SettleResult":
+        return cls(
+            path=v.get("path", ""),
+            uri=v.get("uri", ""),
+            server=v.get("server", ""),
+            version=int(v.get("version") or 0),
+            freshness=Freshness(v.get("freshness", "unknown")),
+            fresh=bool(v.get("fresh")),
+            elapsed=int(v.get("elapsedNs") or 0) / 1e9,
+            reason=v.get("reason", ""),
+            raw=v,
+        )
+
+
+@dataclass
+class LSPServerStatus:
+    """A snapshot of one configured language server."""
+
+    name: str
+    state: str
+    restarts: int
+    extensions: List[str]
+    pid: int = 0
+    position_encoding: Optional[str] = None
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "LSPServerStatus":
+        return cls(
+            name=v.get("name", ""),
+            state=v.get("state", ""),
+            restarts=int(v.get("restarts") or 0),
+            extensions=list(v.get("extensions") or []),
+            pid=int(v.get("pid") or 0),
+            position_encoding=v.get("positionEncoding"),
+        )
+
+
+@dataclass
+class FileState:
+    """What a file looked like at one moment; pass it as an edit's base."""
+
+    path: str
+    exists: bool
+    size: int
+    #: RFC 3339.
+    mod_time: str
+    mode: int
+    sha256: Optional[str] = None
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "FileState":
+        return cls(
+            path=v.get("path", ""),
+            exists=bool(v.get("exists")),
+            size=int(v.get("size") or 0),
+            mod_time=v.get("modTime", ""),
+            mode=int(v.get("mode") or 0),
+            sha256=v.get("sha256"),
+            raw=v,
+        )
+
+    def _to_json(self) -> Any:
+        return self.raw
+
+
+@dataclass
+class EditConflict:
+    """Why an edit was not written: the file changed on disk since its base."""
+
+    message: str
+    expected: FileState
+    actual: FileState
+
+
+@dataclass
+class EditResult:
+    """The outcome of an edit."""
+
+    path: str
+    status: EditStatus
+    #: True when the file now holds text.
+    written: bool
+    #: What was written (or would have been, when a conflict stopped it).
+    text: str
+    bytes: int
+    #: The user edited the proposal in the diff view before accepting it.
+    user_modified: bool = False
+    created: bool = False
+    #: Ended by cancel_all_edits (status is then REJECTED).
+    cancelled: bool = False
+    via_ide: bool = False
+    tab_name: Optional[str] = None
+    #: The IDE's answer, for NOT_ACCEPTED.
+    ide_answer: Optional[str] = None
+    close_tab_error: Optional[str] = None
+    conflict: Optional[EditConflict] = None
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "EditResult":
+        c = v.get("conflict")
+        return cls(
+            path=v.get("path", ""),
+            status=EditStatus(v.get("status", "")),
+            written=bool(v.get("written")),
+            text=v.get("text", ""),
+            bytes=int(v.get("bytes") or 0),
+            user_modified=bool(v.get("userModified")),
+            created=bool(v.get("created")),
+            cancelled=bool(v.get("cancelled")),
+            via_ide=bool(v.get("viaIDE")),
+            tab_name=v.get("tabName"),
+            ide_answer=v.get("ideAnswer"),
+            close_tab_error=v.get("closeTabError"),
+            conflict=None
+            if not c
+            else EditConflict(c.get("message", ""), FileState._from(c.get("expected") or {}), FileState._from(c.get("actual") or {})),
+            raw=v,
+        )
+
+
+class ConflictError(IdebridgeError):
+    """An edit was not written because the file changed on disk since its
+    base. result is the outcome (result.text is what would have been
+    written); conflict says what changed."""
+
+    def __init__(self, result: EditResult) -> None:
+        assert result.conflict is not None
+        super().__init__(result.conflict.message)
+        self.result = result
+        self.conflict = result.conflict
+
+
+@dataclass
+class DiagnosticsSnapshot:
+    """A file's IDE diagnostics before an edit, with its text; give it back
+    to IDEClient.new_diagnostics after the edit."""
+
+    path: str
+    uri: str
+    text: str
+    diagnostics: List[Diagnostic]
+    #: RFC 3339.
+    taken: str
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "DiagnosticsSnapshot":
+        return cls(
+            path=v.get("path", ""),
+            uri=v.get("uri", ""),
+            text=v.get("text", ""),
+            diagnostics=[Diagnostic._from(d) for d in v.get("diagnostics") or []],
+            taken=v.get("taken", ""),
+            raw=v,
+        )
+
+    def _to_json(self) -> Any:
+        return self.raw
+
+
+@dataclass
+class NewDiagnostics:
+    """The diagnostics an edit introduced into one file."""
+
+    path: str
+    uri: str
+    #: Most severe first, then by position.
+    diagnostics: List[Diagnostic]
+    #: Diagnostics that only moved with the lines around them.
+    moved: int
+    #: The <new-diagnostics> block; "" when nothing is new.
+    rendered: str
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NewDiagnostics":
+        return cls(
+            path=v.get("path", ""),
+            uri=v.get("uri", ""),
+            diagnostics=[Diagnostic._from(d) for d in v.get("diagnostics") or []],
+            moved=int(v.get("moved") or 0),
+            rendered=v.get("rendered", ""),
+        )
+
+
+@dataclass
+class AutoConnectDecision:
+    """Whether to connect to an IDE without being asked; true in a boolean
+    context when so."""
+
+    auto_connect: bool
+    why: str
+
+    def __bool__(self) -> bool:
+        return self.auto_connect
+
+
+@dataclass
+class IDEWaitResult:
+    """The only usable IDE, and every lockfile of the last look."""
+
+    candidate: Candidate
+    candidates: List[Candidate]
+
+
+# Converters named by the export table (PyConv): decoded JSON in, typed out.
+
+
+def _lockfile(v: Any) -> Lockfile:
+    return Lockfile._from(v)
+
+
+def _candidates(v: Any) -> List[Candidate]:
+    return [Candidate._from(c) for c in v or []]
+
+
+def _ide_info(v: Any) -> IDEInfo:
+    return IDEInfo._from(v)
+
+
+def _tools(v: Any) -> List[Tool]:
+    return [Tool._from(t) for t in v or []]
+
+
+def _tool_result(v: Any) -> ToolResult:
+    return ToolResult._from(v)
+
+
+def _notification(v: Any) -> Optional[Notification]:
+    return None if v is None else Notification(v.get("method", ""), v.get("params"))
+
+
+def _attachment(v: Any) -> Optional[Attachment]:
+    return None if v is None else Attachment._from(v)
+
+
+def _settle_result(v: Any) -> SettleResult:
+    return SettleResult._from(v)
+
+
+def _server_statuses(v: Any) -> List[LSPServerStatus]:
+    return [LSPServerStatus._from(s) for s in v or []]
+
+
+def _edit_outcome(v: Any) -> EditResult:
+    res = EditResult._from(v)
+    if res.conflict is not None:
+        raise ConflictError(res)
+    return res
+
+
+def _cancelled_count(v: Any) -> int:
+    return int(v.get("cancelled") or 0)
+
+
+def _file_state(v: Any) -> FileState:
+    return FileState._from(v)
+
+
+def _snapshot(v: Any) -> DiagnosticsSnapshot:
+    return DiagnosticsSnapshot._from(v)
+
+
+def _new_diagnostics(v: Any) -> NewDiagnostics:
+    return NewDiagnostics._from(v)
+
+
+def _file_diagnostics_list(v: Any) -> List[FileDiagnostics]:
+    return [FileDiagnostics._from(f) for f in v or []]
+
+
+def _auto_connect_decision(v: Any) -> AutoConnectDecision:
+    return AutoConnectDecision(bool(v.get("autoConnect")), v.get("why", ""))
+
+
+def _wait_result(v: Any) -> IDEWaitResult:
+    return IDEWaitResult(Candidate._from(v.get("candidate") or {}), _candidates(v.get("candidates")))
+
+
+def _removed(v: Any) -> List[str]:
+    return list(v.get("removed") or [])
+
+
+def _problems(v: Any) -> List[str]:
+    return list(v.get("problems") or [])
+
+
+# Navigation results (LSPManager.definition ... rename) stay the JSON
+# objects the library returns, typed as TypedDicts: the keys are the JSON's
+# (camelCase, as in idebridge lsp ... --json), lines and columns 1-based,
+# columns counted in characters.
+
+
+class NavLocation(TypedDict):
+    """A place a server answered with (Go: lsp.Location), the end exclusive."""
+
+    path: str  # the file's absolute path; "" for a URI that is not a file
+    uri: str
+    line: int
+    column: int
+    endLine: int
+    endColumn: int
+    text: str  # the source line at line, without its line break
+
+
+class _NavAnswerRequired(TypedDict):
+    op: str
+    server: str
+    text: str  # the result as a model reads it
+
+
+class NavAnswer(_NavAnswerRequired, total=False):
+    """What every navigation result says about how it was answered (Go:
+    lsp.Answer). incomplete is true when the server had not finished
+    loading the workspace: the result may be missing entries, and reason
+    says why."""
+
+    at: NavLocation
+    incomplete: bool
+    reason: str
+
+
+class NavLocations(NavAnswer):
+    """The result of definition, declaration, type_definition,
+    implementation and references (Go: lsp.Locations)."""
+
+    locations: List[NavLocation]
+
+
+class NavHover(NavAnswer, total=False):
+    """The result of hover (Go: lsp.Hover): markdown, and the range hovered
+    when the server gave one."""
+
+    markdown: str
+    range: NavLocation
+
+
+class _NavSymbolRequired(TypedDict):
+    name: str
+    kind: int  # LSP's SymbolKind number
+    location: NavLocation
+
+
+class NavSymbol(_NavSymbolRequired, total=False):
+    """A symbol (Go: lsp.Symbol); document symbols nest in children."""
+
+    detail: str
+    container: str
+    endLine: int
+    children: List["NavSymbol"]
+
+
+class NavSymbols(NavAnswer, total=False):
+    """The result of document_symbols and workspace_symbols (Go: lsp.Symbols)."""
+
+    path: str
+    query: str
+    symbols: List[NavSymbol]
+
+
+class _NavCallItemRequired(TypedDict):
+    name: str
+    kind: int
+    location: NavLocation
+
+
+class NavCallItem(_NavCallItemRequired, total=False):
+    """A function or method of a call hierarchy (Go: lsp.CallItem)."""
+
+    detail: str
+
+
+class NavCall(TypedDict):
+    """One caller or callee, with the call sites."""
+
+    item: NavCallItem
+    sites: List[NavLocation]
+
+
+class NavCallHierarchy(NavAnswer, total=False):
+    """The result of prepare_call_hierarchy, incoming_calls and
+    outgoing_calls (Go: lsp.CallHierarchy)."""
+
+    items: List[NavCallItem]
+    calls: List[NavCall]
+
+
+class NavRenameFile(TypedDict):
+    """One file of a rename proposal: its text now and as proposed, the
+    number of edits, its unified diff, and the base the write checks."""
+
+    path: str
+    edits: int
+    oldText: str
+    newText: str
+    diff: str
+    base: Dict[str, Any]
+
+
+class NavRenameProposal(NavAnswer):
+    """The result of rename (Go: lsp.RenameProposal): nothing is written
+    until it is passed to apply_rename."""
+
+    newName: str
+    files: List[NavRenameFile]
+    diff: str
+
+
+class _NavRenameFileOutcomeRequired(TypedDict):
+    path: str
+    status: str  # "written", "conflict" or "failed"
+
+
+class NavRenameFileOutcome(_NavRenameFileOutcomeRequired, total=False):
+    """What apply_rename did with one file."""
+
+    error: str
+
+
+class NavRenameApplied(TypedDict):
+    """The outcome of apply_rename (Go: lsp.RenameApplied)."""
+
+    files: List[NavRenameFileOutcome]
+    written: int
+    text: str
