@@ -19,7 +19,7 @@ LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 export LSP_BIN
 export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
+.PHONY: node package-tools lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -31,7 +31,7 @@ run: gopls
 	GOPLS=$(GOPLS) $(GO) run ./cmd/idebridge diag examples/brokenmod/main.go examples/brokenmod/greet.go
 
 ## tools: install the pinned tools the tests need, when missing or of another version
-tools: $(STATICCHECK) gopls node lsp-servers
+tools: $(STATICCHECK) gopls node lsp-servers package-tools
 
 $(STATICCHECK):
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -42,6 +42,17 @@ node:
 		echo "installing Node.js and npm from Debian's packages"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq nodejs npm; \
+	fi
+
+## package-tools: pkg-config and Python's venv for the package tests, from Debian's packages when missing
+package-tools:
+	@missing=""; \
+	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing from Debian's packages"; \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
 ## lsp-servers: the conformance suite's other language servers: pyright and
@@ -154,7 +165,7 @@ install:
 ## C program built with pkg-config; pip install into a fresh venv; npm pack installed into a
 ## fresh project; each driving `idebridge ide serve` and gopls (bindings/test/run.sh)
 package-test: export GOPLS := $(GOPLS)
-package-test: gopls node
+package-test: gopls node package-tools
 	bindings/test/run.sh
 
 ## bench-abi: per-call overhead of the Go call, the export from C, Python and Node, and the
