@@ -24,25 +24,7 @@ import (
 // (lsp/testdata/nav/go).
 func navWorkspace(tb testing.TB) string {
 	tb.Helper()
-	src := filepath.Join("..", "..", "lsp", "testdata", "nav", "go")
-	dir := tb.TempDir()
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return dir
+	return copyTestdata(tb, "nav", "go")
 }
 
 // navOp is one operation: how the library asks, and the raw request.

@@ -127,7 +127,14 @@ func benchServers() []benchServer {
 // fixture copies lsp/testdata/conformance/<name> into a new directory.
 func fixture(tb testing.TB, name string) string {
 	tb.Helper()
-	src := filepath.Join("..", "..", "lsp", "testdata", "conformance", name)
+	return copyTestdata(tb, "conformance", name)
+}
+
+// copyTestdata copies the files of the lsp package's testdata/<elem...>
+// into a fresh directory (its real path, symlinks resolved) and returns it.
+func copyTestdata(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	src := filepath.Join(append([]string{"..", "..", "lsp", "testdata"}, elem...)...)
 	dst := tb.TempDir()
 	if real, err := filepath.EvalSymlinks(dst); err == nil {
 		dst = real
