@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/idebridge/idebridge/cabi/abispec"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
-	"github.com/idebridge/idebridge/internal/fileuri"
 	"github.com/idebridge/idebridge/mcp"
 )
 
@@ -302,7 +302,7 @@ func startDiagIDE(t *testing.T) *diagIDE {
 		defer di.mu.Unlock()
 		out := []map[string]any{}
 		for p, ds := range di.files {
-			u := fileuri.FromPath(p)
+			u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
 			if a.URI == "" || a.URI == u {
 				out = append(out, map[string]any{"uri": u, "diagnostics": ds})
 			}
