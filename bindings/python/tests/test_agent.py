@@ -254,7 +254,10 @@ class InterruptTest(unittest.TestCase):
         with HeadlessIDE(diff="hold") as ide:
             script = textwrap.dedent(
                 """
-                import sys, idebridge
+                import faulthandler, sys, idebridge
+                # A hang shows where it is: every thread's traceback on
+                # stderr, and the process ends (the test allows 10 seconds).
+                faulthandler.dump_traceback_later(20, exit=True)
                 ide = idebridge.IDEClient.connect(cwd=sys.argv[1], env={"CLAUDE_CONFIG_DIR": sys.argv[2]}, timeout=10)
                 print("connected", flush=True)
                 try:
@@ -268,19 +271,23 @@ class InterruptTest(unittest.TestCase):
             )
             env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(idebridge.__file__)))
             proc = subprocess.Popen(
-                [sys.executable, "-c", script, ide.workspace, ide.config_dir], stdout=subprocess.PIPE, text=True, env=env
+                [sys.executable, "-c", script, ide.workspace, ide.config_dir],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
             )
             try:
                 self.assertEqual(proc.stdout.readline().strip(), "connected")
                 wait_until(lambda: "ctrl-c-tab" in ide.tabs()["opened"])
                 t0 = time.monotonic()
                 proc.send_signal(signal.SIGINT)
-                out, _ = proc.communicate(timeout=30)
+                out, err = proc.communicate(timeout=30)
             finally:
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
-            self.assertEqual(out.split("\n")[:2], ["interrupted", "after True"], out)
+            self.assertEqual(out.split("\n")[:2], ["interrupted", "after True"], "stdout:\n%s\nstderr:\n%s" % (out, err))
             self.assertEqual(proc.returncode, 0)
             self.assertLess(time.monotonic() - t0, 10)
             self.assertIn("ctrl-c-tab", ide.tabs()["closed"])
