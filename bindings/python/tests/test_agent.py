@@ -272,7 +272,12 @@ class InterruptTest(unittest.TestCase):
         with HeadlessIDE(diff="hold") as ide:
             script = textwrap.dedent(
                 """
-                import faulthandler, sys, idebridge
+                import faulthandler, signal, sys, idebridge
+                # Python raises KeyboardInterrupt on SIGINT only when it did
+                # not start with SIGINT ignored, as a job started with & by
+                # a non-interactive shell (a CI runner) does: an agent that
+                # wants Ctrl-C sets the handler, as this one does.
+                signal.signal(signal.SIGINT, signal.default_int_handler)
                 # A hang shows where it is: every thread's traceback on
                 # stderr, and the process ends (the test allows 10 seconds).
                 faulthandler.dump_traceback_later(20, exit=True)
