@@ -58,7 +58,11 @@ func copyBytes(p *C.char) []byte {
 // decodeOptions decodes a JSON options argument into v, rejecting unknown
 // members (a misspelt option is an error, not a silent default). NULL, an
 // empty string and "null" leave v at its zero value: the defaults.
-func decodeOptions(p *C.char, v any) error {
+func decodeOptions(p *C.char, v any) error { return decodeParam(p, "options_json", v) }
+
+// decodeParam decodes the JSON parameter name into v as decodeOptions does;
+// its errors name the parameter.
+func decodeParam(p *C.char, name string, v any) error {
 	if p == nil {
 		return nil
 	}
@@ -69,10 +73,10 @@ func decodeOptions(p *C.char, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return argErr("options_json: %v", err)
+		return argErr("%s: %v", name, err)
 	}
 	if dec.More() {
-		return argErr("options_json: unexpected data after the JSON value")
+		return argErr("%s: unexpected data after the JSON value", name)
 	}
 	return nil
 }

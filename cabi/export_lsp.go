@@ -49,11 +49,29 @@ type lspOptions struct {
 }
 
 func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
+	lh, err := lspHandleOf(h)
+	if err != nil {
+		return nil, err
+	}
+	return lh.m, nil
+}
+
+// lspHandle is what an LSP manager handle names: the manager, and the
+// project directory and user options idb_lsp_new parsed its configuration
+// with, which idb_lsp_reload parses a new one with and
+// idb_lsp_load_claude_code takes as its default project.
+type lspHandle struct {
+	m          *lsp.Manager
+	projectDir string
+	userConfig map[string]string
+}
+
+func lspHandleOf(h C.uint64_t) (*lspHandle, error) {
 	obj, err := handles.get(kindLSP, uint64(h))
 	if err != nil {
 		return nil, err
 	}
-	return obj.(*lsp.Manager), nil
+	return obj.(*lspHandle), nil
 }
 
 //export idb_lsp_new
@@ -102,9 +120,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		m.Shutdown(context.Background())
 		return fail(name, argErr("config_json: %w", errors.Join(problems...)))
 	}
-	*outHandle = C.uint64_t(handles.add(kindLSP, m))
-	lspProjects.Store(uint64(*outHandle), dir)         // for idb_lsp_load_claude_code
-	rememberLSP(uint64(*outHandle), dir, o.UserConfig) // for idb_lsp_reload
+	*outHandle = C.uint64_t(handles.add(kindLSP, &lspHandle{m: m, projectDir: dir, userConfig: o.UserConfig}))
 	return 0
 }
 
@@ -239,11 +255,10 @@ func idb_lsp_shutdown(h C.uint64_t, timeoutMs C.int64_t) (st C.int) {
 	if err != nil {
 		return fail(name, err)
 	}
-	lspProjects.Delete(uint64(h))
 	// 0 leaves the servers' own shutdown timeouts in charge.
 	ctx, cancel := timeoutContext(timeoutMs, 0)
 	defer cancel()
-	if err := obj.(*lsp.Manager).Shutdown(ctx); err != nil {
+	if err := obj.(*lspHandle).m.Shutdown(ctx); err != nil {
 		return fail(name, fmt.Errorf("shutting down the language servers (their processes were killed): %w", err))
 	}
 	return 0

@@ -49,27 +49,6 @@ type navRequest struct {
 	MaxLocations       int    `json:"maxLocations"`
 }
 
-// decodeParam decodes a JSON parameter strictly; NULL or empty is the zero
-// value.
-func decodeParam(p *C.char, name string, v any) error {
-	if p == nil {
-		return nil
-	}
-	b := borrowBytes(p)
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return argErr("%s: %v", name, err)
-	}
-	if dec.More() {
-		return argErr("%s: unexpected data after the JSON value", name)
-	}
-	return nil
-}
-
 // withText is v's JSON (an object) with text added as "text".
 func withText(v any, rendered string) ([]byte, error) {
 	js, err := json.Marshal(v)

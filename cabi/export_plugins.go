@@ -10,15 +10,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync"
 
 	"github.com/idebridge/idebridge/lsp"
 )
-
-// lspProjects remembers the project directory each LSP manager handle was
-// created for (idb_lsp_new records it, idb_lsp_shutdown forgets it), the
-// default project of idb_lsp_load_claude_code.
-var lspProjects sync.Map // uint64 handle -> string
 
 // claudeCodeOptions is the JSON form of idb_lsp_load_claude_code's
 // options.
@@ -63,18 +57,17 @@ func idb_lsp_load_claude_code(h C.uint64_t, optionsJSON *C.char, timeoutMs C.int
 	if err := checkOut(out, "out"); err != nil {
 		return fail(name, err)
 	}
-	m, err := lspFromHandle(h)
+	lh, err := lspHandleOf(h)
 	if err != nil {
 		return fail(name, err)
 	}
+	m := lh.m
 	var o claudeCodeOptions
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
 	if o.ProjectDir == "" {
-		if dir, ok := lspProjects.Load(uint64(h)); ok {
-			o.ProjectDir = dir.(string)
-		}
+		o.ProjectDir = lh.projectDir
 	}
 	if o.ProjectDir != "" {
 		if o.ProjectDir, err = filepath.Abs(o.ProjectDir); err != nil {
