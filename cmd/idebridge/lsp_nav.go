@@ -488,16 +488,6 @@ func reviewInIDE(interrupted context.Context, client *idebridge.Client) (propose
 			return lsp.ApplyCancelled, nil
 		}
 		res, err := rev.ProposeEdit(rctx, idebridge.EditRequest{Path: e.Path, NewText: e.NewText, Base: e.Base})
-		switch {
-		case errors.Is(err, idebridge.ErrConflict):
-			return lsp.ApplyConflict, err
-		case err != nil:
-			return lsp.ApplyFailed, err
-		case res.Cancelled:
-			return lsp.ApplyCancelled, nil
-		case res.Written:
-			return lsp.ApplyWritten, nil
-		}
-		return lsp.ApplyRejected, nil
+		return reviewStatus(rctx, res, err)
 	}, stop
 }

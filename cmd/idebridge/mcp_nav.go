@@ -265,23 +265,28 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 func reviewPropose(c *ideConn) lsp.ProposeFunc {
 	return func(ctx context.Context, edit *lsp.FileEdit) (lsp.ApplyStatus, error) {
 		res, err := c.reviewer.ProposeEdit(ctx, idebridge.EditRequest{Path: edit.Path, NewText: edit.NewText, Base: edit.Base})
-		var ce *idebridge.ConflictError
-		switch {
-		case errors.As(err, &ce):
-			return lsp.ApplyConflict, err
-		case err != nil && ctx.Err() != nil:
-			return lsp.ApplyCancelled, err
-		case err != nil:
-			return lsp.ApplyFailed, err
-		case res.Cancelled:
-			return lsp.ApplyCancelled, nil
-		case res.Written:
-			return lsp.ApplyWritten, nil
-		case res.Status == idebridge.EditRejected:
-			return lsp.ApplyRejected, nil
-		}
-		return lsp.ApplyRejected, fmt.Errorf("the IDE did not accept the edit (it answered %q)", res.IDEAnswer)
+		return reviewStatus(ctx, res, err)
 	}
+}
+
+// reviewStatus is what one file's review in the IDE (ProposeEdit's result
+// and error, under ctx) means for a rename.
+func reviewStatus(ctx context.Context, res *idebridge.EditResult, err error) (lsp.ApplyStatus, error) {
+	switch {
+	case errors.Is(err, idebridge.ErrConflict):
+		return lsp.ApplyConflict, err
+	case err != nil && ctx.Err() != nil:
+		return lsp.ApplyCancelled, err
+	case err != nil:
+		return lsp.ApplyFailed, err
+	case res.Cancelled:
+		return lsp.ApplyCancelled, nil
+	case res.Written:
+		return lsp.ApplyWritten, nil
+	case res.Status == idebridge.EditRejected:
+		return lsp.ApplyRejected, nil
+	}
+	return lsp.ApplyRejected, fmt.Errorf("the IDE did not accept the edit (it answered %q)", res.IDEAnswer)
 }
 
 // maxWalk bounds the entries startServers looks at.
