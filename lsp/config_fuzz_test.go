@@ -49,11 +49,13 @@ func FuzzMarketplace(f *testing.F) {
 				t.Fatalf("entry %+v of %s", e, m.Name)
 			}
 		}
-		var doc struct {
-			Plugins []json.RawMessage `json:"plugins"`
-		}
-		if json.Unmarshal(data, &doc) == nil && len(m.Entries)+len(errs) != len(doc.Plugins) {
-			t.Fatalf("%d plugins in the document, %d entries and %d errors", len(doc.Plugins), len(m.Entries), len(errs))
+		// The model: a plain decode with exact keys, as JSON.parse reads
+		// the file. (A struct decode would also take "Plugins".)
+		var top map[string]json.RawMessage
+		var plugins []json.RawMessage
+		if json.Unmarshal(data, &top) == nil && json.Unmarshal(top["plugins"], &plugins) == nil &&
+			len(m.Entries)+len(errs) != len(plugins) {
+			t.Fatalf("%d plugins in the document, %d entries and %d errors", len(plugins), len(m.Entries), len(errs))
 		}
 	})
 }
