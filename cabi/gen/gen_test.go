@@ -125,3 +125,37 @@ func TestWrapAndCamel(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonPublicTypesMatchTypesPy checks that pyPublicTypes, the names
+// the generated package re-exports from idebridge.types, is the __all__
+// of the hand-written types.py, in its order: a type added to one and not
+// the other would be missing from `from idebridge import *` or fail the
+// generated import.
+func TestPythonPublicTypesMatchTypesPy(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "bindings", "python", "idebridge", "types.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "\n__all__ = [\n")
+	if !ok {
+		t.Fatal("types.py has no `__all__ = [` line")
+	}
+	list, _, ok := strings.Cut(rest, "\n]\n")
+	if !ok {
+		t.Fatal("types.py: __all__ does not end with a `]` line")
+	}
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		line = strings.TrimSuffix(strings.TrimSpace(line), ",")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if len(line) < 2 || line[0] != '"' || line[len(line)-1] != '"' {
+			t.Fatalf("types.py __all__: cannot read %q", line)
+		}
+		names = append(names, line[1:len(line)-1])
+	}
+	if strings.Join(names, " ") != strings.Join(pyPublicTypes, " ") {
+		t.Errorf("types.py __all__ and cabi/gen's pyPublicTypes differ:\n types.py: %v\n gen:      %v", names, pyPublicTypes)
+	}
+}
