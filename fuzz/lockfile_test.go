@@ -45,6 +45,18 @@ func FuzzLockfileRoundTrip(f *testing.F) {
 	})
 }
 
+// nfcElements NFC-normalises each element of a slash-separated path on its
+// own, as Match compares them: a whole-string pass is not stable when the
+// path holds invalid UTF-8 (norm treats a mark at the end of the string
+// differently from the same mark before a slash).
+func nfcElements(p string) string {
+	parts := strings.Split(p, "/")
+	for i, e := range parts {
+		parts[i] = norm.NFC.String(e)
+	}
+	return strings.Join(parts, "/")
+}
+
 // FuzzMatch checks Match on absolute POSIX paths against a model built on
 // filepath.Rel: cwd matches a folder exactly when the path from the folder
 // to cwd does not climb out of it.
@@ -54,7 +66,7 @@ func FuzzMatch(f *testing.F) {
 			return
 		}
 		got := lockfile.Match([]string{folder}, cwd, nil)
-		rel, err := filepath.Rel(norm.NFC.String(folder), norm.NFC.String(cwd))
+		rel, err := filepath.Rel(nfcElements(folder), nfcElements(cwd))
 		want := err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 		if got != want {
 			t.Fatalf("Match([%q], %q) = %v, model says %v (rel %q, %v)", folder, cwd, got, want, rel, err)

@@ -72,15 +72,32 @@ func contains(folder, dir string, win bool) bool {
 // cleanAbs returns p NFC-normalised and cleaned, whether it is a Windows
 // path, and false when p is not absolute.
 func cleanAbs(p string) (string, bool, bool) {
-	p = norm.NFC.String(p)
 	if isWindowsAbs(p) {
 		c, ok := cleanWindows(p)
-		return c, true, ok
+		return nfcEach(c, '\\'), true, ok
 	}
 	if !strings.HasPrefix(p, "/") {
 		return "", false, false
 	}
-	return path.Clean(p), false, true
+	return nfcEach(path.Clean(p), '/'), false, true
+}
+
+// nfcEach NFC-normalises each sep-separated element of p on its own. A
+// whole-string pass is not enough: after invalid UTF-8 the norm package
+// normalises a final mark differently from the same mark followed by more
+// text, so "/x" and "/x/y" could disagree on their common element.
+func nfcEach(p string, sep byte) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(p, sep)
+		if i < 0 {
+			b.WriteString(norm.NFC.String(p))
+			return b.String()
+		}
+		b.WriteString(norm.NFC.String(p[:i]))
+		b.WriteByte(sep)
+		p = p[i+1:]
+	}
 }
 
 // isWindowsAbs reports whether p looks like an absolute Windows path: a
