@@ -102,6 +102,11 @@ func Parse(name string, data []byte) (*Lockfile, error) {
 	if len(trimmed) == 0 {
 		return nil, &ParseError{Path: name, Err: errors.New("file is empty")}
 	}
+	if bytes.HasPrefix(trimmed, utf8BOM) {
+		// Only a mark at the very start is a byte-order mark; read as a
+		// folder, this one could not be written back.
+		return nil, &ParseError{Path: name, Err: errors.New("a byte-order mark after white space: neither JSON nor a list of folders")}
+	}
 	if trimmed[0] != '{' {
 		return parseLegacy(name, lf, trimmed)
 	}

@@ -158,6 +158,7 @@ func TestParseErrors(t *testing.T) {
 		{"authToken not string", "/d/21.lock", `{"authToken":{}}`, `"authToken" is not a string`},
 		{"binary", "/d/22.lock", "\x00\x01\x02", "binary content"},
 		{"invalid utf-8", "/d/23.lock", "/a\xff\xfe", "binary content"},
+		{"mark after white space", "/d/24.lock", " \ufeff/home/u/p", "byte-order mark after white space"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
