@@ -51,10 +51,8 @@ func (s *Server) resolvePath(p string) (string, error) {
 	if err != nil {
 		return "", &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf("resolving %s: %v", p, unwrapPathError(err)))}
 	}
-	for _, root := range s.cfg.realFolders {
-		if within(root, real) {
-			return p, nil
-		}
+	if s.insideFolders(real) {
+		return p, nil
 	}
 	where := p
 	if real != p {
@@ -62,6 +60,17 @@ func (s *Server) resolvePath(p string) (string, error) {
 	}
 	return "", &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Path outside the workspace", Data: mustJSON(fmt.Sprintf(
 		"%s is outside the workspace folders (%s); this IDE serves only files inside them", where, strings.Join(s.cfg.folders, ", ")))}
+}
+
+// insideFolders reports whether the resolved path real lies inside a
+// workspace folder (the folders' own links resolved).
+func (s *Server) insideFolders(real string) bool {
+	for _, root := range s.cfg.realFolders {
+		if within(root, real) {
+			return true
+		}
+	}
+	return false
 }
 
 // realPath resolves every symbolic link in the clean absolute path p, also

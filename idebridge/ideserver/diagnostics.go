@@ -396,7 +396,7 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 	// d.docs meanwhile.
 	sts := make([]*docDiags, len(targets))
 	for i, p := range targets {
-		b, err := readRegular(p, d.srv.cfg.MaxMessageSize)
+		b, err := d.srv.readRegular(p, d.srv.cfg.MaxMessageSize)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				d.forget(ctx, p)

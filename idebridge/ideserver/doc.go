@@ -16,8 +16,9 @@
 // byte where the wire allows (FILE_SAVED, DIFF_REJECTED, TAB_CLOSED,
 // CLOSED_<n>_DIFF_TABS, JSON texts with escaped slashes). The default tools
 // serve only files inside the workspace folders, symbolic links resolved
-// (Options.Unconfined lifts that), and read only regular files, opened
-// without blocking and bounded in size.
+// (Options.Unconfined lifts that) and checked again on the file opened, so
+// that a link swapped after the check is not followed out; and they read
+// only regular files, opened without blocking and bounded in size.
 //
 // Hostile clients are bounded too: every tool call is answered within
 // Options.CallTimeout (openDiff waits for the user), a refused request

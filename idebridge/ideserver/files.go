@@ -3,8 +3,11 @@ package ideserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/idebridge/idebridge/internal/safefile"
 )
@@ -15,17 +18,69 @@ import (
 // Options.MaxFileSize bytes are read.
 
 // readRegular reads the regular file at path if it holds at most limit
-// bytes.
-func readRegular(path string, limit int64) ([]byte, error) {
-	b, _, err := safefile.ReadFile(path, limit, nil)
-	return b, err
+// bytes (see openOptions for the confinement check).
+func (s *Server) readRegular(path string, limit int64) ([]byte, error) {
+	for attempt := 1; ; attempt++ {
+		b, _, err := safefile.ReadFile(path, limit, s.openOptions())
+		if errors.Is(err, errChangedWhileOpening) && attempt < openAttempts {
+			continue
+		}
+		return b, err
+	}
+}
+
+// openRegular opens the regular file at path, with the confinement check
+// of openOptions.
+func (s *Server) openRegular(path string) (*os.File, fs.FileInfo, error) {
+	for attempt := 1; ; attempt++ {
+		f, info, err := safefile.Open(path, s.openOptions())
+		if errors.Is(err, errChangedWhileOpening) && attempt < openAttempts {
+			continue
+		}
+		return f, info, err
+	}
+}
+
+// openAttempts bounds the opens of a file that changes under a confined
+// path: an editor's save by rename can make one attempt fail; a link
+// swapped back and forth without end is refused after this many.
+const openAttempts = 3
+
+var errChangedWhileOpening = errors.New("the file changed while it was opened")
+
+// openOptions returns, for a confined server, the check that closes the
+// window between resolvePath's check and the open: the file opened must
+// be the file the path resolves to afterwards, and that must lie inside a
+// workspace folder. A link swapped to a file outside in between is
+// caught either way: the path then resolves outside, or (swapped back) to
+// a file other than the one opened.
+func (s *Server) openOptions() *safefile.Options {
+	if s.cfg.Unconfined {
+		return nil
+	}
+	return &safefile.Options{Check: func(path string, opened fs.FileInfo) error {
+		real, err := realPath(path, 0)
+		if err == nil && !s.insideFolders(real) {
+			err = fmt.Errorf("it now resolves to %s, outside the workspace folders", real)
+		}
+		if err == nil {
+			var now fs.FileInfo
+			if now, err = os.Stat(real); err == nil && !os.SameFile(opened, now) {
+				err = errors.New("another file is now at its path")
+			}
+		}
+		if err != nil {
+			return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%v)", errChangedWhileOpening, err)}
+		}
+		return nil
+	}}
 }
 
 // countLines counts lines as an editor buffer does: "a\nb\n" and "a\nb" have
 // two, an empty file has one. The file must be regular and hold at most
 // limit bytes; the count stops when ctx ends.
-func countLines(ctx context.Context, path string, limit int64) (int, error) {
-	f, info, err := safefile.Open(path, nil)
+func (s *Server) countLines(ctx context.Context, path string, limit int64) (int, error) {
+	f, info, err := s.openRegular(path)
 	if err != nil {
 		return 0, err
 	}

@@ -480,3 +480,82 @@ func TestSlowAndIdleConnectionsTimeOut(t *testing.T) {
 		conn.Write([]byte(" "))
 	}
 }
+
+// A link inside the workspace that another process keeps swapping between
+// a file inside and one outside never lets a tool read the outside file:
+// confinement is judged on the descriptor that was opened, not only on a
+// resolution made before the open.
+func TestConfinementLinkSwapRace(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	writeText(t, filepath.Join(ws, "a.s"), "fine\n")
+	secret := filepath.Join(outside, "secret.s")
+	writeText(t, secret, strings.Repeat("SECRET\n", 50))
+	var mu sync.Mutex
+	policyLeaks := 0
+	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{ws}, NoLockfile: true,
+		DiffPolicy: ideserver.DiffPolicyFunc(func(_ context.Context, req *ideserver.DiffRequest) (ideserver.DiffDecision, error) {
+			if strings.Contains(req.OldContents, "SECRET") {
+				mu.Lock()
+				policyLeaks++
+				mu.Unlock()
+			}
+			return ideserver.DiffDecision{Action: ideserver.DiffReject}, nil
+		})})
+	c := dial(t, srv)
+	c.handshake(1)
+
+	flip, tmp := filepath.Join(ws, "flip.s"), filepath.Join(ws, ".flip.tmp")
+	if err := os.Symlink("a.s", flip); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swapped <- n
+				return
+			default:
+			}
+			target := "a.s"
+			if n%2 == 0 {
+				target = secret
+			}
+			if os.Symlink(target, tmp) == nil && os.Rename(tmp, flip) == nil {
+				n++
+			}
+		}
+	}()
+
+	served, refused, lineLeaks := 0, 0, 0
+	for i := 0; i < 3000; i++ {
+		var m *jsonrpc.Message
+		if i%2 == 0 {
+			m = c.call("tools/call", map[string]any{"name": mcp.ToolOpenFile, "arguments": map[string]any{"filePath": flip}})
+		} else {
+			m = c.call("tools/call", map[string]any{"name": mcp.ToolOpenDiff, "arguments": map[string]any{
+				"old_file_path": flip, "new_file_path": flip, "new_file_contents": "x", "tab_name": fmt.Sprint("t", i)}})
+		}
+		switch {
+		case m.Error != nil:
+			refused++
+		case strings.Contains(string(m.Result), `\"lineCount\":50`):
+			lineLeaks++
+		default:
+			served++
+		}
+	}
+	close(stop)
+	swaps := <-swapped
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("3000 calls during %d swaps: %d served, %d refused, %d line counts and %d old texts of the outside file", swaps, served, refused, lineLeaks, policyLeaks)
+	if lineLeaks != 0 || policyLeaks != 0 {
+		t.Errorf("the outside file was read: its line count %d times, its text handed to the diff policy %d times", lineLeaks, policyLeaks)
+	}
+	if served == 0 || refused == 0 || swaps < 100 {
+		t.Errorf("the race was not exercised: %d served, %d refused, %d swaps", served, refused, swaps)
+	}
+}

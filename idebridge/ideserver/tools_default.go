@@ -155,7 +155,7 @@ func (s *Server) toolOpenFile(ctx context.Context, call *ToolCall) (*mcp.ToolRes
 	if err != nil {
 		return nil, err
 	}
-	n, err := countLines(ctx, p, s.cfg.MaxMessageSize)
+	n, err := s.countLines(ctx, p, s.cfg.MaxMessageSize)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -168,7 +168,7 @@ func (s *Server) toolOpenFile(ctx context.Context, call *ToolCall) (*mcp.ToolRes
 	}
 	var sel *selection
 	if a.wantsSelection() {
-		text, err := readRegular(p, s.cfg.MaxMessageSize)
+		text, err := s.readRegular(p, s.cfg.MaxMessageSize)
 		if err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeServerError, Message: "Cannot read file", Data: mustJSON(fmt.Sprintf("Cannot select in %s: %v", p, unwrapPathError(err)))}
 		}
@@ -214,7 +214,7 @@ func (s *Server) toolOpenDiff(ctx context.Context, call *ToolCall) (*mcp.ToolRes
 	if _, err := s.resolvePath(a.NewPath); err != nil {
 		return nil, err
 	}
-	switch b, err := readRegular(oldPath, s.cfg.MaxMessageSize); {
+	switch b, err := s.readRegular(oldPath, s.cfg.MaxMessageSize); {
 	case err == nil:
 		req.OldContents, req.OldExists = string(b), true
 	case !errors.Is(err, fs.ErrNotExist):

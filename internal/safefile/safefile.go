@@ -30,6 +30,12 @@ type Options struct {
 	// (O_NOFOLLOW), for callers that resolved links themselves and must
 	// not follow one swapped in since.
 	NoFollow bool
+	// Check, when set, judges the regular file that was opened: path and
+	// the opened descriptor's FileInfo. An error from it closes the file
+	// and is returned as is. It lets a caller check the file it got (for
+	// example, that it is still the file a confined path resolves to)
+	// rather than a name it resolved before the open.
+	Check func(path string, opened fs.FileInfo) error
 }
 
 // Open opens path for reading and returns it with the opened descriptor's
@@ -51,6 +57,12 @@ func Open(path string, opts *Options) (*os.File, fs.FileInfo, error) {
 	if !info.Mode().IsRegular() {
 		f.Close()
 		return nil, info, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, typeName(info.Mode()))}
+	}
+	if opts != nil && opts.Check != nil {
+		if err := opts.Check(path, info); err != nil {
+			f.Close()
+			return nil, info, err
+		}
 	}
 	return f, info, nil
 }

@@ -76,3 +76,34 @@ func TestReadFile(t *testing.T) {
 		t.Error("ReadFile(link, NoFollow) followed the link")
 	}
 }
+
+// Options.Check sees the opened file's FileInfo; its error is returned as
+// is (the file closed), and ReadFile reads nothing then.
+func TestCheck(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refuse := errors.New("refused by the check")
+	var seen fs.FileInfo
+	opts := &Options{Check: func(path string, info fs.FileInfo) error {
+		if path != p {
+			t.Errorf("Check got path %q", path)
+		}
+		seen = info
+		return refuse
+	}}
+	if f, _, err := Open(p, opts); err != refuse || f != nil {
+		t.Errorf("Open with a refusing Check = %v, %v", f, err)
+	}
+	if seen == nil || seen.Size() != 5 || !seen.Mode().IsRegular() {
+		t.Errorf("Check saw %v", seen)
+	}
+	if b, _, err := ReadFile(p, 100, opts); err != refuse || b != nil {
+		t.Errorf("ReadFile with a refusing Check = %q, %v", b, err)
+	}
+	ok := &Options{Check: func(string, fs.FileInfo) error { return nil }}
+	if b, _, err := ReadFile(p, 100, ok); err != nil || string(b) != "hello" {
+		t.Errorf("ReadFile with an accepting Check = %q, %v", b, err)
+	}
+}
