@@ -2,10 +2,11 @@ package idebridge
 
 import (
 	"errors"
+	"io"
 	"io/fs"
-	"os"
 
 	"github.com/idebridge/idebridge/internal/atomicfile"
+	"github.com/idebridge/idebridge/internal/safefile"
 )
 
 // ErrConflict is matched (errors.Is) by every *ConflictError.
@@ -49,12 +50,18 @@ func WriteFileAtomic(path string, data []byte, expect *FileState) error {
 }
 
 // readText reads a file as text; a missing file reads as "" with exists
-// false.
+// false. Only a regular file is read: a FIFO or a device under the name is
+// an error, never waited on.
 func readText(path string) (text string, exists bool, err error) {
-	b, err := os.ReadFile(path)
+	f, _, err := safefile.Open(path, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", false, err
 	}

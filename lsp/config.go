@@ -391,7 +391,7 @@ func LoadFile(path string, opts *LoadOptions) ([]ServerConfig, []error) {
 	if err != nil {
 		return nil, []error{&ConfigError{File: path, Err: err}}
 	}
-	data, err := os.ReadFile(abs)
+	data, err := readConfigFile(abs)
 	if err != nil {
 		return nil, []error{&ConfigError{File: path, Err: err}}
 	}

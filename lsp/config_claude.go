@@ -178,7 +178,7 @@ func (l *claudeLoader) load() {
 		l.errorf(&ConfigError{Err: errors.New("no Claude Code configuration directory: neither CLAUDE_CONFIG_DIR nor HOME is set")})
 	}
 	for _, s := range l.settingsFiles() {
-		data, err := os.ReadFile(s.file)
+		data, err := readConfigFile(s.file)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				l.errorf(&ConfigError{File: s.file, Err: bareErr(err)})
@@ -200,7 +200,7 @@ func (l *claudeLoader) load() {
 	var order []string
 	if l.opts.ConfigDir != "" {
 		file := filepath.Join(l.opts.ConfigDir, filepath.FromSlash(InstalledPluginsFile))
-		if data, err := os.ReadFile(file); err == nil {
+		if data, err := readConfigFile(file); err == nil {
 			var errs []error
 			order, installs, errs = parseInstalledPlugins(data, file, filepath.Join(l.opts.ConfigDir, "plugins"))
 			for _, err := range errs {
@@ -383,7 +383,7 @@ func (l *claudeLoader) readKnownMarketplaces() map[string]string {
 		return out
 	}
 	file := filepath.Join(l.opts.ConfigDir, filepath.FromSlash(KnownMarketplacesFile))
-	data, err := os.ReadFile(file)
+	data, err := readConfigFile(file)
 	if err != nil {
 		return out
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/idebridge/idebridge/internal/jsonrpc"
+	"github.com/idebridge/idebridge/internal/safefile"
 )
 
 // Plugin locates one plugin on disk.
@@ -317,7 +318,19 @@ func readContained(root, path string) ([]byte, error) {
 	if !within(realRoot, real) {
 		return nil, fmt.Errorf("%s resolves to %s: %w", path, real, ErrPathEscape)
 	}
-	return os.ReadFile(real)
+	return readConfigFile(real)
+}
+
+// maxConfigBytes bounds a configuration file read: settings, manifests,
+// marketplaces and .lsp.json files are a few kilobytes.
+const maxConfigBytes = 16 << 20
+
+// readConfigFile reads a configuration file that must be a regular file:
+// a FIFO or a device under its name is refused, not waited on, and at
+// most maxConfigBytes are read.
+func readConfigFile(path string) ([]byte, error) {
+	data, _, err := safefile.ReadFile(path, maxConfigBytes, nil)
+	return data, err
 }
 
 // bareErr drops the operation and path of a *fs.PathError, for messages

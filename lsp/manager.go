@@ -18,6 +18,7 @@ import (
 	"github.com/idebridge/idebridge/lspdiag"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/internal/safefile"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
@@ -793,17 +794,15 @@ type diskView struct {
 // maxTrackedFileBytes bounds the files whose changes on disk are followed.
 const maxTrackedFileBytes = DefaultMaxMessageBytes
 
-// readDisk reads path with its stamp and checksum.
+// readDisk reads path with its stamp and checksum. Only a regular file is
+// read (safefile: a FIFO or a device under the name is refused, never
+// waited on).
 func readDisk(path string) (diskView, error) {
-	f, err := os.Open(path)
+	f, fi, err := safefile.Open(path, nil)
 	if err != nil {
 		return diskView{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return diskView{}, err
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxTrackedFileBytes+1))
 	if err != nil {
 		return diskView{}, err

@@ -18,6 +18,7 @@ import (
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/internal/safefile"
 	"github.com/idebridge/idebridge/lspdiag"
 )
 
@@ -1073,11 +1074,7 @@ func diskIndex(uri string) *lineIndex {
 	if !ok || strings.HasPrefix(path, "//") {
 		return nil
 	}
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > maxDiskIndexBytes {
-		return nil
-	}
-	data, err := os.ReadFile(path)
+	data, _, err := safefile.ReadFile(path, maxDiskIndexBytes, nil)
 	if err != nil {
 		return nil
 	}
