@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -159,10 +158,7 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 			Attachment *diag.Attachment `json:"attachment"`
 			Files      []*diagFile      `json:"files"`
 		}{att, files}
-		enc := json.NewEncoder(inv.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
+		if !inv.writeJSON("idebridge diag", out) {
 			return exitFailure
 		}
 	} else {

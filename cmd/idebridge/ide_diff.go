@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -140,10 +139,7 @@ func ideDiff(ctx context.Context, inv *invocation, o *diffFlags, file, newFile s
 		if out.EditResult == nil {
 			out.EditResult = &idebridge.EditResult{Path: path, ViaIDE: true}
 		}
-		enc := json.NewEncoder(inv.Stdout)
-		enc.SetIndent("", "  ")
-		if werr := enc.Encode(out); werr != nil {
-			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, werr)
+		if !inv.writeJSON(name, out) {
 			return exitFailure
 		}
 		return code

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,10 +80,7 @@ func ideList(ctx context.Context, inv *invocation, cwd string, asJSON bool, wait
 		cands = []idebridge.Candidate{}
 	}
 	if asJSON {
-		enc := json.NewEncoder(inv.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(cands); err != nil {
-			fmt.Fprintf(inv.Stderr, "idebridge ide list: %v\n", err)
+		if !inv.writeJSON("idebridge ide list", cands) {
 			return exitFailure
 		}
 		if len(cands) == 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,10 +46,7 @@ func init() {
 					if tools == nil {
 						tools = []mcp.Tool{}
 					}
-					enc := json.NewEncoder(inv.Stdout)
-					enc.SetIndent("", "  ")
-					if err := enc.Encode(tools); err != nil {
-						fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+					if !inv.writeJSON(name, tools) {
 						return exitFailure
 					}
 					return exitOK

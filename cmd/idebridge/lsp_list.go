@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -162,10 +161,7 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 	}
 
 	if asJSON {
-		enc := json.NewEncoder(inv.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(l); err != nil {
-			fmt.Fprintf(inv.Stderr, "idebridge lsp list: %v\n", err)
+		if !inv.writeJSON("idebridge lsp list", l) {
 			return exitFailure
 		}
 		return code

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -332,10 +331,7 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 		code = exitIncomplete
 	}
 	if o.asJSON {
-		enc := json.NewEncoder(inv.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		if !inv.writeJSON(name, res) {
 			return exitFailure
 		}
 		return code

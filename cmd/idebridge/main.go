@@ -40,6 +40,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,6 +85,19 @@ func (inv *invocation) environ() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// writeJSON writes v to Stdout as indented JSON, the form of every
+// command's --json output. When that fails it says so on Stderr after
+// name (e.g. "idebridge lsp list") and returns false.
+func (inv *invocation) writeJSON(name string, v any) bool {
+	enc := json.NewEncoder(inv.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return false
+	}
+	return true
 }
 
 // runFunc runs a command once its flags are parsed; args are the positional
