@@ -7,8 +7,6 @@ package main
 import "C"
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -81,10 +79,8 @@ func idb_ide_new_diagnostics(h C.uint64_t, snapshotJSONText *C.char, optionsJSON
 		return fail(name, argErr("snapshot_json is NULL"))
 	}
 	var sj snapshotJSON
-	dec := json.NewDecoder(bytes.NewReader(copyBytes(snapshotJSONText)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sj); err != nil {
-		return fail(name, argErr("snapshot_json: %v", err))
+	if err := decodeParam(snapshotJSONText, "snapshot_json", &sj); err != nil {
+		return fail(name, err)
 	}
 	if sj.Path == "" {
 		return fail(name, argErr("snapshot_json: no path (pass what idb_ide_snapshot_diagnostics returned)"))
