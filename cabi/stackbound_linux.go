@@ -7,7 +7,10 @@ package main
 // reading /proc/self/maps, about 90 microseconds a call. The link wraps
 // pthread_getattr_np so that the main thread's answer is read once and
 // kept (its stack does not move); other threads ask glibc as before,
-// which is cheap for them.
+// which is cheap for them. The wrap binds only this library's own calls,
+// which are the runtime's (x_cgo_getstackbound in runtime/cgo), and that
+// caller initialises attr before asking, so the cached answer only needs
+// to set the stack on it.
 
 /*
 #cgo LDFLAGS: -Wl,--wrap=pthread_getattr_np
