@@ -386,6 +386,13 @@ func ResolveConflicts(cfgs []ServerConfig) ([]ServerConfig, []error) {
 // LoadFile loads a standalone .lsp.json that belongs to no plugin, as the
 // command line uses it. Servers are named by their keys; ${CLAUDE_PLUGIN_ROOT}
 // is the file's directory. Conflicts are resolved as by ResolveConflicts.
+//
+// The errors are a list, not one error, because loading is partial: an
+// invalid entry (a *ConfigError) or an extension lost to another server (an
+// *ExtensionConflictError) is left out while the other servers load, so a
+// caller can start what loaded and show each problem on its own line (as
+// `idebridge lsp list` does). A file that cannot be read or parsed gives no
+// servers and one *ConfigError. errors.Join(errs...) makes one error of them.
 func LoadFile(path string, opts *LoadOptions) ([]ServerConfig, []error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
