@@ -402,19 +402,15 @@ func (m *Manager) Close(ctx context.Context, path string) error {
 
 // syncDoc is Open, Change and Save: text nil means the file on disk.
 func (m *Manager) syncDoc(ctx context.Context, path string, text *string, save bool) error {
+	orig := text
 	for attempt := 0; ; attempt++ {
 		r, abs, err := m.route(path)
 		if err != nil {
 			return err
 		}
-		inst, err := r.srv.ensure(ctx)
-		if errors.Is(err, errRetired) && attempt < 3 {
-			continue // Reload replaced the server; route again
-		}
-		if err != nil {
-			m.noteFailure(abs, r.srv, err)
-			return err
-		}
+		// The file is read before the server is started, so that a
+		// missing or unreadable file is reported at once, not after a
+		// start of seconds.
 		var disk *diskView
 		if text == nil {
 			dv, err := readDisk(abs)
@@ -426,8 +422,18 @@ func (m *Manager) syncDoc(ctx context.Context, path string, text *string, save b
 		} else if dv, err := readDisk(abs); err == nil {
 			disk = &dv // what is on disk now, to tell a later change by someone else
 		}
+		inst, err := r.srv.ensure(ctx)
+		if errors.Is(err, errRetired) && attempt < 3 {
+			text = orig
+			continue // Reload replaced the server; route again
+		}
+		if err != nil {
+			m.noteFailure(abs, r.srv, err)
+			return err
+		}
 		retry, err := m.send(ctx, r, abs, inst, *text, save, disk)
 		if retry && attempt < 3 {
+			text = orig
 			continue // the instance was replaced meanwhile
 		}
 		if err != nil {

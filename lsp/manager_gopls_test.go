@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -363,5 +364,49 @@ func TestGoplsAnalyzerFindings(t *testing.T) {
 			!strings.Contains(att.Files[0].Diagnostics[0].Message, "fmt.Printf format %d has arg") {
 			t.Errorf("change %d: settled without the finding: %+v %+v", i, res, att)
 		}
+	}
+}
+
+// A missing file, or a place that names nothing in a file, is reported
+// before the server is started (gopls takes seconds to start), by Open,
+// by the navigation operations and by Settle's callers alike; a good
+// place then starts it.
+func TestBadInputReportedBeforeTheServerStarts(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {\n\tprintln(1)\n}\n")
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t)})
+	ctx := context.Background()
+	notStarted := func(what string) {
+		t.Helper()
+		for _, st := range m.Servers() {
+			if st.PID != 0 || st.State != StateStopped {
+				t.Errorf("%s: the server was started: %+v", what, st)
+			}
+		}
+	}
+	missing := filepath.Join(dir, "missing.go")
+	if err := m.Open(ctx, missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(missing): %v, want ErrNotExist", err)
+	}
+	notStarted("Open of a missing file")
+	if _, err := m.Definition(ctx, Pos{Path: missing, Line: 1, Column: 1}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Definition in a missing file: %v, want ErrNotExist", err)
+	}
+	notStarted("Definition in a missing file")
+	for _, p := range []Pos{{Path: main, Line: 26, Column: 1}, {Path: main, Line: 4, Symbol: "nothere"}, {Path: main, Line: 4, Column: 80}} {
+		_, err := m.References(ctx, p, true)
+		if !errors.Is(err, ErrBadPos) || !strings.Contains(err.Error(), "main.go:") {
+			t.Errorf("References at %v: %v, want ErrBadPos naming main.go", p, err)
+		}
+	}
+	notStarted("References at places that name nothing")
+	if _, err := m.Hover(ctx, Pos{Path: main, Line: 4, Symbol: "println"}); err != nil {
+		t.Fatalf("Hover at a good place: %v", err)
+	}
+	if st := m.Servers(); len(st) != 1 || st[0].PID == 0 {
+		t.Errorf("after a good place the server runs: %+v", st)
 	}
 }
