@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -408,5 +409,51 @@ func TestBadInputReportedBeforeTheServerStarts(t *testing.T) {
 	}
 	if st := m.Servers(); len(st) != 1 || st[0].PID == 0 {
 		t.Errorf("after a good place the server runs: %+v", st)
+	}
+}
+
+// A server whose command is not installed is not restarted: every use
+// says what is missing and how such servers are installed, without
+// using a restart; once the command is installed, the next use starts it.
+func TestMissingCommandIsNotRestarted(t *testing.T) {
+	gopls := goplsForTest(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+filepath.Dir(goBin)) // go, without gopls
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {}\n")
+	cfg := GoplsConfig("gopls", dir)
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t)})
+	ctx := context.Background()
+	for i := range 5 {
+		err := m.Open(ctx, main)
+		var cnf *CommandNotFoundError
+		if !errors.As(err, &cnf) || !errors.Is(err, ErrCommandNotFound) || !errors.Is(err, ErrServerFailed) {
+			t.Fatalf("use %d: %v, want a CommandNotFoundError", i, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, `command "gopls" is not installed`) || !strings.Contains(msg, "install it: "+GoplsInstallCommand) {
+			t.Errorf("use %d: %q does not say what is missing and how to install it", i, msg)
+		}
+		if strings.Contains(msg, "restart") {
+			t.Errorf("use %d: %q speaks of restarts", i, msg)
+		}
+		if st := m.Servers(); st[0].Restarts != 0 {
+			t.Errorf("use %d: %d restarts used for a missing command", i, st[0].Restarts)
+		}
+	}
+	if err := os.Symlink(gopls, filepath.Join(bin, "gopls")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatalf("once installed: %v", err)
+	}
+	if st := m.Servers(); st[0].PID == 0 || st[0].Restarts != 0 {
+		t.Errorf("once installed: %+v", st[0])
 	}
 }

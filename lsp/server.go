@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -131,6 +132,18 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 			s.mu.Unlock()
 			return inst, nil
 		case StateError:
+			if errors.Is(s.lastErr.Err, ErrCommandNotFound) {
+				// Not a crash: start again, without using a restart,
+				// only once the command is installed.
+				if !s.commandFound() {
+					e := *s.lastErr
+					e.Final, e.Restarts = true, s.restarts
+					s.mu.Unlock()
+					return nil, &e
+				}
+				s.beginStart()
+				break
+			}
 			if s.restarts >= s.cfg.restartLimit() {
 				e := *s.lastErr
 				e.Final, e.Restarts = true, s.restarts
@@ -162,6 +175,17 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 			return nil, fmt.Errorf("starting %s: %w", s.cfg.Name, ctx.Err())
 		}
 	}
+}
+
+// commandFound reports whether the server's command may now start: a
+// bare name is found on PATH as exec.Command finds it, an absolute path
+// is an executable file (a relative one is tried again).
+func (s *server) commandFound() bool {
+	c := exec.Command(s.cfg.Command)
+	if c.Err != nil {
+		return false
+	}
+	return !filepath.IsAbs(c.Path) || isExecutable(c.Path)
 }
 
 // beginStart starts an instance in the background. Call with s.mu held.
@@ -269,6 +293,12 @@ func (s *server) spawn() (*instance, error) {
 	cmd.Env = s.environ()
 	p, err := startProc(cmd)
 	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			err = &CommandNotFoundError{Command: s.cfg.Command, Hint: InstallHint(s.cfg.Command), Err: err}
+			e := fail(err).(*ServerError)
+			e.Final = true
+			return nil, e
+		}
 		return nil, fail(fmt.Errorf("starting %s: %w", s.cfg.Command, err))
 	}
 	s.mu.Lock()
@@ -425,7 +455,7 @@ func (s *server) failure() error {
 	if s.state == StateError && s.lastErr != nil {
 		e := *s.lastErr
 		e.Restarts = s.restarts
-		e.Final = s.restarts >= s.cfg.restartLimit()
+		e.Final = s.restarts >= s.cfg.restartLimit() || errors.Is(e.Err, ErrCommandNotFound)
 		return &e
 	}
 	return nil
