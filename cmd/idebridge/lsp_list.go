@@ -27,8 +27,8 @@ func init() {
 			"plugins that are installed or enabled but not loaded and why, and every\n" +
 			"problem found in the configuration. With FILE arguments: which server would\n" +
 			"handle each file, or why none. Nothing is started.\n\n" + sourcesHelp + "\n\n" +
-			"Exit status: 0 when the listing ran; 2 when a FILE has no server, or its\n" +
-			"server's command is not found; 64 bad usage.",
+			"Exit status: 0 when the listing ran; 2 when a FILE does not exist, has no\n" +
+			"server, or its server's command is not found; 64 bad usage.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var src serverSources
 			src.register(fs)
@@ -141,17 +141,32 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 			path := absIn(wd, f)
 			lf := listFile{Path: path}
 			name, err := m.ServerFor(path)
+			missing := ""
+			if _, serr := os.Stat(path); serr != nil {
+				missing = "the file does not exist"
+				if !errors.Is(serr, os.ErrNotExist) {
+					missing = fmt.Sprintf("the file cannot be read: %v", serr)
+				}
+				code = exitUnavailable
+			}
 			switch {
+			case err != nil && missing != "":
+				lf.Error = missing + ", and " + set.adviceFor(err, false)
 			case err != nil:
-				lf.Error = set.advice(err)
+				lf.Error = set.adviceFor(err, false)
 				code = exitUnavailable
 			default:
 				lf.Server = name
 				lf.Language = languageOf(byName[name], path)
+				var problems []string
+				if missing != "" {
+					problems = append(problems, missing)
+				}
 				if _, err := byName[name].ResolveCommand(environ); err != nil {
-					lf.Error = fmt.Sprintf("its command is not found: %v", err)
+					problems = append(problems, fmt.Sprintf("its command is not found: %v", err))
 					code = exitUnavailable
 				}
+				lf.Error = strings.Join(problems, ", and ")
 			}
 			l.Files = append(l.Files, lf)
 		}

@@ -209,7 +209,11 @@ func (set *serverSet) notLoaded(ext string) []lsp.PluginStatus {
 }
 
 // advice explains an error of a file and, where it can, what to do.
-func (set *serverSet) advice(err error) string {
+func (set *serverSet) advice(err error) string { return set.adviceFor(err, true) }
+
+// adviceFor is advice; listHint adds that `idebridge lsp list` shows what
+// is configured (not for lsp list itself).
+func (set *serverSet) adviceFor(err error, listHint bool) string {
 	var ne *lsp.NoServerError
 	if !errors.As(err, &ne) {
 		return err.Error()
@@ -225,5 +229,8 @@ func (set *serverSet) advice(err error) string {
 		return fmt.Sprintf("no language server for %s: %s", ne.Path, strings.Join(why, "; "))
 	}
 	hint := "install and enable a Claude Code plugin for it, or pass --config, --plugin-dir or --marketplace"
+	if !listHint {
+		return fmt.Sprintf("%v; %s", err, hint)
+	}
 	return fmt.Sprintf("%v; %s (`idebridge lsp list` shows what is configured)", err, hint)
 }
