@@ -102,6 +102,47 @@ type ManagerOptions struct {
 	// Logger receives the servers' log messages and the manager's
 	// warnings. Nil is silent.
 	Logger *slog.Logger
+	// OnEvent, when set, is told what the servers are doing, for a
+	// progress display: a start beginning and ending, and the servers'
+	// work-done progress (a workspace load with its percentage). It is
+	// called on the manager's goroutines, possibly concurrently, with no
+	// lock held; it must return quickly.
+	OnEvent func(Event)
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// The kinds of Event.
+const (
+	// EventStarting: a server process is being started and initialized.
+	EventStarting EventKind = "starting"
+	// EventRunning: the server answered initialize and is in use.
+	EventRunning EventKind = "running"
+	// EventFailed: the start failed (Err says why).
+	EventFailed EventKind = "failed"
+	// EventProgress: the server's work-done progress began, reported or
+	// ended (Progress says which).
+	EventProgress EventKind = "progress"
+)
+
+// Event is one thing a server did, as ManagerOptions.OnEvent receives it.
+type Event struct {
+	// Server is the server's name.
+	Server string
+	Kind   EventKind
+	// Progress is "begin", "report" or "end" for EventProgress.
+	Progress string
+	// Token identifies the work-done progress (as the server sent it).
+	Token string
+	// Title and Message are the progress's words, as the server sent
+	// them (a report repeats no title).
+	Title, Message string
+	// Percentage is the progress's percentage, or -1 when the server
+	// gave none.
+	Percentage int
+	// Err is the failure, for EventFailed.
+	Err error
 }
 
 // ErrInvalidOptions is matched (errors.Is) by the error NewManager returns

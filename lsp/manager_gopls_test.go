@@ -457,3 +457,62 @@ func TestMissingCommandIsNotRestarted(t *testing.T) {
 		t.Errorf("once installed: %+v", st[0])
 	}
 }
+
+// OnEvent tells a progress display what gopls does: its start, and its
+// work-done progress (the workspace load) from begin to end.
+func TestOnEventReportsStartAndProgress(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {}\n")
+	var mu sync.Mutex
+	var events []Event
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t), WaitForProgress: true,
+		OnEvent: func(e Event) {
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+		}})
+	ctx := context.Background()
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, main)
+	mu.Lock()
+	defer mu.Unlock()
+	var kinds []string
+	begun, ended := map[string]bool{}, map[string]bool{}
+	for _, e := range events {
+		if e.Server != "gopls" {
+			t.Errorf("event of server %q", e.Server)
+		}
+		if e.Kind != EventProgress {
+			kinds = append(kinds, string(e.Kind))
+			continue
+		}
+		switch e.Progress {
+		case "begin":
+			if e.Title == "" {
+				t.Errorf("a progress began without a title: %+v", e)
+			}
+			begun[e.Token] = true
+		case "end":
+			ended[e.Token] = true
+		}
+	}
+	if strings.Join(kinds, " ") != "starting running" {
+		t.Errorf("start events %q, want starting running", kinds)
+	}
+	// Settle waited for the progress active when it ran (WaitForProgress);
+	// gopls may begin more work afterwards, so only some must have ended.
+	done := 0
+	for tok := range begun {
+		if ended[tok] {
+			done++
+		}
+	}
+	if done == 0 {
+		t.Errorf("no work-done progress reported from begin to end: %+v", events)
+	}
+}

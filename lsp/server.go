@@ -194,10 +194,22 @@ func (s *server) beginStart() {
 	go s.runStart()
 }
 
+// event tells ManagerOptions.OnEvent, when set, about e.
+func (s *server) event(e Event) {
+	if f := s.m.opts.OnEvent; f != nil {
+		e.Server = s.cfg.Name
+		if e.Kind != EventProgress {
+			e.Percentage = -1
+		}
+		f(e)
+	}
+}
+
 // runStart starts an instance and reopens the documents routed to the
 // server, then settles the state: Running, Error, or Stopped when the
 // server was retired meanwhile.
 func (s *server) runStart() {
+	s.event(Event{Kind: EventStarting})
 	inst, err := s.spawn()
 	if err == nil {
 		s.m.reopen(s, inst)
@@ -227,11 +239,13 @@ func (s *server) runStart() {
 		s.mu.Unlock()
 		s.log.Warn("lsp: language server failed to start", "err", err)
 		s.m.reg.ReportFailure(s.cfg.Name, err)
+		s.event(Event{Kind: EventFailed, Err: err})
 		return
 	}
 	s.inst = inst
 	s.setState(StateRunning)
 	s.mu.Unlock()
+	s.event(Event{Kind: EventRunning})
 	s.log.Debug("lsp: language server running", "pid", inst.proc.cmd.Process.Pid, "encoding", inst.encoding())
 }
 
@@ -946,7 +960,10 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	var p struct {
 		Token json.RawMessage `json:"token"`
 		Value struct {
-			Kind string `json:"kind"`
+			Kind       string `json:"kind"`
+			Title      string `json:"title"`
+			Message    string `json:"message"`
+			Percentage *int   `json:"percentage"`
 		} `json:"value"`
 	}
 	if json.Unmarshal(params, &p) != nil {
@@ -955,6 +972,13 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	tok := string(p.Token)
 	if isNavToken(tok) {
 		return // a navigation request's own progress, not the server's work
+	}
+	if inst.s.m.opts.OnEvent != nil {
+		e := Event{Kind: EventProgress, Progress: p.Value.Kind, Token: tok, Title: p.Value.Title, Message: p.Value.Message, Percentage: -1}
+		if p.Value.Percentage != nil {
+			e.Percentage = *p.Value.Percentage
+		}
+		inst.s.event(e)
 	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
