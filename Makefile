@@ -70,10 +70,17 @@ lsp-servers: node
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clangd; \
 	fi
 
+## gopls: gopls $(GOPLS_VERSION) when missing; go install is silent for
+## minutes the first time, so a line says every 15 s that it still runs
 gopls:
 	@if ! $(GOPLS) version 2>/dev/null | grep -q "golang.org/x/tools/gopls $(GOPLS_VERSION)"; then \
-		echo "installing gopls $(GOPLS_VERSION)"; \
-		$(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION); \
+		echo "installing gopls $(GOPLS_VERSION) with go install (minutes the first time: it downloads and compiles)"; \
+		$(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION) & pid=$$!; s=0; \
+		while kill -0 $$pid 2>/dev/null; do \
+			sleep 1; s=$$((s+1)); \
+			if [ $$((s % 15)) = 0 ] && kill -0 $$pid 2>/dev/null; then echo "  still installing gopls ($${s}s)"; fi; \
+		done; \
+		wait $$pid; \
 	fi
 
 ## test: everything CI checks

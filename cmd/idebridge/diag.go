@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "diag",
-		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] FILE...",
+		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] [-q] FILE...",
 		Summary: "print the language-server diagnostics of files",
 		Help: "Opens each FILE in the language server that serves its extension, waits until\n" +
 			"its diagnostics are known (see --timeout), and prints them as the block a model\n" +
@@ -28,6 +28,7 @@ func init() {
 			"Each file's line says how its diagnostics were known to be current (its server\n" +
 			"answered a pull for its text, published for its version, ended its work, or,\n" +
 			"without versions, published and then went quiet), or that they are not.\n\n" +
+			progressHelp + "\n\n" +
 			"Exit status: 0 when every file was checked and its diagnostics are known to be\n" +
 			"current, even if diagnostics were found; 3 when some file's diagnostics are not\n" +
 			"known to be current (its server did not report on it within --timeout); 1 when\n" +
@@ -38,6 +39,7 @@ func init() {
 			src.register(fs)
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, reason, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
+			quiet := fs.Bool("q", false, "print no progress line on standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -47,7 +49,7 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return runDiag(ctx, inv, &src, *asJSON, *timeout, args)
+				return runDiag(ctx, inv, &src, *asJSON, *timeout, *quiet, args)
 			}
 		},
 	})
@@ -72,7 +74,7 @@ type diagFile struct {
 	err error
 }
 
-func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, quiet bool, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
@@ -88,11 +90,14 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
+	progress := newProgressLine(inv, quiet)
+	defer progress.Close()
 	m, err := lsp.NewManager(configs, &lsp.ManagerOptions{
 		ProjectDir:      wd,
 		Env:             environ,
 		SettleTimeout:   timeout,
 		WaitForProgress: true, // one shot: wait for analysis results too
+		OnEvent:         progress.onEvent(),
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
@@ -136,6 +141,7 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		}
 	}
 	att, _ := m.Drain()
+	progress.Close()
 
 	code = exitOK
 	for _, f := range files {

@@ -38,6 +38,7 @@ type navFlags struct {
 	timeout  time.Duration
 	loadWait time.Duration
 	max      int
+	quiet    bool
 }
 
 func (o *navFlags) register(fs *flag.FlagSet) {
@@ -46,6 +47,7 @@ func (o *navFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the server, in all (its start and load included)")
 	fs.DurationVar(&o.loadWait, "load-wait", lsp.DefaultLoadWait, "how long to wait for a server still loading the workspace before asking anyway (0: ask at once)")
 	fs.IntVar(&o.max, "max", lsp.DefaultMaxLocations, "show at most this many locations, symbols or calls (0: all)")
+	fs.BoolVar(&o.quiet, "q", false, "print no progress line on standard error")
 }
 
 // navCommand describes one navigation command.
@@ -247,9 +249,9 @@ func registerNav(c navCommand) {
 	name := "idebridge lsp " + c.name
 	register(&command{
 		Name:    "lsp " + c.name,
-		Usage:   c.usage + " [--json] [--timeout D] [--load-wait D] [--max N] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins]",
+		Usage:   c.usage + " [--json] [--timeout D] [--load-wait D] [--max N] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [-q]",
 		Summary: c.summary,
-		Help:    c.help + "\n\n" + posHelp + "\n\n" + sourcesHelp + "\n\n" + navExitHelp,
+		Help:    c.help + "\n\n" + posHelp + "\n\n" + sourcesHelp + "\n\n" + progressHelp + "\n\n" + navExitHelp,
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o navFlags
 			o.register(fs)
@@ -295,7 +297,9 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 	if loadWait == 0 {
 		loadWait = -1 // ask at once
 	}
-	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Env: inv.environ(), LoadWait: loadWait})
+	progress := newProgressLine(inv, o.quiet)
+	defer progress.Close()
+	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Env: inv.environ(), LoadWait: loadWait, OnEvent: progress.onEvent()})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitFailure
@@ -310,6 +314,7 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 	defer cancel()
 
 	res, err := run(ctx, sess)
+	progress.Close()
 	if err != nil {
 		var ue *usageErr
 		if errors.As(err, &ue) {
