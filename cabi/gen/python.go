@@ -507,6 +507,31 @@ func python() []byte {
 	b.p(")")
 	b.p("")
 	b.WriteString(pyRuntime)
+	b.p("# What the user called, by C function: an error says IDEClient.connect,")
+	b.p("# not idb_ide_connect.")
+	b.p("_NAMES = {")
+	for _, f := range abispec.Funcs {
+		if f.Binding == abispec.Internal || isInternalClass(f.Class) {
+			continue
+		}
+		n := strings.TrimSuffix(pyName(f), "()")
+		b.p("    %q: %q,", f.Name, n)
+		if isBlocking(f) {
+			b.p("    %q: %q,", f.Name+"_start", n)
+		}
+	}
+	b.p("}")
+	b.p("")
+	b.p("")
+	b.p("def _user_message(message: str) -> str:")
+	b.p(`    """The library's message with its leading C function name, if any,`)
+	b.p(`    replaced by the name of what the user called."""`)
+	b.p(`    head, sep, rest = message.partition(": ")`)
+	b.p(`    if sep and head in _NAMES:`)
+	b.p(`        return _NAMES[head] + ": " + rest`)
+	b.p(`    return message`)
+	b.p("")
+	b.p("")
 	b.p("def _declare(lib: ctypes.CDLL) -> None:")
 	b.p(`    """Declares argtypes and restype of every export."""`)
 	for _, f := range abispec.Funcs {
@@ -915,7 +940,7 @@ def _raise(lib: ctypes.CDLL, status: int, function: str) -> None:
             lib.idb_free(p)
     else:
         message = "%s failed with status %d" % (function, status)
-    raise _ERRORS.get(status, IdebridgeError)(message, status, function)
+    raise _ERRORS.get(status, IdebridgeError)(_user_message(message), status, function)
 
 
 def _raise_call(status: int, text: Optional[str]) -> None:
@@ -925,7 +950,7 @@ def _raise_call(status: int, text: Optional[str]) -> None:
     except ValueError:
         err = {"message": text}
     raise _ERRORS.get(status, IdebridgeError)(
-        err.get("message") or "call failed with status %d" % status,
+        _user_message(err.get("message") or "call failed with status %d" % status),
         status,
         err.get("function"),
         err.get("code"),

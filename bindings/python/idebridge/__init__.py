@@ -326,7 +326,7 @@ def _raise(lib: ctypes.CDLL, status: int, function: str) -> None:
             lib.idb_free(p)
     else:
         message = "%s failed with status %d" % (function, status)
-    raise _ERRORS.get(status, IdebridgeError)(message, status, function)
+    raise _ERRORS.get(status, IdebridgeError)(_user_message(message), status, function)
 
 
 def _raise_call(status: int, text: Optional[str]) -> None:
@@ -336,7 +336,7 @@ def _raise_call(status: int, text: Optional[str]) -> None:
     except ValueError:
         err = {"message": text}
     raise _ERRORS.get(status, IdebridgeError)(
-        err.get("message") or "call failed with status %d" % status,
+        _user_message(err.get("message") or "call failed with status %d" % status),
         status,
         err.get("function"),
         err.get("code"),
@@ -522,6 +522,108 @@ def _dec_int(text: Optional[str]) -> int:
 
 def _dec_none(text: Optional[str]) -> None:
     return None
+
+
+# What the user called, by C function: an error says IDEClient.connect,
+# not idb_ide_connect.
+_NAMES = {
+    "idb_version": "version",
+    "idb_handle_count": "handle_count",
+    "idb_parse_lockfile": "parse_lockfile",
+    "idb_path_to_local": "path_to_local",
+    "idb_path_to_ide": "path_to_ide",
+    "idb_discover": "discover",
+    "idb_discover_start": "discover",
+    "idb_ide_connect": "IDEClient.connect",
+    "idb_ide_connect_start": "IDEClient.connect",
+    "idb_ide_info": "IDEClient.info",
+    "idb_ide_tools": "IDEClient.tools",
+    "idb_ide_tools_start": "IDEClient.tools",
+    "idb_ide_call": "IDEClient.call",
+    "idb_ide_call_start": "IDEClient.call",
+    "idb_ide_next_notification": "IDEClient.next_notification",
+    "idb_ide_next_notification_start": "IDEClient.next_notification",
+    "idb_ide_close": "IDEClient.close",
+    "idb_registry_new": "Registry",
+    "idb_registry_publish": "Registry.publish",
+    "idb_registry_set_version": "Registry.set_version",
+    "idb_registry_drain": "Registry.drain",
+    "idb_registry_reset": "Registry.reset",
+    "idb_registry_stats": "Registry.stats",
+    "idb_registry_free": "Registry.close",
+    "idb_lsp_new": "LSPManager",
+    "idb_lsp_open": "LSPManager.open",
+    "idb_lsp_open_start": "LSPManager.open",
+    "idb_lsp_change": "LSPManager.change",
+    "idb_lsp_change_start": "LSPManager.change",
+    "idb_lsp_save": "LSPManager.save",
+    "idb_lsp_save_start": "LSPManager.save",
+    "idb_lsp_close_file": "LSPManager.close_file",
+    "idb_lsp_close_file_start": "LSPManager.close_file",
+    "idb_lsp_settle": "LSPManager.settle",
+    "idb_lsp_settle_start": "LSPManager.settle",
+    "idb_lsp_drain": "LSPManager.drain",
+    "idb_lsp_servers": "LSPManager.servers",
+    "idb_lsp_load_claude_code": "LSPManager.load_claude_code",
+    "idb_lsp_load_claude_code_start": "LSPManager.load_claude_code",
+    "idb_lsp_shutdown": "LSPManager.shutdown",
+    "idb_lsp_shutdown_start": "LSPManager.shutdown",
+    "idb_lsp_definition": "LSPManager.definition",
+    "idb_lsp_definition_start": "LSPManager.definition",
+    "idb_lsp_declaration": "LSPManager.declaration",
+    "idb_lsp_declaration_start": "LSPManager.declaration",
+    "idb_lsp_type_definition": "LSPManager.type_definition",
+    "idb_lsp_type_definition_start": "LSPManager.type_definition",
+    "idb_lsp_implementation": "LSPManager.implementation",
+    "idb_lsp_implementation_start": "LSPManager.implementation",
+    "idb_lsp_references": "LSPManager.references",
+    "idb_lsp_references_start": "LSPManager.references",
+    "idb_lsp_hover": "LSPManager.hover",
+    "idb_lsp_hover_start": "LSPManager.hover",
+    "idb_lsp_document_symbols": "LSPManager.document_symbols",
+    "idb_lsp_document_symbols_start": "LSPManager.document_symbols",
+    "idb_lsp_workspace_symbols": "LSPManager.workspace_symbols",
+    "idb_lsp_workspace_symbols_start": "LSPManager.workspace_symbols",
+    "idb_lsp_prepare_call_hierarchy": "LSPManager.prepare_call_hierarchy",
+    "idb_lsp_prepare_call_hierarchy_start": "LSPManager.prepare_call_hierarchy",
+    "idb_lsp_incoming_calls": "LSPManager.incoming_calls",
+    "idb_lsp_incoming_calls_start": "LSPManager.incoming_calls",
+    "idb_lsp_outgoing_calls": "LSPManager.outgoing_calls",
+    "idb_lsp_outgoing_calls_start": "LSPManager.outgoing_calls",
+    "idb_lsp_rename": "LSPManager.rename",
+    "idb_lsp_rename_start": "LSPManager.rename",
+    "idb_lsp_apply_rename": "LSPManager.apply_rename",
+    "idb_lsp_apply_rename_start": "LSPManager.apply_rename",
+    "idb_render_attachment": "render_attachment",
+    "idb_ide_propose_edit": "IDEClient.propose_edit",
+    "idb_ide_propose_edit_start": "IDEClient.propose_edit",
+    "idb_ide_cancel_all_edits": "IDEClient.cancel_all_edits",
+    "idb_ide_cancel_all_edits_start": "IDEClient.cancel_all_edits",
+    "idb_apply_edit": "apply_edit",
+    "idb_file_state": "file_state",
+    "idb_ide_snapshot_diagnostics": "IDEClient.snapshot_diagnostics",
+    "idb_ide_snapshot_diagnostics_start": "IDEClient.snapshot_diagnostics",
+    "idb_ide_new_diagnostics": "IDEClient.new_diagnostics",
+    "idb_ide_new_diagnostics_start": "IDEClient.new_diagnostics",
+    "idb_ide_get_diagnostics": "IDEClient.get_diagnostics",
+    "idb_ide_get_diagnostics_start": "IDEClient.get_diagnostics",
+    "idb_should_auto_connect": "should_auto_connect",
+    "idb_wait_for_ide": "wait_for_ide",
+    "idb_wait_for_ide_start": "wait_for_ide",
+    "idb_remove_stale": "remove_stale",
+    "idb_remove_stale_start": "remove_stale",
+    "idb_lsp_reload": "LSPManager.reload",
+    "idb_lsp_reload_start": "LSPManager.reload",
+}
+
+
+def _user_message(message: str) -> str:
+    """The library's message with its leading C function name, if any,
+    replaced by the name of what the user called."""
+    head, sep, rest = message.partition(": ")
+    if sep and head in _NAMES:
+        return _NAMES[head] + ": " + rest
+    return message
 
 
 def _declare(lib: ctypes.CDLL) -> None:
