@@ -673,27 +673,60 @@ func pyClass(b *buf, c abispec.Class, async bool) {
 	if aw {
 		def = "async def"
 	}
+	// In idebridge.aio a close() that does not block returns _CLOSED, so
+	// that both ide.close() and await ide.close() work.
+	closedRet, closedType, closedNote := "", "None", ""
+	if async {
+		closedRet, closedType = "return _CLOSED", "Awaitable[None]"
+		closedNote = "It closes at once; awaiting the result (await x.close()) is allowed and returns at once."
+	}
 	b.p("")
-	b.p("    %s %s(self%s) -> None:", def, dtor.Method, prefixComma(sig))
+	if aw || dtor.Method != "close" {
+		b.p("    %s %s(self%s) -> None:", def, dtor.Method, prefixComma(sig))
+	} else {
+		b.p("    %s %s(self%s) -> %s:", def, dtor.Method, prefixComma(sig), closedType)
+		if closedNote != "" {
+			dtor.Doc += " " + closedNote
+		}
+	}
 	pyDoc(b, "        ", dtor, docs, false, aw)
 	b.p("        with self._lock:")
 	b.p("            h, self._h = self._h, 0")
-	b.p("        if not h:")
-	b.p("            return")
 	call[0] = "h"
 	if aw {
+		b.p("        if not h:")
+		b.p("            return")
 		b.p("        await _await(_start_%s(%s))", dtor.Name, strings.Join(call, ", "))
-	} else {
+	} else if dtor.Method != "close" {
+		b.p("        if not h:")
+		b.p("            return")
 		b.p("        _%s(%s)", dtor.Name, strings.Join(call, ", "))
+	} else {
+		b.p("        if h:")
+		b.p("            _%s(%s)", dtor.Name, strings.Join(call, ", "))
+		if closedRet != "" {
+			b.p("        %s", closedRet)
+		}
 	}
 	if dtor.Method != "close" {
 		b.p("")
-		b.p("    def close(self) -> None:")
-		b.p(`        """%s() with its defaults, blocking; does nothing once closed."""`, dtor.Method)
+		b.p("    def close(self) -> %s:", closedType)
+		if closedNote != "" {
+			b.p(`        """%s() with its defaults, blocking; does nothing once closed.`, dtor.Method)
+			for _, l := range wrap(closedNote, 68) {
+				b.p("        %s", l)
+			}
+			b.p(`        """`)
+		} else {
+			b.p(`        """%s() with its defaults, blocking; does nothing once closed."""`, dtor.Method)
+		}
 		b.p("        with self._lock:")
 		b.p("            h, self._h = self._h, 0")
 		b.p("        if h:")
 		b.p("            _%s(%s)", dtor.Name, strings.Join(call[:1], ", ")+strings.Repeat(", 0", len(call)-1))
+		if closedRet != "" {
+			b.p("        %s", closedRet)
+		}
 	}
 	b.p("")
 	b.p("    def __enter__(self) -> %q:", c.Name)
@@ -1169,11 +1202,27 @@ import ctypes
 import os
 import select
 import threading
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Awaitable, Dict, Generator, List, Optional, Union
 
 `
 
 const pyAioRuntime = `
+
+class _Closed:
+    """What close() returns: it has already closed, and awaiting it (await
+    ide.close(), as a coroutine API invites) returns at once."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+    def __repr__(self) -> str:
+        return "<closed>"
+
+
+_CLOSED = _Closed()
 
 async def _await(call: int) -> Optional[str]:
     """Waits for a call on the running event loop and returns its result

@@ -2909,9 +2909,8 @@ class IDEClient:
         """
         with self._lock:
             h, self._h = self._h, 0
-        if not h:
-            return
-        _idb_ide_close(h)
+        if h:
+            _idb_ide_close(h)
 
     def __enter__(self) -> "IDEClient":
         return self
@@ -3079,9 +3078,8 @@ class Registry:
         """
         with self._lock:
             h, self._h = self._h, 0
-        if not h:
-            return
-        _idb_registry_free(h)
+        if h:
+            _idb_registry_free(h)
 
     def __enter__(self) -> "Registry":
         return self

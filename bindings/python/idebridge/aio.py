@@ -29,7 +29,7 @@ import ctypes
 import os
 import select
 import threading
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Awaitable, Dict, Generator, List, Optional, Union
 
 from . import (  # noqa: F401 - the package's own, re-exported
     version,
@@ -176,6 +176,22 @@ __all__ = [
 ]
 
 
+
+class _Closed:
+    """What close() returns: it has already closed, and awaiting it (await
+    ide.close(), as a coroutine API invites) returns at once."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+    def __repr__(self) -> str:
+        return "<closed>"
+
+
+_CLOSED = _Closed()
 
 async def _await(call: int) -> Optional[str]:
     """Waits for a call on the running event loop and returns its result
@@ -1172,12 +1188,16 @@ class LSPManager:
             return
         await _await(_start_idb_lsp_shutdown(h, _timeout_ms(timeout)))
 
-    def close(self) -> None:
-        """shutdown() with its defaults, blocking; does nothing once closed."""
+    def close(self) -> Awaitable[None]:
+        """shutdown() with its defaults, blocking; does nothing once closed.
+        It closes at once; awaiting the result (await x.close()) is allowed
+        and returns at once.
+        """
         with self._lock:
             h, self._h = self._h, 0
         if h:
             _idb_lsp_shutdown(h, 0)
+        return _CLOSED
 
     def __enter__(self) -> "LSPManager":
         return self
@@ -1542,9 +1562,11 @@ class IDEClient:
         """
         return _file_diagnostics_list(_dec_json(await _await(_start_idb_ide_get_diagnostics(self._handle(), path, _timeout_ms(timeout)))))
 
-    def close(self) -> None:
+    def close(self) -> Awaitable[None]:
         """Closes the connection and frees the client: calls pending on other
         threads fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
+        It closes at once; awaiting the result (await x.close()) is allowed
+        and returns at once.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
@@ -1552,9 +1574,9 @@ class IDEClient:
         """
         with self._lock:
             h, self._h = self._h, 0
-        if not h:
-            return
-        _idb_ide_close(h)
+        if h:
+            _idb_ide_close(h)
+        return _CLOSED
 
     def __enter__(self) -> "IDEClient":
         return self
