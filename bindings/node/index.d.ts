@@ -499,10 +499,10 @@ export interface LoadClaudeCodeOptions {
 
 /** Options of LSPManager.definition. */
 export interface DefinitionOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -517,10 +517,10 @@ export interface DefinitionOptions {
 
 /** Options of LSPManager.declaration. */
 export interface DeclarationOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -535,10 +535,10 @@ export interface DeclarationOptions {
 
 /** Options of LSPManager.typeDefinition. */
 export interface TypeDefinitionOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -553,10 +553,10 @@ export interface TypeDefinitionOptions {
 
 /** Options of LSPManager.implementation. */
 export interface ImplementationOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -571,10 +571,10 @@ export interface ImplementationOptions {
 
 /** Options of LSPManager.references. */
 export interface ReferencesOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -591,10 +591,10 @@ export interface ReferencesOptions {
 
 /** Options of LSPManager.hover. */
 export interface HoverOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -609,8 +609,8 @@ export interface HoverOptions {
 
 /** Options of LSPManager.documentSymbols. */
 export interface DocumentSymbolsOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
@@ -620,7 +620,7 @@ export interface DocumentSymbolsOptions {
 /** Options of LSPManager.workspaceSymbols. */
 export interface WorkspaceSymbolsOptions {
   /** the query (a name or part of one). */
-  query?: string;
+  query: string;
   /** a file whose server to ask (default: every running server). */
   path?: string;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
@@ -631,10 +631,10 @@ export interface WorkspaceSymbolsOptions {
 
 /** Options of LSPManager.prepareCallHierarchy. */
 export interface PrepareCallHierarchyOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -649,10 +649,10 @@ export interface PrepareCallHierarchyOptions {
 
 /** Options of LSPManager.incomingCalls. */
 export interface IncomingCallsOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -667,10 +667,10 @@ export interface IncomingCallsOptions {
 
 /** Options of LSPManager.outgoingCalls. */
 export interface OutgoingCallsOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -685,10 +685,10 @@ export interface OutgoingCallsOptions {
 
 /** Options of LSPManager.rename. */
 export interface RenameOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -698,7 +698,7 @@ export interface RenameOptions {
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
   /** the new name. */
-  newName?: string;
+  newName: string;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -1344,7 +1344,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1353,7 +1353,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  definition(options?: DefinitionOptions & AsyncOptions): Promise<NavLocations>;
+  definition(options: DefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is defined (textDocument/definition). The file
    * is opened in its server (started when needed) or brought up to date with
@@ -1364,7 +1364,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1372,7 +1372,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  definitionSync(options?: DefinitionOptions): NavLocations;
+  definitionSync(options: DefinitionOptions): NavLocations;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
    * and C++ the header's declaration rather than the definition. The file is
@@ -1386,7 +1386,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1395,7 +1395,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  declaration(options?: DeclarationOptions & AsyncOptions): Promise<NavLocations>;
+  declaration(options: DeclarationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
    * and C++ the header's declaration rather than the definition. The file is
@@ -1407,7 +1407,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1415,7 +1415,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  declarationSync(options?: DeclarationOptions): NavLocations;
+  declarationSync(options: DeclarationOptions): NavLocations;
   /**
    * Where the type of the symbol at a place is defined
    * (textDocument/typeDefinition). The file is opened in its server (started
@@ -1429,7 +1429,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1438,7 +1438,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  typeDefinition(options?: TypeDefinitionOptions & AsyncOptions): Promise<NavLocations>;
+  typeDefinition(options: TypeDefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the type of the symbol at a place is defined
    * (textDocument/typeDefinition). The file is opened in its server (started
@@ -1450,7 +1450,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1458,7 +1458,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  typeDefinitionSync(options?: TypeDefinitionOptions): NavLocations;
+  typeDefinitionSync(options: TypeDefinitionOptions): NavLocations;
   /**
    * The implementations of the interface, abstract method or virtual function
    * at a place (textDocument/implementation). The file is opened in its server
@@ -1472,7 +1472,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1481,7 +1481,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  implementation(options?: ImplementationOptions & AsyncOptions): Promise<NavLocations>;
+  implementation(options: ImplementationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The implementations of the interface, abstract method or virtual function
    * at a place (textDocument/implementation). The file is opened in its server
@@ -1493,7 +1493,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1501,7 +1501,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  implementationSync(options?: ImplementationOptions): NavLocations;
+  implementationSync(options: ImplementationOptions): NavLocations;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
    * by file and position. The file is opened in its server (started when
@@ -1515,7 +1515,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1524,7 +1524,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  references(options?: ReferencesOptions & AsyncOptions): Promise<NavLocations>;
+  references(options: ReferencesOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
    * by file and position. The file is opened in its server (started when
@@ -1536,7 +1536,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1544,7 +1544,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  referencesSync(options?: ReferencesOptions): NavLocations;
+  referencesSync(options: ReferencesOptions): NavLocations;
   /**
    * What the server shows when hovering over a place (textDocument/hover), as
    * Markdown. The file is opened in its server (started when needed) or
@@ -1557,7 +1557,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1566,7 +1566,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  hover(options?: HoverOptions & AsyncOptions): Promise<NavHover>;
+  hover(options: HoverOptions & AsyncOptions): Promise<NavHover>;
   /**
    * What the server shows when hovering over a place (textDocument/hover), as
    * Markdown. The file is opened in its server (started when needed) or
@@ -1577,7 +1577,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1585,7 +1585,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  hoverSync(options?: HoverOptions): NavHover;
+  hoverSync(options: HoverOptions): NavHover;
   /**
    * The symbols declared in a file, as a tree (textDocument/documentSymbol).
    * The file is opened in its server (started when needed) or brought up to
@@ -1598,7 +1598,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1607,7 +1607,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  documentSymbols(options?: DocumentSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
+  documentSymbols(options: DocumentSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
   /**
    * The symbols declared in a file, as a tree (textDocument/documentSymbol).
    * The file is opened in its server (started when needed) or brought up to
@@ -1618,7 +1618,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1626,7 +1626,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  documentSymbolsSync(options?: DocumentSymbolsOptions): NavSymbols;
+  documentSymbolsSync(options: DocumentSymbolsOptions): NavSymbols;
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
@@ -1641,7 +1641,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1650,7 +1650,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  workspaceSymbols(options?: WorkspaceSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
+  workspaceSymbols(options: WorkspaceSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
@@ -1663,7 +1663,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1671,7 +1671,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  workspaceSymbolsSync(options?: WorkspaceSymbolsOptions): NavSymbols;
+  workspaceSymbolsSync(options: WorkspaceSymbolsOptions): NavSymbols;
   /**
    * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
    * the function or method named there. The file is opened in its server
@@ -1685,7 +1685,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1694,7 +1694,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  prepareCallHierarchy(options?: PrepareCallHierarchyOptions & AsyncOptions): Promise<NavCallHierarchy>;
+  prepareCallHierarchy(options: PrepareCallHierarchyOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
    * the function or method named there. The file is opened in its server
@@ -1706,7 +1706,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1714,7 +1714,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  prepareCallHierarchySync(options?: PrepareCallHierarchyOptions): NavCallHierarchy;
+  prepareCallHierarchySync(options: PrepareCallHierarchyOptions): NavCallHierarchy;
   /**
    * The callers of the function or method at a place, with the call sites
    * (callHierarchy/incomingCalls). The file is opened in its server (started
@@ -1728,7 +1728,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1737,7 +1737,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  incomingCalls(options?: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
+  incomingCalls(options: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The callers of the function or method at a place, with the call sites
    * (callHierarchy/incomingCalls). The file is opened in its server (started
@@ -1749,7 +1749,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1757,7 +1757,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  incomingCallsSync(options?: IncomingCallsOptions): NavCallHierarchy;
+  incomingCallsSync(options: IncomingCallsOptions): NavCallHierarchy;
   /**
    * What the function or method at a place calls, with the call sites
    * (callHierarchy/outgoingCalls). The file is opened in its server (started
@@ -1771,7 +1771,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1780,7 +1780,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  outgoingCalls(options?: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
+  outgoingCalls(options: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * What the function or method at a place calls, with the call sites
    * (callHierarchy/outgoingCalls). The file is opened in its server (started
@@ -1792,7 +1792,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1800,7 +1800,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  outgoingCallsSync(options?: OutgoingCallsOptions): NavCallHierarchy;
+  outgoingCallsSync(options: OutgoingCallsOptions): NavCallHierarchy;
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing
@@ -1815,7 +1815,7 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
+   * @param options options; signal cancels the call.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1824,7 +1824,7 @@ export declare class LSPManager {
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  rename(options?: RenameOptions & AsyncOptions): Promise<NavRenameProposal>;
+  rename(options: RenameOptions & AsyncOptions): Promise<NavRenameProposal>;
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing
@@ -1837,7 +1837,7 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
+   * @param options options.
    * @returns the lsp package's result (the same JSON as idebridge lsp ...
    *   --json) with "text", its rendering for a model: paths relative to the
    *   project, path:line:col with each location's source line, at most
@@ -1845,7 +1845,7 @@ export declare class LSPManager {
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  renameSync(options?: RenameOptions): NavRenameProposal;
+  renameSync(options: RenameOptions): NavRenameProposal;
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
    * it), one by one, each atomically, and not a file that changed on disk

@@ -1733,7 +1733,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {DefinitionOptions & AsyncOptions} [options] options; signal
+   * @param {DefinitionOptions & AsyncOptions} options options; signal
    *   cancels the call.
    * @returns {Promise<NavLocations>} the lsp package's result (the same
    *   JSON as idebridge lsp ... --json) with "text", its rendering for a
@@ -1758,7 +1758,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {DefinitionOptions} [options] options.
+   * @param {DefinitionOptions} options options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -1783,7 +1783,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {DeclarationOptions & AsyncOptions} [options] options; signal
+   * @param {DeclarationOptions & AsyncOptions} options options; signal
    *   cancels the call.
    * @returns {Promise<NavLocations>} the lsp package's result (the same
    *   JSON as idebridge lsp ... --json) with "text", its rendering for a
@@ -1809,7 +1809,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {DeclarationOptions} [options] options.
+   * @param {DeclarationOptions} options options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -1834,8 +1834,8 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {TypeDefinitionOptions & AsyncOptions} [options] options;
-   *   signal cancels the call.
+   * @param {TypeDefinitionOptions & AsyncOptions} options options; signal
+   *   cancels the call.
    * @returns {Promise<NavLocations>} the lsp package's result (the same
    *   JSON as idebridge lsp ... --json) with "text", its rendering for a
    *   model: paths relative to the project, path:line:col with each
@@ -1860,7 +1860,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {TypeDefinitionOptions} [options] options.
+   * @param {TypeDefinitionOptions} options options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -1885,8 +1885,8 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {ImplementationOptions & AsyncOptions} [options] options;
-   *   signal cancels the call.
+   * @param {ImplementationOptions & AsyncOptions} options options; signal
+   *   cancels the call.
    * @returns {Promise<NavLocations>} the lsp package's result (the same
    *   JSON as idebridge lsp ... --json) with "text", its rendering for a
    *   model: paths relative to the project, path:line:col with each
@@ -1911,7 +1911,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {ImplementationOptions} [options] options.
+   * @param {ImplementationOptions} options options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -1936,7 +1936,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {ReferencesOptions & AsyncOptions} [options] options; signal
+   * @param {ReferencesOptions & AsyncOptions} options options; signal
    *   cancels the call.
    * @returns {Promise<NavLocations>} the lsp package's result (the same
    *   JSON as idebridge lsp ... --json) with "text", its rendering for a
@@ -1962,7 +1962,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {ReferencesOptions} [options] options.
+   * @param {ReferencesOptions} options options.
    * @returns {NavLocations} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -1986,7 +1986,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {HoverOptions & AsyncOptions} [options] options; signal cancels
+   * @param {HoverOptions & AsyncOptions} options options; signal cancels
    *   the call.
    * @returns {Promise<NavHover>} the lsp package's result (the same JSON
    *   as idebridge lsp ... --json) with "text", its rendering for a model:
@@ -2011,7 +2011,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {HoverOptions} [options] options.
+   * @param {HoverOptions} options options.
    * @returns {NavHover} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2035,8 +2035,8 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {DocumentSymbolsOptions & AsyncOptions} [options] options;
-   *   signal cancels the call.
+   * @param {DocumentSymbolsOptions & AsyncOptions} options options; signal
+   *   cancels the call.
    * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
    *   as idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2060,7 +2060,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {DocumentSymbolsOptions} [options] options.
+   * @param {DocumentSymbolsOptions} options options.
    * @returns {NavSymbols} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2086,7 +2086,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {WorkspaceSymbolsOptions & AsyncOptions} [options] options;
+   * @param {WorkspaceSymbolsOptions & AsyncOptions} options options;
    *   signal cancels the call.
    * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
    *   as idebridge lsp ... --json) with "text", its rendering for a model:
@@ -2113,7 +2113,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {WorkspaceSymbolsOptions} [options] options.
+   * @param {WorkspaceSymbolsOptions} options options.
    * @returns {NavSymbols} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2138,7 +2138,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {PrepareCallHierarchyOptions & AsyncOptions} [options] options;
+   * @param {PrepareCallHierarchyOptions & AsyncOptions} options options;
    *   signal cancels the call.
    * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
    *   same JSON as idebridge lsp ... --json) with "text", its rendering for
@@ -2164,7 +2164,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {PrepareCallHierarchyOptions} [options] options.
+   * @param {PrepareCallHierarchyOptions} options options.
    * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2189,7 +2189,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {IncomingCallsOptions & AsyncOptions} [options] options; signal
+   * @param {IncomingCallsOptions & AsyncOptions} options options; signal
    *   cancels the call.
    * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
    *   same JSON as idebridge lsp ... --json) with "text", its rendering for
@@ -2215,7 +2215,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {IncomingCallsOptions} [options] options.
+   * @param {IncomingCallsOptions} options options.
    * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2240,7 +2240,7 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {OutgoingCallsOptions & AsyncOptions} [options] options; signal
+   * @param {OutgoingCallsOptions & AsyncOptions} options options; signal
    *   cancels the call.
    * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
    *   same JSON as idebridge lsp ... --json) with "text", its rendering for
@@ -2266,7 +2266,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {OutgoingCallsOptions} [options] options.
+   * @param {OutgoingCallsOptions} options options.
    * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
    *   idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's
@@ -2292,8 +2292,8 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {RenameOptions & AsyncOptions} [options] options; signal
-   *   cancels the call.
+   * @param {RenameOptions & AsyncOptions} options options; signal cancels
+   *   the call.
    * @returns {Promise<NavRenameProposal>} the lsp package's result (the
    *   same JSON as idebridge lsp ... --json) with "text", its rendering for
    *   a model: paths relative to the project, path:line:col with each
@@ -2319,7 +2319,7 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {RenameOptions} [options] options.
+   * @param {RenameOptions} options options.
    * @returns {NavRenameProposal} the lsp package's result (the same JSON
    *   as idebridge lsp ... --json) with "text", its rendering for a model:
    *   paths relative to the project, path:line:col with each location's

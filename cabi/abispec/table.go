@@ -449,7 +449,7 @@ var Funcs = []Func{
 	navFunc("document_symbols", "The symbols declared in a file, as a tree (textDocument/documentSymbol).", []Field{navPathField, navMaxField}, "NavSymbols"),
 	navFunc("workspace_symbols", "The symbols of the workspace matching a query (workspace/symbol): from the server of path when given "+
 		"(started and given the file when needed), else from every running server.", []Field{
-		{JSON: "query", Py: "query", PyType: "Optional[str]", TS: "string", Doc: "the query (a name or part of one)"},
+		{JSON: "query", Py: "query", PyType: "str", TS: "string", Required: true, Doc: "the query (a name or part of one)"},
 		{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "a file whose server to ask (default: every running server)"},
 		navMaxField,
 	}, "NavSymbols"),
@@ -458,7 +458,7 @@ var Funcs = []Func{
 	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls).", navPosFields, "NavCallHierarchy"),
 	navFunc("rename", "Asks the server how to rename the symbol at a place (textDocument/rename) and returns its edit as proposed file texts "+
 		"with a unified diff. Nothing is written: pass the result to apply_rename (idb_lsp_apply_rename).",
-		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "Optional[str]", TS: "string", Doc: "the new name"}), "NavRenameProposal"),
+		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "str", TS: "string", Required: true, Doc: "the new name"}), "NavRenameProposal"),
 	{
 		Name: "idb_lsp_apply_rename",
 		Doc: "Writes the files of a rename proposal (as idb_lsp_rename returned it), one by one, each atomically, " +
@@ -763,11 +763,11 @@ func navFunc(op, doc string, fields []Field, tsReturn string) Func {
 // navPathField, navMaxField and navPosFields are the members of a
 // navigation request.
 var (
-	navPathField = Field{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "the file (required)"}
+	navPathField = Field{JSON: "path", Py: "path", PyType: "str", TS: "string", Required: true, Doc: "the file"}
 	navMaxField  = Field{JSON: "maxLocations", Py: "max_locations", PyType: "Optional[int]", TS: "number", Doc: "how many locations, symbols or calls the text shows (default 100; negative for all)"}
 	navPosFields = []Field{
 		navPathField,
-		{JSON: "line", Py: "line", PyType: "Optional[int]", TS: "number", Doc: "the 1-based line"},
+		{JSON: "line", Py: "line", PyType: "int", TS: "number", Required: true, Doc: "the 1-based line"},
 		{JSON: "column", Py: "column", PyType: "Optional[int]", TS: "number", Doc: "the 1-based column, counted in characters (Unicode code points); or give symbol"},
 		{JSON: "symbol", Py: "symbol", PyType: "Optional[str]", TS: "string", Doc: "the symbol's text on the line, when no column is given (a qualified name names its last part)"},
 		{JSON: "occurrence", Py: "occurrence", PyType: "Optional[int]", TS: "number", Doc: "which occurrence of symbol on the line, 1-based, when it occurs more than once"},

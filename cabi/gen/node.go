@@ -211,11 +211,18 @@ func jsSig(f abispec.Func, form int) (params []jsParam, call []string, optsField
 			}
 		}
 	}
+	// The options object is optional unless a member is required.
+	optionalOpts := true
+	for _, fl := range optsFields {
+		if fl.Required {
+			optionalOpts = false
+		}
+	}
 	switch {
 	case hasFields && form == jsAsync:
-		params = append(params, jsParam{"options", optionsTypeName(f) + " & AsyncOptions", "options; signal cancels the call", true})
+		params = append(params, jsParam{"options", optionsTypeName(f) + " & AsyncOptions", "options; signal cancels the call", optionalOpts})
 	case hasFields:
-		params = append(params, jsParam{"options", optionsTypeName(f), "options", true})
+		params = append(params, jsParam{"options", optionsTypeName(f), "options", optionalOpts})
 	case form == jsAsync:
 		ts := "AsyncOptions"
 		doc := "signal cancels the call"
@@ -741,7 +748,11 @@ func nodeTS() []byte {
 		b.p("export interface %s {", optionsTypeName(f))
 		for _, fl := range fields {
 			b.p("  /** %s. */", jsFieldDoc(fl))
-			b.p("  %s?: %s;", fl.JSON, or(fl.TS, "unknown"))
+			if fl.Required {
+				b.p("  %s: %s;", fl.JSON, or(fl.TS, "unknown"))
+			} else {
+				b.p("  %s?: %s;", fl.JSON, or(fl.TS, "unknown"))
+			}
 		}
 		for _, p := range f.Params {
 			if p.Kind == abispec.TimeoutMS {

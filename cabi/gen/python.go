@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
@@ -201,6 +202,12 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 			if len(p.Fields) > 0 {
 				var members []string
 				for _, fl := range p.Fields {
+					if fl.Required {
+						sig = append(sig, fmt.Sprintf("%s: %s", fl.Py, or(fl.PyType, "Any")))
+						members = append(members, fmt.Sprintf("%q: %s", fl.JSON, fl.Py))
+						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl)})
+						continue
+					}
 					sig = append(sig, fmt.Sprintf("%s: %s = None", fl.Py, or(fl.PyType, "Any")))
 					val := fl.Py
 					if fl.Seconds {
@@ -237,6 +244,10 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 			docs = append(docs, [2]string{"timeout", "seconds to wait; None for " + def + ", a negative number to wait without limit"})
 		}
 	}
+	// Required arguments come before those with a default (stable).
+	sort.SliceStable(sig, func(i, j int) bool {
+		return !strings.Contains(sig[i], " = ") && strings.Contains(sig[j], " = ")
+	})
 	return sig, call, docs
 }
 

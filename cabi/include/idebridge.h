@@ -868,7 +868,7 @@ int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms);
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -912,7 +912,7 @@ int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeo
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -956,7 +956,7 @@ int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t time
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1000,7 +1000,7 @@ int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t 
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1044,7 +1044,7 @@ int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t t
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"                the file (required).
+ *   "path"                the file.
  *   "line"                the 1-based line.
  *   "column"              the 1-based column, counted in characters
  *                         (Unicode code points); or give symbol.
@@ -1089,7 +1089,7 @@ int idb_lsp_references(uint64_t manager, const char *request_json, int64_t timeo
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1132,7 +1132,7 @@ int idb_lsp_hover(uint64_t manager, const char *request_json, int64_t timeout_ms
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
  *
@@ -1209,7 +1209,7 @@ int idb_lsp_workspace_symbols(uint64_t manager, const char *request_json, int64_
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1253,7 +1253,7 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1297,7 +1297,7 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1343,7 +1343,7 @@ int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t t
  *                 them. Left unchanged on failure. Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2229,7 +2229,7 @@ int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, uint64_t *out_c
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2264,7 +2264,7 @@ int idb_lsp_definition_start(uint64_t manager, const char *request_json, int64_t
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2300,7 +2300,7 @@ int idb_lsp_declaration_start(uint64_t manager, const char *request_json, int64_
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2336,7 +2336,7 @@ int idb_lsp_type_definition_start(uint64_t manager, const char *request_json, in
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2371,7 +2371,7 @@ int idb_lsp_implementation_start(uint64_t manager, const char *request_json, int
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"                the file (required).
+ *   "path"                the file.
  *   "line"                the 1-based line.
  *   "column"              the 1-based column, counted in characters
  *                         (Unicode code points); or give symbol.
@@ -2407,7 +2407,7 @@ int idb_lsp_references_start(uint64_t manager, const char *request_json, int64_t
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2443,7 +2443,7 @@ int idb_lsp_hover_start(uint64_t manager, const char *request_json, int64_t time
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
  *
@@ -2503,7 +2503,7 @@ int idb_lsp_workspace_symbols_start(uint64_t manager, const char *request_json, 
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2539,7 +2539,7 @@ int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_j
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2575,7 +2575,7 @@ int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2610,7 +2610,7 @@ int idb_lsp_outgoing_calls_start(uint64_t manager, const char *request_json, int
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.

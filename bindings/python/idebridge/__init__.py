@@ -2003,7 +2003,7 @@ class LSPManager:
         """
         return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
 
-    def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
         The file is opened in its server (started when needed) or brought up
         to date with the disk. A server still loading the workspace is
@@ -2012,8 +2012,8 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2042,7 +2042,7 @@ class LSPManager:
         """
         return _idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
         The file is opened in its server (started when needed) or brought up
@@ -2052,8 +2052,8 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2082,7 +2082,7 @@ class LSPManager:
         """
         return _idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
         (textDocument/typeDefinition). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2091,8 +2091,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2121,7 +2121,7 @@ class LSPManager:
         """
         return _idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
         function at a place (textDocument/implementation). The file is
         opened in its server (started when needed) or brought up to date
@@ -2130,8 +2130,8 @@ class LSPManager:
         ("incomplete": true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2160,7 +2160,7 @@ class LSPManager:
         """
         return _idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
+    def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
         sorted by file and position. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2169,8 +2169,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2201,7 +2201,7 @@ class LSPManager:
         """
         return _idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))
 
-    def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
+    def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
         (textDocument/hover), as Markdown. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2210,8 +2210,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2240,7 +2240,7 @@ class LSPManager:
         """
         return _idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    def document_symbols(self, path: str, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
         (textDocument/documentSymbol). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2249,7 +2249,7 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
+            path: the file.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all); None for the default.
             timeout: seconds to wait; None for 60 seconds, a negative number
@@ -2272,7 +2272,7 @@ class LSPManager:
         """
         return _idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
         needed), else from every running server. The file is opened in its
@@ -2282,7 +2282,7 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            query: the query (a name or part of one); None for the default.
+            query: the query (a name or part of one).
             path: a file whose server to ask (default: every running
                 server); None for the default.
             max_locations: how many locations, symbols or calls the text
@@ -2307,7 +2307,7 @@ class LSPManager:
         """
         return _idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
         (textDocument/prepareCallHierarchy): the function or method named
         there. The file is opened in its server (started when needed) or
@@ -2317,8 +2317,8 @@ class LSPManager:
         that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2347,7 +2347,7 @@ class LSPManager:
         """
         return _idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
         sites (callHierarchy/incomingCalls). The file is opened in its
         server (started when needed) or brought up to date with the disk. A
@@ -2356,8 +2356,8 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2386,7 +2386,7 @@ class LSPManager:
         """
         return _idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
         (callHierarchy/outgoingCalls). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2395,8 +2395,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2425,7 +2425,7 @@ class LSPManager:
         """
         return _idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
 
-    def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> NavRenameProposal:
+    def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
         (textDocument/rename) and returns its edit as proposed file texts
         with a unified diff. Nothing is written: pass the result to
@@ -2436,8 +2436,8 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -2446,7 +2446,7 @@ class LSPManager:
                 when it occurs more than once; None for the default.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all); None for the default.
-            new_name: the new name; None for the default.
+            new_name: the new name.
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 

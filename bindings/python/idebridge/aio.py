@@ -632,7 +632,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))))
 
-    async def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
         The file is opened in its server (started when needed) or brought up
         to date with the disk. A server still loading the workspace is
@@ -641,8 +641,8 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -672,7 +672,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
         The file is opened in its server (started when needed) or brought up
@@ -682,8 +682,8 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -713,7 +713,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
         (textDocument/typeDefinition). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -722,8 +722,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -753,7 +753,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
         function at a place (textDocument/implementation). The file is
         opened in its server (started when needed) or brought up to date
@@ -762,8 +762,8 @@ class LSPManager:
         ("incomplete": true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -793,7 +793,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
         sorted by file and position. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -802,8 +802,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -835,7 +835,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))))
 
-    async def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
+    async def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
         (textDocument/hover), as Markdown. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -844,8 +844,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -875,7 +875,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    async def document_symbols(self, path: str, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
         (textDocument/documentSymbol). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -884,7 +884,7 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
+            path: the file.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all); None for the default.
             timeout: seconds to wait; None for 60 seconds, a negative number
@@ -908,7 +908,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    async def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
         needed), else from every running server. The file is opened in its
@@ -918,7 +918,7 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            query: the query (a name or part of one); None for the default.
+            query: the query (a name or part of one).
             path: a file whose server to ask (default: every running
                 server); None for the default.
             max_locations: how many locations, symbols or calls the text
@@ -944,7 +944,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
         (textDocument/prepareCallHierarchy): the function or method named
         there. The file is opened in its server (started when needed) or
@@ -954,8 +954,8 @@ class LSPManager:
         that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -985,7 +985,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
         sites (callHierarchy/incomingCalls). The file is opened in its
         server (started when needed) or brought up to date with the disk. A
@@ -994,8 +994,8 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -1025,7 +1025,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
         (callHierarchy/outgoingCalls). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1034,8 +1034,8 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -1065,7 +1065,7 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
 
-    async def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> NavRenameProposal:
+    async def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
         (textDocument/rename) and returns its edit as proposed file texts
         with a unified diff. Nothing is written: pass the result to
@@ -1076,8 +1076,8 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
                 points); or give symbol; None for the default.
             symbol: the symbol's text on the line, when no column is given
@@ -1086,7 +1086,7 @@ class LSPManager:
                 when it occurs more than once; None for the default.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all); None for the default.
-            new_name: the new name; None for the default.
+            new_name: the new name.
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 

@@ -66,3 +66,17 @@ class NavTest(LeakCheckedTestCase):
                 self.assertEqual(f.read(), proposal["files"][0]["newText"])
             again = mgr.apply_rename(proposal)
             self.assertEqual(again["files"][0]["status"], "conflict")
+
+    def test_required_arguments(self) -> None:
+        # Required arguments are required by Python itself: nothing reaches
+        # the library, and a type checker flags the call.
+        with idebridge.LSPManager(self.config, self.dir) as mgr:
+            with self.assertRaises(TypeError):
+                mgr.definition(line=1, column=1)  # type: ignore[call-arg]
+            with self.assertRaises(TypeError):
+                mgr.hover(path=self.use)  # type: ignore[call-arg]
+            with self.assertRaises(TypeError):
+                mgr.workspace_symbols(path=self.use)  # type: ignore[call-arg]
+            with self.assertRaises(TypeError):
+                mgr.rename(path=self.use, line=18, symbol="label")  # type: ignore[call-arg]
+            self.assertEqual(mgr.servers()[0].pid, 0, "a server was started")
