@@ -481,6 +481,8 @@ export interface LSPManagerInitOptions {
   userConfig?: Record<string, string>;
   /** safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND. */
   safeMode?: boolean;
+  /** the path of a .lsp.json file whose servers are added to those of config (pass {} as config to use the file alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory. */
+  configFile?: string;
 }
 
 /** Options of LSPManager.loadClaudeCode. */
@@ -1026,9 +1028,10 @@ export declare class LSPManager {
    * server starts until a file needs it; its diagnostics feed a registry of
    * the manager's own.
    *
-   * @param config the servers, as a .lsp.json document: {"name":
-   *   {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}
-   *   (a JSON-serialisable value, or a string holding JSON).
+   * @param config the servers, as the content of a .lsp.json (not its
+   *   path: see configFile): {"name": {"command", "extensionToLanguage",
+   *   "args"?, "env"?, "settings"?, ...}} (a JSON-serialisable value, or a
+   *   string holding JSON).
    * @param projectDir the project directory (CLAUDE_PROJECT_DIR, and the
    *   servers' default workspace folder).
    * @param [options] options.

@@ -1381,9 +1381,9 @@ class LSPManager {
    * the manager's own.
    *
    * @param {Record<string, LSPServerConfig> | string} config the servers,
-   *   as a .lsp.json document: {"name": {"command", "extensionToLanguage",
-   *   "args"?, "env"?, "settings"?, ...}} (a JSON-serialisable value, or a
-   *   string holding JSON).
+   *   as the content of a .lsp.json (not its path: see configFile): {"name":
+   *   {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}
+   *   (a JSON-serialisable value, or a string holding JSON).
    * @param {string} projectDir the project directory (CLAUDE_PROJECT_DIR,
    *   and the servers' default workspace folder).
    * @param {LSPManagerInitOptions} [options] options.
@@ -1391,7 +1391,7 @@ class LSPManager {
    */
   constructor(config, projectDir, options = {}) {
     /** @type {bigint} */
-    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode}));
+    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode, configFile: options.configFile}));
   }
 
   /** The C handle as a bigint; 0n once closed. */

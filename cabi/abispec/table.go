@@ -295,7 +295,7 @@ var Funcs = []Func{
 		Doc: "Creates a language-server manager from a plugin LSP configuration. " +
 			"No server starts until a file needs it; its diagnostics feed a registry of the manager's own.",
 		Params: []Param{
-			{Name: "config_json", Kind: JSON, Required: true, Doc: `the servers, as a .lsp.json document: {"name": {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}`, TS: "Record<string, LSPServerConfig> | string"},
+			{Name: "config_json", Kind: JSON, Required: true, Doc: `the servers, as the content of a .lsp.json (not its path: see configFile): {"name": {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}`, TS: "Record<string, LSPServerConfig> | string"},
 			{Name: "project_dir", Kind: String, Doc: "the project directory (CLAUDE_PROJECT_DIR, and the servers' default workspace folder)"},
 			{Name: "options_json", Kind: JSON, Doc: "the manager's settings", Fields: lspFields},
 			{Name: "out_handle", Kind: OutHandle, Doc: "the new manager's handle"},
@@ -788,6 +788,7 @@ var lspFields = []Field{
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 	{JSON: "safeMode", Py: "safe_mode", PyType: "Optional[bool]", TS: "boolean", Doc: "safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND"},
+	{JSON: "configFile", Py: "config_file", PyType: "Optional[str]", TS: "string", Doc: "the path of a .lsp.json file whose servers are added to those of config (pass {} as config to use the file alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory"},
 }
 
 // claudeCodeFields are the options of idb_lsp_load_claude_code.

@@ -580,10 +580,10 @@ int idb_registry_free(uint64_t registry);
  * the manager's own.
  *
  * Parameters:
- *   config_json   the servers, as a .lsp.json document: {"name":
- *                 {"command", "extensionToLanguage", "args"?, "env"?,
- *                 "settings"?, ...}}. UTF-8 JSON text, required; borrowed
- *                 for the call.
+ *   config_json   the servers, as the content of a .lsp.json (not its
+ *                 path: see configFile): {"name": {"command",
+ *                 "extensionToLanguage", "args"?, "env"?, "settings"?,
+ *                 ...}}. UTF-8 JSON text, required; borrowed for the call.
  *   project_dir   the project directory (CLAUDE_PROJECT_DIR, and the
  *                 servers' default workspace folder). UTF-8,
  *                 NUL-terminated, required; borrowed for the call.
@@ -613,6 +613,10 @@ int idb_registry_free(uint64_t registry);
  *                        in the configuration.
  *   "safeMode"           safe mode: start no language server at all;
  *                        document operations fail with IDB_ERR_NOT_FOUND.
+ *   "configFile"         the path of a .lsp.json file whose servers are
+ *                        added to those of config (pass {} as config to
+ *                        use the file alone); ${CLAUDE_PLUGIN_ROOT} in it
+ *                        is the file's directory.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.

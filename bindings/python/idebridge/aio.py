@@ -383,15 +383,16 @@ class LSPManager:
     _lock: threading.Lock
     _h: int
 
-    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None, config_file: Optional[str] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
 
         Args:
-            config: the servers, as a .lsp.json document: {"name":
-                {"command", "extensionToLanguage", "args"?, "env"?, "settings"?,
-                ...}} (a JSON-serialisable value, or a str holding JSON).
+            config: the servers, as the content of a .lsp.json (not its
+                path: see configFile): {"name": {"command",
+                "extensionToLanguage", "args"?, "env"?, "settings"?, ...}} (a
+                JSON-serialisable value, or a str holding JSON).
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
@@ -415,6 +416,10 @@ class LSPManager:
                 in the configuration; None for the default.
             safe_mode: safe mode: start no language server at all; document
                 operations fail with IDB_ERR_NOT_FOUND; None for the default.
+            config_file: the path of a .lsp.json file whose servers are
+                added to those of config (pass {} as config to use the file
+                alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory;
+                None for the default.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -422,7 +427,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode, "configFile": config_file}))
 
     @property
     def handle(self) -> int:

@@ -1,5 +1,6 @@
 """Navigation on a real gopls through the Python binding."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -80,3 +81,15 @@ class NavTest(LeakCheckedTestCase):
             with self.assertRaises(TypeError):
                 mgr.rename(path=self.use, line=18, symbol="label")  # type: ignore[call-arg]
             self.assertEqual(mgr.servers()[0].pid, 0, "a server was started")
+
+    def test_config_file(self) -> None:
+        # A .lsp.json is named by its path (config_file); its text is config.
+        lsp_json = os.path.join(self.dir, "servers.lsp.json")
+        with open(lsp_json, "w") as f:
+            json.dump(self.config, f)
+        with idebridge.LSPManager({}, self.dir, config_file=lsp_json) as mgr:
+            self.assertEqual([s.name for s in mgr.servers()], ["gopls"])
+        with self.assertRaises(idebridge.ArgumentError) as cm:
+            idebridge.LSPManager(lsp_json, self.dir)
+        self.assertIn("configFile", str(cm.exception))
+        self.assertNotIn("idb_", str(cm.exception))
