@@ -1348,10 +1348,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1368,10 +1368,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1390,10 +1390,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1411,10 +1411,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1433,10 +1433,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1454,10 +1454,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1476,10 +1476,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1497,10 +1497,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1519,10 +1519,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1540,10 +1540,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1561,10 +1561,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1581,10 +1581,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1602,10 +1602,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1622,10 +1622,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1645,10 +1645,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1667,10 +1667,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1689,10 +1689,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1710,10 +1710,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1732,10 +1732,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1753,10 +1753,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1775,10 +1775,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1796,10 +1796,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1819,10 +1819,10 @@ export declare class LSPManager {
    * its diff tab) and rejects with the signal's reason once that is done.
    *
    * @param options options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1841,10 +1841,10 @@ export declare class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param options options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -1735,10 +1735,10 @@ class LSPManager {
    *
    * @param {DefinitionOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1759,10 +1759,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {DefinitionOptions} options options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1785,10 +1785,10 @@ class LSPManager {
    *
    * @param {DeclarationOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1810,10 +1810,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {DeclarationOptions} options options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1836,10 +1836,10 @@ class LSPManager {
    *
    * @param {TypeDefinitionOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1861,10 +1861,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {TypeDefinitionOptions} options options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1887,10 +1887,10 @@ class LSPManager {
    *
    * @param {ImplementationOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1912,10 +1912,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {ImplementationOptions} options options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1938,10 +1938,10 @@ class LSPManager {
    *
    * @param {ReferencesOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1963,10 +1963,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {ReferencesOptions} options options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1988,10 +1988,10 @@ class LSPManager {
    *
    * @param {HoverOptions & AsyncOptions} options options; signal cancels
    *   the call.
-   * @returns {Promise<NavHover>} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavHover>} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2012,10 +2012,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {HoverOptions} options options.
-   * @returns {NavHover} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavHover} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2037,10 +2037,10 @@ class LSPManager {
    *
    * @param {DocumentSymbolsOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavSymbols>} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2061,10 +2061,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {DocumentSymbolsOptions} options options.
-   * @returns {NavSymbols} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavSymbols} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2088,10 +2088,10 @@ class LSPManager {
    *
    * @param {WorkspaceSymbolsOptions & AsyncOptions} options options;
    *   signal cancels the call.
-   * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavSymbols>} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2114,10 +2114,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {WorkspaceSymbolsOptions} options options.
-   * @returns {NavSymbols} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavSymbols} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2140,10 +2140,10 @@ class LSPManager {
    *
    * @param {PrepareCallHierarchyOptions & AsyncOptions} options options;
    *   signal cancels the call.
-   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavCallHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2165,10 +2165,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {PrepareCallHierarchyOptions} options options.
-   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavCallHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2191,10 +2191,10 @@ class LSPManager {
    *
    * @param {IncomingCallsOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavCallHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2216,10 +2216,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {IncomingCallsOptions} options options.
-   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavCallHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2242,10 +2242,10 @@ class LSPManager {
    *
    * @param {OutgoingCallsOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavCallHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2267,10 +2267,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {OutgoingCallsOptions} options options.
-   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavCallHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2294,10 +2294,10 @@ class LSPManager {
    *
    * @param {RenameOptions & AsyncOptions} options options; signal cancels
    *   the call.
-   * @returns {Promise<NavRenameProposal>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavRenameProposal>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2320,10 +2320,10 @@ class LSPManager {
    * when needed) or the timeout elapses: the event loop waits too.
    *
    * @param {RenameOptions} options options.
-   * @returns {NavRenameProposal} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {NavRenameProposal} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -754,7 +754,7 @@ func navFunc(op, doc string, fields []Field, tsReturn string) Func {
 		Blocking:       "the server answered (after starting, initializing and loading when needed) or the timeout elapses",
 		DefaultTimeout: "60 seconds",
 		Result:         ResultJSON,
-		ResultDoc: `the lsp package's result (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
+		ResultDoc: `the answer (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
 			`paths relative to the project, path:line:col with each location's source line, at most maxLocations (100) of them`,
 		Binding: Method, Class: "LSPManager", Method: op, PyReturn: tsReturn, TSReturn: tsReturn,
 	}

@@ -218,7 +218,7 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl) + "; None sends " + fl.PyDefault})
 					} else {
 						members = append(members, fmt.Sprintf("%q: %s", fl.JSON, val))
-						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl) + "; None for the default"})
+						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl)})
 					}
 				}
 				call = append(call, "_options({"+strings.Join(members, ", ")+"})")
@@ -230,7 +230,7 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON)"})
 			} else {
 				sig = append(sig, fmt.Sprintf("%s: %s = None", bindName(p), typ))
-				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON; None for the default)"})
+				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON)"})
 			}
 			call = append(call, bindName(p))
 		case abispec.Int:
@@ -283,6 +283,19 @@ func bindingNames(doc string, name func(abispec.Func) string) string {
 
 var idbName = regexp.MustCompile(`\bidb_[a-z0-9_]+\b`)
 
+// pyFieldNames rewrites the JSON names of f's option members in doc into
+// their Python keyword names (maxLocations is max_locations in Python).
+func pyFieldNames(f abispec.Func, doc string) string {
+	for _, p := range f.Params {
+		for _, fl := range p.Fields {
+			if fl.JSON != fl.Py {
+				doc = regexp.MustCompile(`\b`+regexp.QuoteMeta(fl.JSON)+`\b`).ReplaceAllString(doc, fl.Py)
+			}
+		}
+	}
+	return doc
+}
+
 func pyName(f abispec.Func) string {
 	switch {
 	case f.Binding == abispec.Function:
@@ -300,10 +313,10 @@ var convRaises = map[string]string{
 
 // pyDoc writes a docstring at the given indentation.
 func pyDoc(b *buf, indent string, f abispec.Func, docs [][2]string, isCtor, async bool) {
-	f.Doc = pyEscape(bindingNames(f.Doc, pyName))
-	f.ResultDoc = pyEscape(f.ResultDoc)
+	f.Doc = pyEscape(pyFieldNames(f, bindingNames(f.Doc, pyName)))
+	f.ResultDoc = pyEscape(pyFieldNames(f, f.ResultDoc))
 	for i := range docs {
-		docs[i][1] = pyEscape(bindingNames(docs[i][1], pyName))
+		docs[i][1] = pyEscape(pyFieldNames(f, bindingNames(docs[i][1], pyName)))
 	}
 	lines := wrap(f.Doc, 76-len(indent))
 	b.p(`%s"""%s`, indent, lines[0])
@@ -904,10 +917,11 @@ that hold a handle (Registry, IDEClient, LSPManager) are context managers;
 close them when done. Results are typed (idebridge.types): dataclasses and
 enums.
 
-Every duration is in seconds, as a float: None means the function's
-default, a negative number waits without limit, and a positive one is
-rounded up to whole milliseconds. Ctrl-C interrupts any blocking call (it
-is cancelled, as in idebridge.aio).
+An optional argument left at None takes the default its description
+gives (or the library's). Every duration is in seconds, as a float: None
+means the function's default, a negative number waits without limit, and
+a positive one is rounded up to whole milliseconds. Ctrl-C interrupts any
+blocking call (it is cancelled, as in idebridge.aio).
 
 The shared library is the one installed inside this package (pip builds
 it), unless the IDEBRIDGE_LIB environment variable names another; in the

@@ -864,12 +864,12 @@ int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms);
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -908,12 +908,12 @@ int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeo
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -952,12 +952,12 @@ int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t time
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -996,12 +996,12 @@ int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t 
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -1040,12 +1040,12 @@ int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"                the file.
@@ -1085,12 +1085,12 @@ int idb_lsp_references(uint64_t manager, const char *request_json, int64_t timeo
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -1128,12 +1128,12 @@ int idb_lsp_hover(uint64_t manager, const char *request_json, int64_t timeout_ms
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -1166,12 +1166,12 @@ int idb_lsp_document_symbols(uint64_t manager, const char *request_json, int64_t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "query"         the query (a name or part of one).
@@ -1205,12 +1205,12 @@ int idb_lsp_workspace_symbols(uint64_t manager, const char *request_json, int64_
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -1249,12 +1249,12 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -1293,12 +1293,12 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.
@@ -1339,12 +1339,12 @@ int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "path"          the file.

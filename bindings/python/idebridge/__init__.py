@@ -26,10 +26,11 @@ that hold a handle (Registry, IDEClient, LSPManager) are context managers;
 close them when done. Results are typed (idebridge.types): dataclasses and
 enums.
 
-Every duration is in seconds, as a float: None means the function's
-default, a negative number waits without limit, and a positive one is
-rounded up to whole milliseconds. Ctrl-C interrupts any blocking call (it
-is cancelled, as in idebridge.aio).
+An optional argument left at None takes the default its description
+gives (or the library's). Every duration is in seconds, as a float: None
+means the function's default, a negative number waits without limit, and
+a positive one is rounded up to whole milliseconds. Ctrl-C interrupts any
+blocking call (it is cancelled, as in idebridge.aio).
 
 The shared library is the one installed inside this package (pip builds
 it), unless the IDEBRIDGE_LIB environment variable names another; in the
@@ -1497,11 +1498,10 @@ def path_to_local(path: str, distro: Optional[str] = None, mount_root: Optional[
     Args:
         path: the IDE's path.
         distro: the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
-            paths only); None for the default.
-        mount_root: where the Windows drives are mounted (default "/mnt");
-            None for the default.
+            paths only).
+        mount_root: where the Windows drives are mounted (default "/mnt").
         unc_host: the host of the UNC paths written for files inside the
-            distribution (default "wsl$"); None for the default.
+            distribution (default "wsl$").
 
     Returns:
         the agent's path.
@@ -1521,11 +1521,10 @@ def path_to_ide(path: str, distro: Optional[str] = None, mount_root: Optional[st
     Args:
         path: the agent's path.
         distro: the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
-            paths only); None for the default.
-        mount_root: where the Windows drives are mounted (default "/mnt");
-            None for the default.
+            paths only).
+        mount_root: where the Windows drives are mounted (default "/mnt").
         unc_host: the host of the UNC paths written for files inside the
-            distribution (default "wsl$"); None for the default.
+            distribution (default "wsl$").
 
     Returns:
         the IDE's path.
@@ -1544,15 +1543,15 @@ def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lo
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         timeout: seconds to wait; None for 10 seconds, a negative number to
             wait without limit.
 
@@ -1582,11 +1581,10 @@ def render_attachment(attachment: Union[Attachment, Dict[str, Any], str], projec
         attachment: an attachment as returned by a drain (a
             JSON-serialisable value, or a str holding JSON).
         project_dir: paths of files inside this directory are shown relative
-            to it; None for the default.
-        tag: the element wrapping the block (default "new-diagnostics");
-            None for the default.
+            to it.
+        tag: the element wrapping the block (default "new-diagnostics").
         max_chars: the cap on the whole block in characters (default 4000;
-            negative for none); None for the default.
+            negative for none).
 
     Returns:
         the text block.
@@ -1607,8 +1605,7 @@ def apply_edit(path: str, new_text: Union[str, bytes], base: Optional[FileState]
         new_text: the new content of the whole file.
         base: the file's state the edit was computed from (file_state() when
             the agent read it); the edit is written only if the file still has
-            this content (default: its state when the edit is proposed); None
-            for the default.
+            this content (default: its state when the edit is proposed).
 
     Returns:
         EditResult, made from {"path", "status": "accepted" | "tab_closed" |
@@ -1658,7 +1655,7 @@ def should_auto_connect(requested: Optional[bool] = None, env: Optional[Dict[str
 
     Args:
         requested: the caller's own setting (an autoConnectIde configuration
-            key or an --ide flag); None for the default.
+            key or an --ide flag).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
@@ -1683,17 +1680,17 @@ def wait_for_ide(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         poll_interval: how often discovery runs (default 1 second), in
-            seconds; None for the default.
+            seconds.
         timeout: seconds to wait; None for 30 seconds, a negative number to
             wait without limit.
 
@@ -1722,15 +1719,15 @@ def remove_stale(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         timeout: seconds to wait; None for 10 seconds, a negative number to
             wait without limit.
 
@@ -1767,36 +1764,32 @@ class LSPManager:
 
         Args:
             config: the servers, as the content of a .lsp.json (not its
-                path: see configFile): {"name": {"command",
+                path: see config_file): {"name": {"command",
                 "extensionToLanguage", "args"?, "env"?, "settings"?, ...}} (a
                 JSON-serialisable value, or a str holding JSON).
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
-                least recently used is closed to make room (default 50); None
-                for the default.
+                least recently used is closed to make room (default 50).
             quiet_period: the shortest silence a settle waits for after the
                 publish answering a change, from a server that sends no
                 versions; it waits longer for a server measured to need it
-                (default 0.05 seconds), in seconds; None for the default.
+                (default 0.05 seconds), in seconds.
             settle_timeout: the longest a settle waits (default 10 seconds),
-                in seconds; None for the default.
+                in seconds.
             startup_timeout: the startup timeout of servers whose
-                configuration sets none (default 30 seconds), in seconds; None
-                for the default.
+                configuration sets none (default 30 seconds), in seconds.
             shutdown_timeout: the shutdown timeout of servers whose
-                configuration sets none (default 5 seconds), in seconds; None
-                for the default.
+                configuration sets none (default 5 seconds), in seconds.
             wait_for_progress: make settle wait for the server's work-done
-                progress to end, not only for a publish; None for the default.
+                progress to end, not only for a publish.
             user_config: non-sensitive user options for ${user_config.KEY}
-                in the configuration; None for the default.
+                in the configuration.
             safe_mode: safe mode: start no language server at all; document
-                operations fail with IDB_ERR_NOT_FOUND; None for the default.
+                operations fail with IDB_ERR_NOT_FOUND.
             config_file: the path of a .lsp.json file whose servers are
                 added to those of config (pass {} as config to use the file
-                alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory;
-                None for the default.
+                alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1976,22 +1969,20 @@ class LSPManager:
 
         Args:
             project_dir: the project whose settings and project-scoped
-                installs count (default: the manager's project directory); None
-                for the default.
+                installs count (default: the manager's project directory).
             config_dir: Claude Code's configuration directory (default:
-                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
-                default.
+                CLAUDE_CONFIG_DIR from env, else ~/.claude).
             env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
                 the commands); default: the process environment as the library
                 saw it when it was loaded (the Python and Node bindings send the
                 current one); None sends dict(os.environ).
             user_config: non-sensitive plugin user options for
-                ${user_config.KEY}; None for the default.
+                ${user_config.KEY}.
             timeout: seconds to wait; None for the servers' own shutdown
                 timeouts, a negative number to wait without limit.
 
         Returns:
-            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            {"config_dir", "project_dir", "servers": [{"name", "plugin",
             "marketplace", "file", "root", "extensions", "command", "args",
             "resolved"?, "commandError"?, "installHint"?}], "plugins":
             [{"id", "name", "marketplace", "enabled", "enabledScope"?,
@@ -2020,21 +2011,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2060,21 +2051,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2099,21 +2090,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2138,21 +2129,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2177,23 +2168,22 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
-            include_declaration: include the declaration (default: no); None
-                for the default.
+                shows (default 100; negative for all).
+            include_declaration: include the declaration (default: no).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2218,21 +2208,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2256,15 +2246,15 @@ class LSPManager:
         Args:
             path: the file.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2289,17 +2279,17 @@ class LSPManager:
         Args:
             query: the query (a name or part of one).
             path: a file whose server to ask (default: every running
-                server); None for the default.
+                server).
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2325,21 +2315,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2364,21 +2354,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2403,21 +2393,21 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2444,22 +2434,22 @@ class LSPManager:
             path: the file.
             line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             new_name: the new name.
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            the answer (the same JSON as idebridge lsp ... --json) with
+            "text", its rendering for a model: paths relative to the
+            project, path:line:col with each location's source line, at most
+            max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2599,30 +2589,29 @@ class IDEClient:
 
         Args:
             port: the IDE's port (its lockfile's name); default: the only
-                usable IDE; None for the default.
+                usable IDE.
             cwd: the agent's working directory, which the IDE's workspace
-                must contain (default: the process's); None for the default.
+                must contain (default: the process's).
             env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
                 CLAUDE_CODE_SSE_PORT, ...); default: the process environment as
                 the library saw it when it was loaded (the Python and Node
                 bindings send the current one); None sends dict(os.environ).
             lockfile_dirs: the lockfile directories to scan (default: from
-                the environment); None for the default.
+                the environment).
             url: connect to this ws:// or http:// URL instead of
-                discovering; None for the default.
-            auth_token: the auth token to send with url; None for the
-                default.
+                discovering.
+            auth_token: the auth token to send with url.
             wait: poll discovery once a second until the IDE is usable,
-                within the timeout; None for the default.
+                within the timeout.
             call_timeout: the default timeout of tool calls (default 30
-                seconds; negative for none), in seconds; None for the default.
+                seconds; negative for none), in seconds.
             ping_interval: the keep-alive interval (default 15 seconds;
-                negative for none), in seconds; None for the default.
+                negative for none), in seconds.
             notification_buffer: how many notifications are queued before
                 the oldest is dropped (default 256, at most 65536; negative:
-                none are queued); None for the default.
+                none are queued).
             client_name: the clientInfo name sent to the IDE (default
-                "idebridge"); None for the default.
+                "idebridge").
             timeout: seconds to wait; None for 35 seconds, a negative number
                 to wait without limit.
 
@@ -2695,8 +2684,7 @@ class IDEClient:
         Args:
             name: the tool's name, e.g. "getDiagnostics".
             args: the tool's arguments as a JSON object (NULL for none) (a
-                JSON-serialisable value, or a str holding JSON; None for the
-                default).
+                JSON-serialisable value, or a str holding JSON).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), and no limit for
                 openDiff, a negative number to wait without limit.
@@ -2757,12 +2745,11 @@ class IDEClient:
             path: the file to change (it need not exist: the edit creates
                 it).
             new_text: the proposed content of the whole file.
-            tab_name: the diff tab's name (default "<basename>-<uuid4>");
-                None for the default.
+            tab_name: the diff tab's name (default "<basename>-<uuid4>").
             base: the file's state the edit was computed from (file_state()
                 when the agent read it); the edit is written only if the file
                 still has this content (default: its state when the edit is
-                proposed); None for the default.
+                proposed).
             timeout: seconds to wait; None for no limit: the user takes as
                 long as they like, a negative number to wait without limit.
 
@@ -2770,7 +2757,7 @@ class IDEClient:
             EditResult, made from {"path", "status": "accepted" |
             "tab_closed" | "rejected" | "not_accepted" | "applied",
             "written", "text", "bytes", "userModified"?, "created"?,
-            "cancelled"?, "viaIDE", "tabName"?, "ideAnswer"?,
+            "cancelled"?, "viaIDE", "tab_name"?, "ideAnswer"?,
             "closeTabError"?, "conflict"?: {"message", "expected",
             "actual"}}: "text" is what was written, or would have been when
             a conflict stopped the write.
@@ -2854,11 +2841,10 @@ class IDEClient:
             snapshot: the snapshot IDEClient.snapshot_diagnostics() returned
                 (a JSON-serialisable value, or a str holding JSON).
             project_dir: paths of files inside this directory are shown
-                relative to it; None for the default.
-            tag: the element wrapping the block (default "new-diagnostics");
-                None for the default.
+                relative to it.
+            tag: the element wrapping the block (default "new-diagnostics").
             max_chars: the cap on the whole block in characters (default
-                4000; negative for none); None for the default.
+                4000; negative for none).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), a negative number
                 to wait without limit.
@@ -2952,24 +2938,23 @@ class Registry:
 
         Args:
             max_per_file: the most diagnostics of one file in an attachment
-                (default 10; negative for no limit); None for the default.
+                (default 10; negative for no limit).
             max_total: the most diagnostics in an attachment (default 30;
-                negative for no limit); None for the default.
+                negative for no limit).
             max_per_publish: the most diagnostics one publish keeps pending,
                 most severe first; the new ones beyond count in the attachment's
-                cut (default 1000; must be positive); None for the default.
+                cut (default 1000; must be positive).
             max_documents: how many documents are remembered (delivered
                 diagnostics, version, last publishes) besides those with
                 diagnostics pending, the least recently used forgotten first
-                (default 500; must be positive); None for the default.
+                (default 500; must be positive).
             max_delivered_per_document: how many delivered diagnostics are
-                remembered per document (default 2000; must be positive); None
-                for the default.
+                remembered per document (default 2000; must be positive).
             min_severity: the least severe severity delivered: "Error",
                 "Warning", "Information", "Hint" or 1 to 4 (default Hint:
-                everything); None for the default.
+                everything).
             drop_unnecessary: drop diagnostics tagged Unnecessary (faded-out
-                unused code); None for the default.
+                unused code).
 
         Raises:
             IdebridgeError: on failure, as one of ArgumentError,
