@@ -475,7 +475,7 @@ var Funcs = []Func{
 		DefaultTimeout: "no limit",
 		Result:         ResultJSON,
 		ResultDoc:      `{"files": [{"path", "status" ("written", "conflict", "failed"), "error"?}], "written", "text"}`,
-		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "NavRenameApplied", TSReturn: "NavRenameApplied",
+		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "NavRenameApplied", PyConv: "_nav_rename_applied", TSReturn: "NavRenameApplied",
 	},
 	{
 		Name: "idb_render_attachment",
@@ -756,8 +756,14 @@ func navFunc(op, doc string, fields []Field, tsReturn string) Func {
 		Result:         ResultJSON,
 		ResultDoc: `the answer (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
 			`paths relative to the project, path:line:col with each location's source line, at most maxLocations (100) of them`,
-		Binding: Method, Class: "LSPManager", Method: op, PyReturn: tsReturn, TSReturn: tsReturn,
+		Binding: Method, Class: "LSPManager", Method: op, PyReturn: tsReturn, TSReturn: tsReturn, PyConv: navConv[tsReturn],
 	}
+}
+
+// navConv names the Python converter of each navigation result.
+var navConv = map[string]string{
+	"NavLocations": "_nav_locations", "NavHover": "_nav_hover", "NavSymbols": "_nav_symbols",
+	"NavCallHierarchy": "_nav_call_hierarchy", "NavRenameProposal": "_nav_rename_proposal",
 }
 
 // navPathField, navMaxField and navPosFields are the members of a

@@ -259,6 +259,12 @@ from .types import (  # noqa: E402
     _attachment,
     _settle_result,
     _server_statuses,
+    _nav_locations,
+    _nav_hover,
+    _nav_symbols,
+    _nav_call_hierarchy,
+    _nav_rename_proposal,
+    _nav_rename_applied,
     _edit_outcome,
     _cancelled_count,
     _file_state,
@@ -2022,10 +2028,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2036,7 +2042,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
@@ -2062,10 +2068,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2076,7 +2082,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
@@ -2101,10 +2107,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2115,7 +2121,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
@@ -2140,10 +2146,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2154,7 +2160,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
@@ -2180,10 +2186,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2194,7 +2200,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout)))
 
     def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
@@ -2219,10 +2225,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavHover, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2233,7 +2239,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_hover(_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def document_symbols(self, path: str, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
@@ -2251,10 +2257,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2265,7 +2271,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_symbols(_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
@@ -2286,10 +2292,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2300,7 +2306,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_symbols(_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
@@ -2326,10 +2332,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2340,7 +2346,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_call_hierarchy(_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
@@ -2365,10 +2371,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2379,7 +2385,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_call_hierarchy(_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
@@ -2404,10 +2410,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2418,7 +2424,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_call_hierarchy(_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
     def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
@@ -2446,10 +2452,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavRenameProposal, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2460,7 +2466,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout))
+        return _nav_rename_proposal(_idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout)))
 
     def apply_rename(self, proposal: NavRenameProposal, timeout: Optional[float] = None) -> NavRenameApplied:
         """Writes the files of a rename proposal (as LSPManager.rename()
@@ -2475,8 +2481,9 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            {"files": [{"path", "status" ("written", "conflict", "failed"),
-            "error"?}], "written", "text"}.
+            NavRenameApplied, made from {"files": [{"path", "status"
+            ("written", "conflict", "failed"), "error"?}], "written",
+            "text"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2486,7 +2493,7 @@ class LSPManager:
         Blocks until every file is written or refused; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout))
+        return _nav_rename_applied(_idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout)))
 
     def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
         """Replaces the manager's configuration (plugins changed): servers

@@ -86,18 +86,24 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _start_idb_lsp_shutdown,
     _idb_lsp_shutdown,
     _start_idb_lsp_definition,
+    _nav_locations,
     _start_idb_lsp_declaration,
     _start_idb_lsp_type_definition,
     _start_idb_lsp_implementation,
     _start_idb_lsp_references,
     _start_idb_lsp_hover,
+    _nav_hover,
     _start_idb_lsp_document_symbols,
+    _nav_symbols,
     _start_idb_lsp_workspace_symbols,
     _start_idb_lsp_prepare_call_hierarchy,
+    _nav_call_hierarchy,
     _start_idb_lsp_incoming_calls,
     _start_idb_lsp_outgoing_calls,
     _start_idb_lsp_rename,
+    _nav_rename_proposal,
     _start_idb_lsp_apply_rename,
+    _nav_rename_applied,
     _start_idb_ide_propose_edit,
     _edit_outcome,
     _start_idb_ide_cancel_all_edits,
@@ -654,10 +660,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -669,7 +675,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
@@ -695,10 +701,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -710,7 +716,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
@@ -735,10 +741,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -750,7 +756,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
@@ -775,10 +781,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -790,7 +796,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
@@ -816,10 +822,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -831,7 +837,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout)))))
 
     async def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
@@ -856,10 +862,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavHover, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -871,7 +877,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_hover(_dec_json(await _await(_start_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def document_symbols(self, path: str, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
@@ -889,10 +895,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -904,7 +910,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_symbols(_dec_json(await _await(_start_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
@@ -925,10 +931,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -940,7 +946,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_symbols(_dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
@@ -966,10 +972,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -981,7 +987,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
@@ -1006,10 +1012,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1021,7 +1027,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
@@ -1046,10 +1052,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1061,7 +1067,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
     async def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
@@ -1089,10 +1095,10 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            the answer (the same JSON as idebridge lsp ... --json) with
-            "text", its rendering for a model: paths relative to the
-            project, path:line:col with each location's source line, at most
-            max_locations (100) of them.
+            NavRenameProposal, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1104,7 +1110,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout))))
+        return _nav_rename_proposal(_dec_json(await _await(_start_idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout)))))
 
     async def apply_rename(self, proposal: NavRenameProposal, timeout: Optional[float] = None) -> NavRenameApplied:
         """Writes the files of a rename proposal (as LSPManager.rename()
@@ -1119,8 +1125,9 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            {"files": [{"path", "status" ("written", "conflict", "failed"),
-            "error"?}], "written", "text"}.
+            NavRenameApplied, made from {"files": [{"path", "status"
+            ("written", "conflict", "failed"), "error"?}], "written",
+            "text"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1131,7 +1138,7 @@ class LSPManager:
         awaiting task cancels the call (and undoes what the IDE still shows)
         before CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout))))
+        return _nav_rename_applied(_dec_json(await _await(_start_idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout)))))
 
     async def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
         """Replaces the manager's configuration (plugins changed): servers

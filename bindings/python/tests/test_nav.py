@@ -27,24 +27,26 @@ class NavTest(LeakCheckedTestCase):
     def test_navigation(self) -> None:
         with idebridge.LSPManager(self.config, self.dir) as mgr:
             refs = mgr.references(path=self.use, line=7, symbol="total", occurrence=2, include_declaration=True, timeout=60)
-            self.assertEqual(refs["op"], "references")
-            self.assertFalse(refs.get("incomplete", False))
-            got = ["%s:%d:%d" % (os.path.basename(l["path"]), l["line"], l["column"]) for l in refs["locations"]]
+            self.assertEqual(refs.op, "references")
+            self.assertFalse(refs.incomplete)
+            self.assertIsInstance(refs, idebridge.NavLocations)
+            self.assertIsInstance(refs.locations[0], idebridge.NavLocation)
+            got = ["%s:%d:%d" % (os.path.basename(l.path), l.line, l.column) for l in refs.locations]
             self.assertEqual(got, ["use.go:5:2", "use.go:7:3", "use.go:7:11", "use.go:9:9"])
-            self.assertIn("use.go:9:9: return total\n", refs["text"])
+            self.assertIn("use.go:9:9: return total\n", refs.text)
 
             # Column 22 in characters, after two emoji (column 24 in UTF-16).
             d = mgr.definition(path=self.use, line=15, column=22)
-            self.assertEqual([(l["path"], l["line"], l["column"]) for l in d["locations"]], [(self.use, 4, 6)])
+            self.assertEqual([(l.path, l.line, l.column) for l in d.locations], [(self.use, 4, 6)])
 
             h = mgr.hover(path=self.use, line=4, symbol="Total")
-            self.assertIn("func Total(shapes []Shape) float64", h["markdown"])
+            self.assertIn("func Total(shapes []Shape) float64", h.markdown)
             syms = mgr.document_symbols(path=self.shapes)
-            self.assertEqual([s["name"] for s in syms["symbols"]], ["Shape", "Square", "(Square).Area", "Circle", "(Circle).Area"])
+            self.assertEqual([s.name for s in syms.symbols], ["Shape", "Square", "(Square).Area", "Circle", "(Circle).Area"])
             calls = mgr.incoming_calls(path=self.use, line=4, symbol="Total")
-            self.assertEqual([c["item"]["name"] for c in calls["calls"]], ["Report"])
+            self.assertEqual([c.item.name for c in calls.calls], ["Report"])
             impl = mgr.implementation(path=self.shapes, line=5, symbol="Area")
-            self.assertEqual(len(impl["locations"]), 2)
+            self.assertEqual(len(impl.locations), 2)
 
             with self.assertRaises(idebridge.ArgumentError) as cm:
                 mgr.references(path=self.use, line=7, symbol="total")
@@ -56,17 +58,17 @@ class NavTest(LeakCheckedTestCase):
             with open(self.use) as f:
                 before = f.read()
             proposal = mgr.rename(path=self.use, line=18, symbol="label", new_name="tag")
-            self.assertEqual([f["path"] for f in proposal["files"]], [self.use])
-            self.assertIn("+func tag(prefix string, v float64) string {", proposal["diff"])
+            self.assertEqual([f.path for f in proposal.files], [self.use])
+            self.assertIn("+func tag(prefix string, v float64) string {", proposal.diff)
             with open(self.use) as f:
                 self.assertEqual(f.read(), before, "rename wrote the file")
             applied = mgr.apply_rename(proposal)
-            self.assertEqual(applied["written"], 1)
-            self.assertEqual(applied["files"][0]["status"], "written")
+            self.assertEqual(applied.written, 1)
+            self.assertEqual(applied.files[0].status, "written")
             with open(self.use) as f:
-                self.assertEqual(f.read(), proposal["files"][0]["newText"])
+                self.assertEqual(f.read(), proposal.files[0].new_text)
             again = mgr.apply_rename(proposal)
-            self.assertEqual(again["files"][0]["status"], "conflict")
+            self.assertEqual(again.files[0].status, "conflict")
 
     def test_required_arguments(self) -> None:
         # Required arguments are required by Python itself: nothing reaches
