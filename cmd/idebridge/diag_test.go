@@ -372,7 +372,7 @@ func TestDiagProgressLine(t *testing.T) {
 	t.Cleanup(func() { progressDelay, stderrIsTerminal = delay, isTerm })
 	progressDelay = 0 // every step shows, however quick
 	stderrIsTerminal = func(io.Writer) bool { return true }
-	args := []string{"diag", "examples/brokenmod/main.go"}
+	args := []string{"diag", "--timeout", "5m", "examples/brokenmod/main.go"} // a busy machine is slow
 
 	code, out, errOut := runIn(t, root, diagEnv(t), args...)
 	if code != exitOK || !strings.Contains(out, "undefined: total") || strings.Contains(out, "\x1b") {
