@@ -121,6 +121,104 @@ const ERRORS = {
   [IDB_ERR_CANCELLED]: CancelledError,
 };
 
+/** What the user called, by C function: an error says LSPManager.references, not idb_lsp_references. */
+const NAMES = {
+  idb_version: "version",
+  idb_handle_count: "handleCount",
+  idb_parse_lockfile: "parseLockfile",
+  idb_path_to_local: "pathToLocal",
+  idb_path_to_ide: "pathToIde",
+  idb_discover: "discover",
+  idb_discover_start: "discover",
+  idb_ide_connect: "IDEClient.connect",
+  idb_ide_connect_start: "IDEClient.connect",
+  idb_ide_info: "IDEClient.info",
+  idb_ide_tools: "IDEClient.tools",
+  idb_ide_tools_start: "IDEClient.tools",
+  idb_ide_call: "IDEClient.call",
+  idb_ide_call_start: "IDEClient.call",
+  idb_ide_next_notification: "IDEClient.nextNotification",
+  idb_ide_next_notification_start: "IDEClient.nextNotification",
+  idb_ide_close: "IDEClient.close",
+  idb_registry_new: "new Registry",
+  idb_registry_publish: "Registry.publish",
+  idb_registry_set_version: "Registry.setVersion",
+  idb_registry_drain: "Registry.drain",
+  idb_registry_reset: "Registry.reset",
+  idb_registry_stats: "Registry.stats",
+  idb_registry_free: "Registry.close",
+  idb_lsp_new: "new LSPManager",
+  idb_lsp_open: "LSPManager.open",
+  idb_lsp_open_start: "LSPManager.open",
+  idb_lsp_change: "LSPManager.change",
+  idb_lsp_change_start: "LSPManager.change",
+  idb_lsp_save: "LSPManager.save",
+  idb_lsp_save_start: "LSPManager.save",
+  idb_lsp_close_file: "LSPManager.closeFile",
+  idb_lsp_close_file_start: "LSPManager.closeFile",
+  idb_lsp_settle: "LSPManager.settle",
+  idb_lsp_settle_start: "LSPManager.settle",
+  idb_lsp_drain: "LSPManager.drain",
+  idb_lsp_servers: "LSPManager.servers",
+  idb_lsp_load_claude_code: "LSPManager.loadClaudeCode",
+  idb_lsp_load_claude_code_start: "LSPManager.loadClaudeCode",
+  idb_lsp_shutdown: "LSPManager.shutdown",
+  idb_lsp_shutdown_start: "LSPManager.shutdown",
+  idb_lsp_definition: "LSPManager.definition",
+  idb_lsp_definition_start: "LSPManager.definition",
+  idb_lsp_declaration: "LSPManager.declaration",
+  idb_lsp_declaration_start: "LSPManager.declaration",
+  idb_lsp_type_definition: "LSPManager.typeDefinition",
+  idb_lsp_type_definition_start: "LSPManager.typeDefinition",
+  idb_lsp_implementation: "LSPManager.implementation",
+  idb_lsp_implementation_start: "LSPManager.implementation",
+  idb_lsp_references: "LSPManager.references",
+  idb_lsp_references_start: "LSPManager.references",
+  idb_lsp_hover: "LSPManager.hover",
+  idb_lsp_hover_start: "LSPManager.hover",
+  idb_lsp_document_symbols: "LSPManager.documentSymbols",
+  idb_lsp_document_symbols_start: "LSPManager.documentSymbols",
+  idb_lsp_workspace_symbols: "LSPManager.workspaceSymbols",
+  idb_lsp_workspace_symbols_start: "LSPManager.workspaceSymbols",
+  idb_lsp_prepare_call_hierarchy: "LSPManager.prepareCallHierarchy",
+  idb_lsp_prepare_call_hierarchy_start: "LSPManager.prepareCallHierarchy",
+  idb_lsp_incoming_calls: "LSPManager.incomingCalls",
+  idb_lsp_incoming_calls_start: "LSPManager.incomingCalls",
+  idb_lsp_outgoing_calls: "LSPManager.outgoingCalls",
+  idb_lsp_outgoing_calls_start: "LSPManager.outgoingCalls",
+  idb_lsp_rename: "LSPManager.rename",
+  idb_lsp_rename_start: "LSPManager.rename",
+  idb_lsp_apply_rename: "LSPManager.applyRename",
+  idb_lsp_apply_rename_start: "LSPManager.applyRename",
+  idb_render_attachment: "renderAttachment",
+  idb_ide_propose_edit: "IDEClient.proposeEdit",
+  idb_ide_propose_edit_start: "IDEClient.proposeEdit",
+  idb_ide_cancel_all_edits: "IDEClient.cancelAllEdits",
+  idb_ide_cancel_all_edits_start: "IDEClient.cancelAllEdits",
+  idb_apply_edit: "applyEdit",
+  idb_file_state: "fileState",
+  idb_ide_snapshot_diagnostics: "IDEClient.snapshotDiagnostics",
+  idb_ide_snapshot_diagnostics_start: "IDEClient.snapshotDiagnostics",
+  idb_ide_new_diagnostics: "IDEClient.newDiagnostics",
+  idb_ide_new_diagnostics_start: "IDEClient.newDiagnostics",
+  idb_ide_get_diagnostics: "IDEClient.getDiagnostics",
+  idb_ide_get_diagnostics_start: "IDEClient.getDiagnostics",
+  idb_should_auto_connect: "shouldAutoConnect",
+  idb_wait_for_ide: "waitForIde",
+  idb_wait_for_ide_start: "waitForIde",
+  idb_remove_stale: "removeStale",
+  idb_remove_stale_start: "removeStale",
+  idb_lsp_reload: "LSPManager.reload",
+  idb_lsp_reload_start: "LSPManager.reload",
+};
+
+/** The library's message with its leading C function name replaced by what the user called. */
+function userMessage(message) {
+  const i = message.indexOf(': ');
+  const head = i < 0 ? '' : message.slice(0, i);
+  return Object.prototype.hasOwnProperty.call(NAMES, head) ? NAMES[head] + message.slice(i) : message;
+}
+
 /** An edit was not written: the file changed on disk since the edit's base. */
 class ConflictError extends IdebridgeError {
   /** @param {object} result the edit's outcome, with its conflict */
@@ -198,7 +296,7 @@ function raise(fns, status, fn) {
     }
   }
   const Cls = ERRORS[status] || IdebridgeError;
-  throw new Cls(message, status, fn);
+  throw new Cls(userMessage(message), status, fn);
 }
 
 /** Returns the error of a failed asynchronous call, from its JSON error. */
@@ -210,7 +308,7 @@ function callError(status, text) {
     err = { message: text };
   }
   const Cls = ERRORS[status] || IdebridgeError;
-  return new Cls(err.message || 'call failed with status ' + status, status, err.function, err.code, err.data);
+  return new Cls(userMessage(err.message || 'call failed with status ' + status), status, err.function, err.code, err.data);
 }
 
 function textIn(value) {
