@@ -1,0 +1,73 @@
+//go:build linux
+
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// setImmutable sets or clears a file's immutable attribute (chattr +i),
+// which makes renaming over it fail even for root. The test is skipped
+// where the process may not (no CAP_LINUX_IMMUTABLE) or the file system
+// has no such attribute.
+func setImmutable(t *testing.T, p string, on bool) {
+	t.Helper()
+	const getFlags, setFlags, immutable = 0x80086601, 0x40086602, 0x10
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var flags int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), getFlags, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		t.Skipf("no file attributes here (%v): cannot make a file unwritable as root", e)
+	}
+	if on {
+		flags |= immutable
+	} else {
+		flags &^= immutable
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), setFlags, uintptr(unsafe.Pointer(&flags))); e != 0 {
+		t.Skipf("cannot set the immutable attribute (%v): it needs root", e)
+	}
+}
+
+// TestWriteAllRollsBack: the second of three files cannot be replaced (it
+// is immutable); the first, already moved into place, is put back: every
+// file is byte-identical to before, the first is the very same file
+// (inode), and nothing staged is left.
+func TestWriteAllRollsBack(t *testing.T) {
+	dir := t.TempDir()
+	base := files(t, dir, map[string]string{"1.go": "one\n", "2.go": "two\n", "3.go": "three\n"})
+	setImmutable(t, filepath.Join(dir, "2.go"), true)
+	t.Cleanup(func() { setImmutable(t, filepath.Join(dir, "2.go"), false) })
+	before, err := os.Stat(filepath.Join(dir, "1.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []Change
+	for _, n := range []string{"1.go", "2.go", "3.go"} {
+		changes = append(changes, Change{Path: filepath.Join(dir, n), Data: []byte("new " + n), Base: base[n]})
+	}
+	err = WriteAll(changes, &Options{Roots: []string{dir}})
+	var we *WriteError
+	if !errors.As(err, &we) || we.Path != filepath.Join(dir, "2.go") || we.Restored != 1 || len(we.Unrestored) != 0 ||
+		!errors.Is(err, syscall.EPERM) || !strings.Contains(err.Error(), "none of the 3 files was written") {
+		t.Fatalf("WriteAll over an immutable file: %v", err)
+	}
+	t.Log(err)
+	wantText(t, filepath.Join(dir, "1.go"), "one\n")
+	wantText(t, filepath.Join(dir, "2.go"), "two\n")
+	wantText(t, filepath.Join(dir, "3.go"), "three\n")
+	after, err := os.Stat(filepath.Join(dir, "1.go"))
+	if err != nil || !os.SameFile(before, after) || after.Mode() != before.Mode() {
+		t.Errorf("1.go was not put back as it was: %v → %v (%v)", before, after, err)
+	}
+	noStaged(t, dir)
+}
