@@ -59,7 +59,7 @@ func (e *OutsideError) Error() string {
 	if len(e.Paths) > 1 {
 		what = fmt.Sprintf("%d files lie", len(e.Paths))
 	}
-	return fmt.Sprintf("not written: %s outside %s: %s; nothing was written",
+	return fmt.Sprintf("%s outside %s: %s; nothing was written",
 		what, strings.Join(e.Roots, ", "), strings.Join(e.Paths, ", "))
 }
 
@@ -150,13 +150,8 @@ func WriteAll(changes []Change, opts *Options) error {
 	}
 	t := &txn{dirs: map[string]*os.Root{}}
 	defer t.close()
-	if err := t.plan(changes, roots); err != nil {
+	if err := t.checkAll(changes, roots); err != nil {
 		return err
-	}
-	for _, f := range t.files {
-		if err := t.check(f); err != nil {
-			return t.fail(f, err)
-		}
 	}
 	for i, f := range t.files {
 		// Nothing can fail after the last move: it needs no way back.
@@ -175,6 +170,35 @@ func WriteAll(changes []Change, opts *Options) error {
 		}
 	}
 	t.finish()
+	return nil
+}
+
+// Check is WriteAll's first step alone: it returns the error WriteAll
+// would return at its check (an *OutsideError, or a *WriteError naming
+// the first file that is no longer its Base, or cannot be opened), and
+// writes nothing. A caller that writes its files one by one (a review
+// where the user decides each file) uses it to refuse the whole set
+// before asking about any.
+func Check(changes []Change, opts *Options) error {
+	var roots []string
+	if opts != nil {
+		roots = opts.Roots
+	}
+	t := &txn{dirs: map[string]*os.Root{}}
+	defer t.close()
+	return t.checkAll(changes, roots)
+}
+
+// checkAll plans the write and checks every file.
+func (t *txn) checkAll(changes []Change, roots []string) error {
+	if err := t.plan(changes, roots); err != nil {
+		return err
+	}
+	for _, f := range t.files {
+		if err := t.check(f); err != nil {
+			return t.fail(f, err)
+		}
+	}
 	return nil
 }
 
