@@ -162,11 +162,17 @@ type ConflictError struct {
 	// Text is what would have been written, so that a caller can show it
 	// or propose it again.
 	Text string
+	// Reason, when set, says how the file changed where the states
+	// cannot (its name now holds a symbolic link, another file was put
+	// under it while it was written).
+	Reason string
 }
 
 func (e *ConflictError) Error() string {
 	what := "its content changed"
 	switch {
+	case e.Reason != "":
+		what = e.Reason
 	case e.Expected == nil || e.Actual == nil:
 	case e.Expected.Exists && !e.Actual.Exists:
 		what = "it was deleted"

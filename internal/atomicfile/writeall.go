@@ -358,7 +358,7 @@ func (f *txFile) look() (*State, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("writing %s: %w", f.abs, err)
 	}
 	if li.Mode()&fs.ModeSymlink != 0 {
-		return nil, nil, fmt.Errorf("writing %s: %s became a symbolic link since the write began; not followed", f.abs, f.target)
+		return nil, nil, f.conflict("its name now holds a symbolic link, which is not followed")
 	}
 	if !li.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("writing %s: not a regular file (%v)", f.abs, li.Mode().Type())
@@ -376,7 +376,7 @@ func (f *txFile) look() (*State, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("writing %s: %w", f.abs, err)
 	}
 	if !info.Mode().IsRegular() || fileID(info) != fileID(li) {
-		return nil, nil, fmt.Errorf("writing %s: the file was replaced while it was checked", f.abs)
+		return nil, nil, f.conflict("another file was put under its name while it was checked")
 	}
 	sum := sha256.New()
 	n, err := io.Copy(sum, h)
@@ -386,6 +386,15 @@ func (f *txFile) look() (*State, fs.FileInfo, error) {
 	st.Exists, st.Size, st.ModTime, st.Mode = true, n, info.ModTime(), info.Mode()
 	st.SHA256, st.ID = hex.EncodeToString(sum.Sum(nil)), fileID(info)
 	return st, info, nil
+}
+
+// conflict is a *ConflictError for f saying why.
+func (f *txFile) conflict(reason string) *ConflictError {
+	expect := f.ch.Base
+	if expect == nil {
+		expect = f.cur
+	}
+	return &ConflictError{Path: f.abs, Expected: expect, Text: string(f.ch.Data), Reason: reason}
 }
 
 // check records the file's state and compares it with its Base.
@@ -505,7 +514,7 @@ func (t *txn) move(f *txFile) error {
 	case !f.cur.Exists:
 		return &ConflictError{Path: f.abs, Expected: f.cur, Actual: &State{Path: f.abs, Exists: true, Size: li.Size(), Mode: li.Mode()}, Text: string(f.ch.Data)}
 	case li.Mode()&fs.ModeSymlink != 0 || fileID(li) != f.cur.ID:
-		return fmt.Errorf("writing %s: another file was put under its name while it was being written; not written", f.abs)
+		return f.conflict("another file was put under its name while it was written")
 	}
 	if err := rename(f.dir, f.staged, f.name); err != nil {
 		return fmt.Errorf("writing %s: replacing it: %w", f.abs, err)
