@@ -30,13 +30,16 @@
 //
 //	.idebridge-TXID-NAME.new   the new text of NAME, not yet in place
 //	.idebridge-TXID-NAME.old   the old text of NAME (a hard link to the
-//	                           old file, or a copy where links fail)
+//	                           old file, or a copy where links fail), for
+//	                           every file but the last (nothing can fail
+//	                           after the last rename)
 //
 // with one TXID (12 hex digits) shared by the whole write, so that
 // `find DIR -name '.idebridge-TXID-*'` lists all of them. To undo a write
-// cut short, rename each .old file back over its NAME and delete the .new
-// files; to finish it, rename each .new file over its NAME and delete the
-// .old files. A write that ends, whether it succeeded or rolled back,
+// cut short, rename each .old file back over its NAME (where both are
+// already the same file, NAME was not replaced yet: delete the .old one)
+// and delete the .new files; to finish it, rename each .new file over its
+// NAME and delete the .old files. A write that ends, whether it succeeded or rolled back,
 // leaves none of them, except the .old files of a rollback that could not
 // put a file back, which its error names (WriteError.Unrestored).
 //

@@ -71,3 +71,26 @@ func TestWriteAllRollsBack(t *testing.T) {
 	}
 	noStaged(t, dir)
 }
+
+// TestWriteAllStagingFails: the new text of the second file cannot be
+// staged (its directory is immutable: nothing can be created in it, even
+// by root). No file is replaced, the first file's staged text is
+// removed, and the error names the second file.
+func TestWriteAllStagingFails(t *testing.T) {
+	dir := t.TempDir()
+	base := files(t, dir, map[string]string{"a/1.go": "one\n", "b/2.go": "two\n"})
+	setImmutable(t, filepath.Join(dir, "b"), true)
+	t.Cleanup(func() { setImmutable(t, filepath.Join(dir, "b"), false) })
+	err := WriteAll([]Change{
+		{Path: filepath.Join(dir, "a/1.go"), Data: []byte("ONE\n"), Base: base["a/1.go"]},
+		{Path: filepath.Join(dir, "b/2.go"), Data: []byte("TWO\n"), Base: base["b/2.go"]},
+	}, nil)
+	var we *WriteError
+	if !errors.As(err, &we) || we.Path != filepath.Join(dir, "b/2.go") || we.Restored != 0 || !strings.Contains(err.Error(), "staging its new text") {
+		t.Fatalf("WriteAll with an immutable directory: %v", err)
+	}
+	t.Log(err)
+	wantText(t, filepath.Join(dir, "a/1.go"), "one\n")
+	wantText(t, filepath.Join(dir, "b/2.go"), "two\n")
+	noStaged(t, dir)
+}
