@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"cmp"
@@ -29,12 +29,14 @@ type diagArgs struct {
 	Files []string `json:"files"`
 }
 
-func diagnosticsTool(d *ideserver.Diagnostics, p project) toolDef {
-	return mcpTool("diagnostics",
-		"Errors and warnings the project's language servers report for files, as the files are on disk now (write your edits first). Waits until each file's server has finished with its current text and says how that was known; a file whose server did not finish in time is marked as possibly incomplete. Shows at most 10 diagnostics per file and 30 in all, the most severe first, with 1-based line:column positions.",
-		objectSchema([]prop{
-			{"files", `{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":50,"description":"The files to check: paths relative to the project directory, or absolute."}`},
+func diagnosticsTool(d *ideserver.Diagnostics, p project) ideserver.Tool {
+	return defineTool(toolSpec{name: "diagnostics", title: "Diagnostics",
+		description: "Errors and warnings the project's language servers report for files, as the files are on disk now (write your edits first). Waits until each file's server has finished with its current text and says how that was known; a file whose server did not finish in time is marked as possibly incomplete. Shows at most 10 diagnostics per file and 30 in all, the most severe first, with 1-based line:column positions.",
+		input: objectSchema([]prop{
+			{"files", `{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":50,"description":"The files to check: paths relative to the project directory, or absolute inside it."}`},
 		}, "files"),
+		output:   outputSchema(diagSchema, diagFileDef, diagnosticDef),
+		readOnly: true},
 		func(ctx context.Context, a *diagArgs) *mcp.ToolResult {
 			return runDiagnostics(ctx, d, p, a)
 		})
@@ -49,24 +51,140 @@ func runDiagnostics(ctx context.Context, d *ideserver.Diagnostics, p project, a 
 	}
 	paths := make([]string, 0, len(a.Files))
 	seen := map[string]bool{}
+	var refused []string
 	for _, f := range a.Files {
 		if f == "" {
 			return errorf("files holds an empty path.")
 		}
-		if abs := p.abs(f); !seen[abs] {
+		abs, bad := p.confine(f)
+		if bad != nil {
+			refused = append(refused, bad.Text())
+			continue
+		}
+		if !seen[abs] {
 			seen[abs] = true
 			paths = append(paths, abs)
 		}
 	}
-	reps, err := d.Check(ctx, paths)
-	if err != nil {
-		return errorf("Checking the files ended early: %v.", err)
+	var reps []ideserver.FileReport
+	if len(paths) > 0 {
+		var err error
+		if reps, err = d.Check(ctx, paths); err != nil {
+			return errorf("Checking the files ended early: %v.", err)
+		}
 	}
 	text, checked := renderReports(p, reps)
-	if !checked {
-		return mcp.ErrorResult(text)
+	if slices.ContainsFunc(reps, func(r ideserver.FileReport) bool {
+		return errors.Is(r.Err, lsp.ErrNoServer) || r.Err == nil && r.Server == ""
+	}) {
+		text += "\n" + serversSentence(d.Manager())
 	}
-	return mcp.TextResult(text)
+	for _, r := range refused {
+		text = strings.TrimPrefix(text+"\n"+r, "\n")
+	}
+	st := diagStructured(p, reps, refused)
+	if !checked {
+		res := mcp.ErrorResult(text)
+		st.Status, st.Reason = statusUnknown, "no file could be checked"
+		return withStructured(res, st)
+	}
+	return withStructured(mcp.TextResult(text), st)
+}
+
+type diagResult struct {
+	Status string     `json:"status"`
+	Reason string     `json:"reason,omitempty"`
+	Files  []diagFile `json:"files"`
+}
+
+type diagFile struct {
+	Path string `json:"path"`
+	// Status is the file's: complete (known current), partial (the
+	// server did not finish in time: what it had), unknown (not checked:
+	// Error says why), server_down.
+	Status      string       `json:"status"`
+	Server      string       `json:"server,omitempty"`
+	How         string       `json:"how,omitempty"`
+	Error       string       `json:"error,omitempty"`
+	Diagnostics []diagnostic `json:"diagnostics"`
+	// Total counts the file's diagnostics; at most 10 are listed.
+	Total int `json:"total"`
+}
+
+type diagnostic struct {
+	Severity string    `json:"severity"`
+	Message  string    `json:"message"`
+	Source   string    `json:"source,omitempty"`
+	Code     string    `json:"code,omitempty"`
+	Range    diagRange `json:"range"`
+}
+
+type diagRange struct {
+	Start diagPos `json:"start"`
+	End   diagPos `json:"end"`
+}
+
+type diagPos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+const (
+	diagSchema    = statusProps + `,"files":{"type":"array","items":{"$ref":"#/$defs/file"}}`
+	diagFileDef   = `"file":{"type":"object","properties":{"path":{"type":"string"},` + `"status":{"type":"string","enum":["complete","partial","unknown","server_down"]},"server":{"type":"string"},"how":{"type":"string","description":"How the diagnostics were known current."},"error":{"type":"string","description":"Why the file was not checked."},"diagnostics":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"total":{"type":"integer","minimum":0}},"required":["path","status","diagnostics","total"],"additionalProperties":false}`
+	diagPosSchema = `{"type":"object","properties":{"line":{"type":"integer","minimum":1},"column":{"type":"integer","minimum":1}},"required":["line","column"],"additionalProperties":false}`
+	diagnosticDef = `"diagnostic":{"type":"object","properties":{"severity":{"type":"string","enum":["Error","Warning","Information","Hint"]},"message":{"type":"string"},"source":{"type":"string"},"code":{"type":"string"},` +
+		`"range":{"type":"object","properties":{"start":` + diagPosSchema + `,"end":` + diagPosSchema + `},"required":["start","end"],"additionalProperties":false}},"required":["severity","message","range"],"additionalProperties":false}`
+)
+
+// structuredDiagnostic converts one diagnostic, its positions 1-based.
+func structuredDiagnostic(d diag.Diagnostic) diagnostic {
+	sev := d.Severity
+	if sev < diag.SeverityError || sev > diag.SeverityHint {
+		sev = diag.SeverityError
+	}
+	return diagnostic{Severity: sev.String(), Message: d.Message, Source: d.Source, Code: d.Code, Range: diagRange{
+		Start: diagPos{d.Range.Start.Line + 1, d.Range.Start.Character + 1},
+		End:   diagPos{d.Range.End.Line + 1, d.Range.End.Character + 1},
+	}}
+}
+
+// diagStructured is the structured result of the diagnostics tool: every
+// file's status, the whole complete only when every file is.
+func diagStructured(p project, reps []ideserver.FileReport, refused []string) *diagResult {
+	out := &diagResult{Status: statusComplete, Files: []diagFile{}}
+	var partial []string
+	for _, r := range reps {
+		f := diagFile{Path: r.Path, Server: r.Server, Diagnostics: []diagnostic{}, Total: len(r.Diagnostics)}
+		switch {
+		case r.Err != nil:
+			f.Status, f.Error = statusUnknown, clip(errorText(r.Err))
+			if serverDown(r.Err) {
+				f.Status = statusServerDown
+			}
+		case r.Server == "":
+			f.Status, f.Error = statusUnknown, "no language server serves "+extOf(r.Path)+" files"
+		default:
+			f.Status, f.How = statusComplete, howKnown(r.Settle)
+			if !r.Settle.Freshness.Fresh() {
+				f.Status = statusPartial
+			}
+		}
+		for _, dg := range r.Diagnostics[:min(len(r.Diagnostics), mcpDiagPerFile)] {
+			f.Diagnostics = append(f.Diagnostics, structuredDiagnostic(dg))
+		}
+		if f.Status != statusComplete {
+			partial = append(partial, p.rel(r.Path)+": "+cmpOr(f.Error, f.How))
+		}
+		out.Files = append(out.Files, f)
+	}
+	for _, r := range refused {
+		partial = append(partial, r)
+	}
+	if len(partial) > 0 {
+		out.Status, out.Reason = statusPartial, clip(strings.Join(partial, "; "))
+	}
+	return out
 }
 
 // renderReports writes the diagnostics block (bounded as the registry
@@ -87,7 +205,7 @@ func renderReports(p project, reps []ideserver.FileReport) (text string, checked
 			failed = append(failed, fmt.Sprintf("%s does not exist.", file))
 			continue
 		case errors.Is(r.Err, lsp.ErrNoServer) || r.Err == nil && r.Server == "":
-			failed = append(failed, fmt.Sprintf("No language server serves %s (%s files); see the servers in this server's first log line.", file, extOf(r.Path)))
+			failed = append(failed, fmt.Sprintf("No language server serves %s (%s files).", file, extOf(r.Path)))
 			continue
 		case r.Err != nil:
 			failed = append(failed, fmt.Sprintf("%s could not be checked: %s.", file, strings.TrimSuffix(errorText(r.Err), ".")))
