@@ -178,9 +178,7 @@ func diagStructured(p project, reps []ideserver.FileReport, refused []string) *d
 		}
 		out.Files = append(out.Files, f)
 	}
-	for _, r := range refused {
-		partial = append(partial, r)
-	}
+	partial = append(partial, refused...)
 	if len(partial) > 0 {
 		out.Status, out.Reason = statusPartial, clip(strings.Join(partial, "; "))
 	}
