@@ -112,3 +112,20 @@ func TestResultOutsideListedWithoutText(t *testing.T) {
 		t.Errorf("definition of greet, inside the project:\n%s", res.Text())
 	}
 }
+
+// Options.Roots widens the rule: a file in another root is served (here
+// through the link inside the project too), one outside every root is
+// still refused.
+func TestRootsWidenConfinement(t *testing.T) {
+	proj, secret := outsideScene(t)
+	s := newTestServer(t, proj, &Options{NoIDE: true, Roots: []string{filepath.Dir(secret)}})
+	for _, p := range []string{secret, "../secret/secret.go", "link.go"} {
+		res := s.call("document_symbols", map[string]any{"file": p})
+		if strings.Contains(res.Text(), "is outside the project") {
+			t.Errorf("document_symbols on %s, inside a root: %s", p, res.Text())
+		}
+	}
+	if res := s.call("document_symbols", map[string]any{"file": "/etc/passwd"}); !res.IsError || !strings.Contains(res.Text(), "is outside the project ("+proj+", "+filepath.Dir(secret)+")") {
+		t.Errorf("document_symbols on /etc/passwd with two roots: %s", res.Text())
+	}
+}
