@@ -104,11 +104,12 @@ func TestResultOutsideListedWithoutText(t *testing.T) {
 	if len(st.Locations) != 1 || !st.Locations[0].Outside || st.Locations[0].Text != "" || !strings.HasSuffix(st.Locations[0].Path, filepath.Join("fmt", "print.go")) {
 		t.Errorf("definition of Println: %s", res.StructuredContent)
 	}
-	if strings.Contains(res.Text(), "func Println(") || !strings.Contains(res.Text(), filepath.Join("fmt", "print.go")+":") {
+	if strings.Contains(res.Text(), "func Println(") || !strings.Contains(res.Text(), filepath.Join("fmt", "print.go")+":") ||
+		!strings.Contains(res.Text(), "(Files outside the project are listed without their source lines.)") {
 		t.Errorf("definition of Println shows text from outside the project, or no location:\n%s", res.Text())
 	}
 	res = s.ok("definition", map[string]any{"file": "main.go", "line": 7, "symbol": "greet", "occurrence": 1})
-	if !strings.Contains(res.Text(), "greet.go:4:6: func greet(name string) string") {
+	if !strings.Contains(res.Text(), "greet.go:4:6: func greet(name string) string") || strings.Contains(res.Text(), "outside the project") {
 		t.Errorf("definition of greet, inside the project:\n%s", res.Text())
 	}
 }

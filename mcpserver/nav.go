@@ -70,7 +70,11 @@ type navigator struct {
 func (n *navigator) answer(res lsp.NavResult, direction string) *mcp.ToolResult {
 	c := &converter{f: n.p.filter()}
 	c.scrub(res)
-	out := mcp.TextResult(res.Render(&lsp.NavRenderOptions{ProjectDir: n.p.dir}))
+	text := res.Render(&lsp.NavRenderOptions{ProjectDir: n.p.dir})
+	if c.scrubbed > 0 {
+		text = strings.TrimSuffix(text, "\n") + "\n(Files outside the project are listed without their source lines.)\n"
+	}
+	out := mcp.TextResult(text)
 	return withStructured(out, c.navStructured(res, direction))
 }
 

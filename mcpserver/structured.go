@@ -118,6 +118,8 @@ func serverDown(err error) bool {
 // (and scrubbing) what lies outside the roots.
 type converter struct {
 	f *resultFilter
+	// scrubbed counts the source lines scrub left out.
+	scrubbed int
 }
 
 func (c *converter) loc(l *lsp.Location) location {
@@ -147,6 +149,7 @@ func (c *converter) scrub(res lsp.NavResult) {
 	fix := func(l *lsp.Location) {
 		if l != nil && l.Text != "" && !c.f.inside(l.Path) {
 			l.Text = ""
+			c.scrubbed++
 		}
 	}
 	fix(res.Info().At)
