@@ -313,10 +313,13 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 		propose = reviewPropose(link)
 		out.Via = "reviewed in " + link.name()
 	}
-	// Project roots: the rename's files are written by ApplyRename. The
-	// refusal of a rename that would write outside the project, and the
-	// all-or-nothing write, belong to the lsp level (an API that takes the
-	// roots): pass n.p.roots to it here when it lands.
+	// The project's roots (n.p.roots) bound this write at the lsp level:
+	// ApplyRename refuses, whole, a rename that would write outside its
+	// manager's roots (lsp.ManagerOptions.Roots, on the branch that makes
+	// the write all or nothing), and ideserver.NewDiagnostics makes that
+	// manager with its server's workspace folders, which New sets to
+	// n.p.roots. A manager brought in through Options.Diagnostics has the
+	// roots of the server it was made for.
 	applied, err := n.m.ApplyRename(ctx, prop, propose)
 	if err != nil {
 		res := errorf("%s Applying it failed: %v; nothing was written.\n%s", head, err, diff)
