@@ -206,6 +206,12 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 	return err
 }
 
+// Underlying returns the ideserver.Server the tools are registered on (no
+// lockfile, no default tools; ServeStream serves it), to serve the same
+// session state over another transport it offers. Do not close it: Close
+// does.
+func (s *Server) Underlying() *ideserver.Server { return s.srv }
+
 // Manager returns the language servers' manager, for status (Servers,
 // Problems). Do not drain its registry.
 func (s *Server) Manager() *lsp.Manager { return s.diags.Manager() }

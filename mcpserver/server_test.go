@@ -40,6 +40,9 @@ func TestMountOnOwnServerWithOwnDiagnostics(t *testing.T) {
 	if text := s.ok("diagnostics", map[string]any{"files": []string{"main.go"}}).Text(); !strings.Contains(text, "declared and not used: unused") {
 		t.Errorf("diagnostics from the agent's servers:\n%s", text)
 	}
+	if u := s.srv.Underlying(); u == own || len(u.Tools()) != len(s.tools) {
+		t.Errorf("the underlying server lists %d tools", len(u.Tools()))
+	}
 	if err := s.srv.Close(); err != nil {
 		t.Fatal(err)
 	}
