@@ -117,23 +117,7 @@ func (p project) confine(arg string) (string, *mcp.ToolResult) {
 	if !p.insideReal(real) {
 		return "", p.outside(path, real)
 	}
-	f, _, err := safefile.Open(path, &safefile.Options{Check: func(name string, opened fs.FileInfo) error {
-		now, err := safefile.RealPath(name)
-		if err != nil {
-			return err
-		}
-		if !p.insideReal(now) {
-			return &outsideError{real: now}
-		}
-		st, err := os.Stat(now)
-		if err != nil {
-			return err
-		}
-		if !os.SameFile(st, opened) {
-			return errors.New("another file took its place while it was opened")
-		}
-		return nil
-	}})
+	f, _, err := safefile.Open(path, p.openCheck())
 	var oe *outsideError
 	switch {
 	case err == nil:
@@ -151,6 +135,40 @@ func (p project) confine(arg string) (string, *mcp.ToolResult) {
 		return "", errorf("Cannot open %s: %v.", clip(p.rel(path)), clipErr(err))
 	}
 	return path, nil
+}
+
+// openCheck is the check of a file opened under the roots, on its
+// descriptor: the path still resolves inside a root, to the file opened
+// (a link swapped in between the resolution and the open is caught).
+func (p project) openCheck() *safefile.Options {
+	return &safefile.Options{Check: func(name string, opened fs.FileInfo) error {
+		now, err := safefile.RealPath(name)
+		if err != nil {
+			return err
+		}
+		if !p.insideReal(now) {
+			return &outsideError{real: now}
+		}
+		st, err := os.Stat(now)
+		if err != nil {
+			return err
+		}
+		if !os.SameFile(st, opened) {
+			return errors.New("another file took its place while it was opened")
+		}
+		return nil
+	}}
+}
+
+// maxRead bounds the files the tools read themselves (ide_open_file,
+// propose_edit's replacement).
+const maxRead = 32 << 20
+
+// read reads a confined file (see confine) as the tools read it: regular,
+// at most maxRead bytes, checked on its descriptor.
+func (p project) read(path string) ([]byte, error) {
+	b, _, err := safefile.ReadFile(path, maxRead, p.openCheck())
+	return b, err
 }
 
 type outsideError struct{ real string }

@@ -289,7 +289,7 @@ func openFileTool(ctx context.Context, l *ideLink, p project, a *openFileToolArg
 	if bad != nil {
 		return bad
 	}
-	text, err := os.ReadFile(path)
+	text, err := p.read(path)
 	if err != nil {
 		return errorf("Cannot open %s: %v.", clip(p.rel(path)), unwrapPath(err))
 	}
@@ -511,7 +511,7 @@ func proposeEdit(ctx context.Context, l *ideLink, p project, a *proposeArgs) *mc
 		if !base.Exists {
 			return errorf("%s does not exist; give content to create it.", p.rel(path))
 		}
-		old, err := os.ReadFile(path)
+		old, err := p.read(path)
 		if err != nil {
 			return errorf("Cannot read %s: %v.", p.rel(path), unwrapPath(err))
 		}
