@@ -10,6 +10,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcpserver"
 )
 
 // The navigation commands: each runs one operation of the lsp package on
@@ -489,6 +490,6 @@ func reviewInIDE(interrupted context.Context, client *idebridge.Client) (propose
 			return lsp.ApplyCancelled, nil
 		}
 		res, err := rev.ProposeEdit(rctx, idebridge.EditRequest{Path: e.Path, NewText: e.NewText, Base: e.Base})
-		return reviewStatus(rctx, res, err)
+		return mcpserver.ReviewStatus(rctx, res, err)
 	}, stop
 }
