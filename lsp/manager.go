@@ -52,6 +52,13 @@ type ManagerOptions struct {
 	// does not name one, and their default workspace folder. Default: the
 	// current directory.
 	ProjectDir string
+	// Roots are the project's roots: the directories the manager writes
+	// in (ApplyRename), symbolic links resolved. A rename with a file
+	// outside them (a module replaced by ../lib, a file reached through a
+	// link out of the project) is refused whole, naming those files,
+	// before anything is written. Default: ProjectDir alone. To allow
+	// writes anywhere, give the file system's root ("/").
+	Roots []string
 	// MaxOpenDocuments bounds the documents kept open in servers; the
 	// least recently used one is closed (didClose) to make room. Default
 	// 50.
@@ -191,6 +198,19 @@ func (o ManagerOptions) withDefaults() (ManagerOptions, error) {
 		o.ProjectDir = wd
 	} else if abs, err := filepath.Abs(o.ProjectDir); err == nil {
 		o.ProjectDir = abs
+	}
+	if len(o.Roots) == 0 {
+		o.Roots = []string{o.ProjectDir}
+	} else {
+		roots := make([]string, len(o.Roots))
+		for i, r := range o.Roots {
+			abs, err := filepath.Abs(r)
+			if r == "" || err != nil {
+				return o, fmt.Errorf("%w: Roots[%d] is %q, not a directory", ErrInvalidOptions, i, r)
+			}
+			roots[i] = abs
+		}
+		o.Roots = roots
 	}
 	return o, nil
 }

@@ -148,6 +148,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	mgr, err := lsp.NewManager(configs, &lsp.ManagerOptions{
 		Registry:         reg,
 		ProjectDir:       folder,
+		Roots:            srv.WorkspaceFolders(), // a rename on this manager (idebridge mcp) writes only in the workspace
 		MaxOpenDocuments: maxFiles,
 		SettleTimeout:    o.SettleTimeout,
 		WaitForProgress:  true,
