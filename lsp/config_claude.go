@@ -247,7 +247,6 @@ func (l *claudeLoader) load() {
 		for _, err := range errs {
 			l.errorf(err)
 		}
-		l.out.Unlisted += entries.dropped
 		untrusted := s.scope != ScopeUser && !l.trusted
 		if untrusted {
 			if entries.total > 0 {
@@ -260,6 +259,7 @@ func (l *claudeLoader) load() {
 			}
 			continue
 		}
+		l.out.Unlisted += entries.dropped
 		for id := range fresh {
 			uninstalled[id] = true
 		}
