@@ -694,11 +694,20 @@ type enabledEntries struct {
 // nothing; a file that does not parse as a whole gives an error and no
 // entries. Repeated keys keep their first position and their last value.
 func scanEnabledPlugins(data []byte, file string, keep func(id []byte) bool) (enabledEntries, []error) {
-	doc, err := objectFields(data)
-	if err != nil {
+	data = bytes.TrimSpace(data)
+	if jsonrpc.Kind(data) != "object" || !json.Valid(data) {
+		_, err := objectFields(data) // for its error
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
 		return enabledEntries{}, []error{&ConfigError{File: file, Err: fmt.Errorf("settings: %w", err)}}
 	}
-	raw := doc["enabledPlugins"]
+	var raw []byte
+	eachMember(data, func(key, v []byte) {
+		if string(key) == "enabledPlugins" {
+			raw = v // the last one wins, as in a plain decode
+		}
+	})
 	switch k := jsonrpc.Kind(raw); k {
 	case "", "null":
 		return enabledEntries{}, nil
@@ -710,32 +719,14 @@ func scanEnabledPlugins(data []byte, file string, keep func(id []byte) bool) (en
 }
 
 // scanEntries reads the entries of an enabledPlugins object, which must be
-// valid JSON (objectFields checked it), with a scanner of its own: the
-// encoding/json decoder takes microseconds an entry, too slow for the
-// million entries a settings file at the read cap can hold.
+// valid JSON.
 func scanEntries(raw []byte, file string, keep func(id []byte) bool) (enabledEntries, []error) {
 	var out enabledEntries
 	var errs []error
 	var dead []bool // the entry's last value was not a boolean
 	pos := map[string]int{}
 	bad := 0
-	i := skipSpace(raw, 1) // past '{'
-	for i < len(raw) && raw[i] != '}' {
-		kend := skipValue(raw, i)
-		key := raw[i+1 : kend-1]
-		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
-			var s string
-			_ = json.Unmarshal(raw[i:kend], &s) // valid JSON: decodes
-			key = []byte(s)
-		}
-		j := skipSpace(raw, skipSpace(raw, kend)+1) // past ':'
-		vend := skipValue(raw, j)
-		v := raw[j:vend]
-		i = skipSpace(raw, vend)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-		}
-
+	eachMember(raw, func(key, v []byte) {
 		at, seen := pos[string(key)]
 		if k := jsonrpc.Kind(v); k != "boolean" {
 			if bad++; bad <= maxEntryErrors {
@@ -745,7 +736,7 @@ func scanEntries(raw []byte, file string, keep func(id []byte) bool) (enabledEnt
 			if seen {
 				dead[at] = true
 			}
-			continue
+			return
 		}
 		out.total++
 		switch {
@@ -760,7 +751,7 @@ func scanEntries(raw []byte, file string, keep func(id []byte) bool) (enabledEnt
 		default:
 			out.dropped++
 		}
-	}
+	})
 	if bad > maxEntryErrors {
 		errs = append(errs, &ConfigError{File: file, Field: "enabledPlugins",
 			Err: fmt.Errorf("%d more entries are not booleans", bad-maxEntryErrors)})
@@ -774,6 +765,31 @@ func scanEntries(raw []byte, file string, keep func(id []byte) bool) (enabledEnt
 	}
 	out.ids, out.on = out.ids[:n], out.on[:n]
 	return out, errs
+}
+
+// eachMember calls fn with each member of obj, a valid JSON object, in
+// document order: its key decoded (the bytes of obj when it has no escape)
+// and its value as it is written. It scans with a scanner of its own: the
+// encoding/json decoder takes microseconds a member, too slow for the
+// million entries a settings file at the read cap can hold.
+func eachMember(obj []byte, fn func(key, v []byte)) {
+	i := skipSpace(obj, 1) // past '{'
+	for i < len(obj) && obj[i] != '}' {
+		kend := skipValue(obj, i)
+		key := obj[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			var s string
+			_ = json.Unmarshal(obj[i:kend], &s) // valid JSON: decodes
+			key = []byte(s)
+		}
+		j := skipSpace(obj, skipSpace(obj, kend)+1) // past ':'
+		vend := skipValue(obj, j)
+		fn(key, obj[j:vend])
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
 }
 
 // skipSpace returns the index of the first byte at or after i that is not
