@@ -46,6 +46,7 @@ type lspOptions struct {
 	WaitForProgress   bool              `json:"waitForProgress"`
 	UserConfig        map[string]string `json:"userConfig"`
 	SafeMode          bool              `json:"safeMode"`
+	Roots             []string          `json:"roots"`
 }
 
 func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
@@ -110,6 +111,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		ShutdownTimeout:  time.Duration(o.ShutdownTimeoutMs) * time.Millisecond,
 		WaitForProgress:  o.WaitForProgress,
 		SafeMode:         o.SafeMode,
+		Roots:            o.Roots,
 	})
 	if err != nil { // a negative option, named
 		return fail(name, argErr("options_json: %w", err))

@@ -52,6 +52,13 @@ type ManagerOptions struct {
 	// does not name one, and their default workspace folder. Default: the
 	// current directory.
 	ProjectDir string
+	// Roots are the project's roots: the directories the manager writes
+	// in (ApplyRename), symbolic links resolved. A rename with a file
+	// outside them (a module replaced by ../lib, a file reached through a
+	// link out of the project) is refused whole, naming those files,
+	// before anything is written. Default: ProjectDir alone. To allow
+	// writes anywhere, give the file system's root ("/").
+	Roots []string
 	// MaxOpenDocuments bounds the documents kept open in servers; the
 	// least recently used one is closed (didClose) to make room. Default
 	// 50.
@@ -150,6 +157,19 @@ func (o ManagerOptions) withDefaults() (ManagerOptions, error) {
 		o.ProjectDir = wd
 	} else if abs, err := filepath.Abs(o.ProjectDir); err == nil {
 		o.ProjectDir = abs
+	}
+	if len(o.Roots) == 0 {
+		o.Roots = []string{o.ProjectDir}
+	} else {
+		roots := make([]string, len(o.Roots))
+		for i, r := range o.Roots {
+			abs, err := filepath.Abs(r)
+			if r == "" || err != nil {
+				return o, fmt.Errorf("%w: Roots[%d] is %q, not a directory", ErrInvalidOptions, i, r)
+			}
+			roots[i] = abs
+		}
+		o.Roots = roots
 	}
 	return o, nil
 }
@@ -689,10 +709,11 @@ func (m *Manager) Reload(ctx context.Context, configs []ServerConfig) []error {
 
 // Shutdown stops every server: a graceful shutdown within each server's
 // timeout (and ctx), then its process group is killed, so nothing is left
-// behind even when a server misbehaves. It clears all documents and
-// pending diagnostics. Later operations return ErrManagerClosed. Shutdown
-// may be called more than once; it returns ctx.Err() when ctx ended before
-// every server stopped gracefully.
+// behind even when a server misbehaves; a server still starting (it has
+// not answered initialize) is killed at once, never waited for. It clears
+// all documents and pending diagnostics. Later operations return
+// ErrManagerClosed. Shutdown may be called more than once; it returns
+// ctx.Err() when ctx ended before every server stopped gracefully.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {

@@ -318,6 +318,8 @@ export interface FileState {
   modTime: string;
   mode: number;
   sha256?: string;
+  /** The file's identity (device and inode), opaque: a write against this state replaces only this file. */
+  id?: string;
 }
 
 /** What became of an edit: accepted (FILE_SAVED, the IDE's final text written), tab_closed (TAB_CLOSED, the proposal written), rejected (DIFF_REJECTED, or cancelled), not_accepted (another answer), applied (written without an IDE). */
@@ -485,6 +487,8 @@ export interface LSPManagerInitOptions {
   userConfig?: Record<string, string>;
   /** safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND. */
   safeMode?: boolean;
+  /** the directories a rename may write in, symbolic links resolved; a rename with a file outside them is refused whole (default: the project directory; ["/"] allows any). */
+  roots?: string[];
 }
 
 /** Options of LSPManager.loadClaudeCode. */
@@ -924,7 +928,8 @@ export declare function applyEdit(path: string, newText: string | Uint8Array, op
  * state too.
  *
  * @param path the file.
- * @returns {"path", "exists", "size", "modTime", "mode", "sha256"?}.
+ * @returns {"path", "exists", "size", "modTime", "mode", "sha256"?,
+ *   "id"?}.
  * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
  */
 export declare function fileState(path: string): FileState;
@@ -1866,9 +1871,13 @@ export declare class LSPManager {
   renameSync(options?: RenameOptions): NavRenameProposal;
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Resolves when every file is written or refused, without blocking the event
    * loop. Aborting the signal cancels the call (a pending edit review closes
@@ -1879,8 +1888,8 @@ export declare class LSPManager {
    * @param [options] timeoutMs: milliseconds to wait (omitted for no
    *   limit, negative or Infinity to wait without limit); signal cancels the
    *   call.
-   * @returns {"files": [{"path", "status" ("written", "conflict",
-   *   "failed"), "error"?}], "written", "text"}.
+   * @returns {"files": [{"path", "status" ("written")}], "written",
+   *   "text"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1888,9 +1897,13 @@ export declare class LSPManager {
   applyRename(proposal: NavRenameProposal | string, options?: CallOptions): Promise<NavRenameApplied>;
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Blocks until every file is written or refused: the event loop waits too.
    *
@@ -1898,8 +1911,8 @@ export declare class LSPManager {
    *   JSON-serialisable value, or a string holding JSON).
    * @param [timeoutMs] milliseconds to wait; omitted for no limit,
    *   negative or Infinity to wait without limit.
-   * @returns {"files": [{"path", "status" ("written", "conflict",
-   *   "failed"), "error"?}], "written", "text"}.
+   * @returns {"files": [{"path", "status" ("written")}], "written",
+   *   "text"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

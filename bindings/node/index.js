@@ -1254,7 +1254,7 @@ function applyEdit(path, newText, options = {}) {
  *
  * @param {string} path the file.
  * @returns {FileState} {"path", "exists", "size", "modTime", "mode",
- *   "sha256"?}.
+ *   "sha256"?, "id"?}.
  * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
  */
 function fileState(path) {
@@ -1391,7 +1391,7 @@ class LSPManager {
    */
   constructor(config, projectDir, options = {}) {
     /** @type {bigint} */
-    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode}));
+    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode, roots: options.roots}));
   }
 
   /** The C handle as a bigint; 0n once closed. */
@@ -2344,9 +2344,13 @@ class LSPManager {
 
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Resolves when every file is written or refused, without blocking the event
    * loop. Aborting the signal cancels the call (a pending edit review closes
@@ -2359,7 +2363,7 @@ class LSPManager {
    *   (omitted for no limit, negative or Infinity to wait without limit);
    *   signal cancels the call.
    * @returns {Promise<NavRenameApplied>} {"files": [{"path", "status"
-   *   ("written", "conflict", "failed"), "error"?}], "written", "text"}.
+   *   ("written")}], "written", "text"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2371,9 +2375,13 @@ class LSPManager {
 
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Blocks until every file is written or refused: the event loop waits too.
    *
@@ -2382,8 +2390,8 @@ class LSPManager {
    *   holding JSON).
    * @param {number} [timeoutMs] milliseconds to wait; omitted for no
    *   limit, negative or Infinity to wait without limit.
-   * @returns {NavRenameApplied} {"files": [{"path", "status" ("written",
-   *   "conflict", "failed"), "error"?}], "written", "text"}.
+   * @returns {NavRenameApplied} {"files": [{"path", "status"
+   *   ("written")}], "written", "text"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -464,8 +464,10 @@ var Funcs = []Func{
 		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "Optional[str]", TS: "string", Doc: "the new name"}), "NavRenameProposal"),
 	{
 		Name: "idb_lsp_apply_rename",
-		Doc: "Writes the files of a rename proposal (as idb_lsp_rename returned it), one by one, each atomically, " +
-			"and not a file that changed on disk since the proposal (its outcome is \"conflict\"). " +
+		Doc: "Writes the files of a rename proposal (as idb_lsp_rename returned it), all or none: " +
+			"when a file changed on disk since the proposal (or was replaced, even by a link), or one cannot be written, " +
+			"nothing is written (files already replaced are put back) and the call fails with IDB_ERR naming that file. " +
+			"A proposal with a file outside the manager's roots (option roots; default the project directory) is refused whole, naming those files. " +
 			"The files written that are open in their servers are synced with them.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
@@ -477,7 +479,7 @@ var Funcs = []Func{
 		Blocking:       "every file is written or refused",
 		DefaultTimeout: "no limit",
 		Result:         ResultJSON,
-		ResultDoc:      `{"files": [{"path", "status" ("written", "conflict", "failed"), "error"?}], "written", "text"}`,
+		ResultDoc:      `{"files": [{"path", "status" ("written")}], "written", "text"}`,
 		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "NavRenameApplied", TSReturn: "NavRenameApplied",
 	},
 	{
@@ -563,7 +565,7 @@ var Funcs = []Func{
 		},
 		Statuses:  []int{StError, StArgument, StPanic},
 		Result:    ResultJSON,
-		ResultDoc: `{"path", "exists", "size", "modTime", "mode", "sha256"?}`,
+		ResultDoc: `{"path", "exists", "size", "modTime", "mode", "sha256"?, "id"?}`,
 		Binding:   Function, Method: "file_state", PyReturn: "FileState", PyConv: "_file_state", TSReturn: "FileState",
 	},
 	{
@@ -791,6 +793,7 @@ var lspFields = []Field{
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 	{JSON: "safeMode", Py: "safe_mode", PyType: "Optional[bool]", TS: "boolean", Doc: "safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND"},
+	{JSON: "roots", Py: "roots", PyType: "Optional[List[str]]", TS: "string[]", Doc: "the directories a rename may write in, symbolic links resolved; a rename with a file outside them is refused whole (default: the project directory; [\"/\"] allows any)"},
 }
 
 // claudeCodeFields are the options of idb_lsp_load_claude_code.
@@ -1115,6 +1118,8 @@ var TSTypes = []TSType{
   modTime: string;
   mode: number;
   sha256?: string;
+  /** The file's identity (device and inode), opaque: a write against this state replaces only this file. */
+  id?: string;
 }`,
 	},
 	{

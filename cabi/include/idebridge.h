@@ -613,6 +613,10 @@ int idb_registry_free(uint64_t registry);
  *                        in the configuration.
  *   "safeMode"           safe mode: start no language server at all;
  *                        document operations fail with IDB_ERR_NOT_FOUND.
+ *   "roots"              the directories a rename may write in, symbolic
+ *                        links resolved; a rename with a file outside them
+ *                        is refused whole (default: the project directory;
+ *                        ["/"] allows any).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -1377,9 +1381,13 @@ int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_m
  * idb_lsp_apply_rename
  *
  * Writes the files of a rename proposal (as idb_lsp_rename returned it),
- * one by one, each atomically, and not a file that changed on disk since
- * the proposal (its outcome is "conflict"). The files written that are
- * open in their servers are synced with them.
+ * all or none: when a file changed on disk since the proposal (or was
+ * replaced, even by a link), or one cannot be written, nothing is written
+ * (files already replaced are put back) and the call fails with IDB_ERR
+ * naming that file. A proposal with a file outside the manager's roots
+ * (option roots; default the project directory) is refused whole, naming
+ * those files. The files written that are open in their servers are synced
+ * with them.
  *
  * Parameters:
  *   manager        the LSP manager handle (from idb_lsp_new).
@@ -1389,9 +1397,8 @@ int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_m
  *                  value waits without limit.
  *   out            on IDB_OK receives each file's outcome, as a JSON
  *                  object, a new string the caller frees with idb_free():
- *                  {"files": [{"path", "status" ("written", "conflict",
- *                  "failed"), "error"?}], "written", "text"}. Left
- *                  unchanged on failure. Must not be NULL.
+ *                  {"files": [{"path", "status" ("written")}], "written",
+ *                  "text"}. Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1558,8 +1565,8 @@ int idb_apply_edit(const char *path, const char *new_text, size_t new_text_len, 
  *         call.
  *   out   on IDB_OK receives the state as a JSON object, a new string the
  *         caller frees with idb_free(): {"path", "exists", "size",
- *         "modTime", "mode", "sha256"?}. Left unchanged on failure. Must
- *         not be NULL.
+ *         "modTime", "mode", "sha256"?, "id"?}. Left unchanged on failure.
+ *         Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.

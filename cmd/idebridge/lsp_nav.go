@@ -10,6 +10,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcpserver"
 )
 
 // The navigation commands: each runs one operation of the lsp package on
@@ -185,8 +186,11 @@ func init() {
 				"written only if the user accepts it; interrupting (Ctrl-C) cancels the\n" +
 				"review, as ESC does in Claude Code, and leaves the remaining files\n" +
 				"untouched. Without an IDE (or with --no-ide), --apply writes the files\n" +
-				"directly. Either way a file changed on disk since the rename was computed\n" +
-				"is not written.",
+				"directly, all or none: when one changed on disk since the rename was\n" +
+				"computed, or cannot be written, none is (those already replaced are put\n" +
+				"back) and the error names it. A rename that would write outside the\n" +
+				"working directory (the project; say through a module replaced by ../lib,\n" +
+				"or a symbolic link out of it) is refused whole, naming those files.",
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				apply := fs.Bool("apply", false, "write the files (through the IDE's diff review when there is one)")
 				noIDE := fs.Bool("no-ide", false, "with --apply, write the files without the IDE's review")
@@ -295,7 +299,9 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 	if loadWait == 0 {
 		loadWait = -1 // ask at once
 	}
-	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Env: inv.environ(), LoadWait: loadWait})
+	// Roots: wd, the project, so that `lsp rename --apply` never writes
+	// outside it.
+	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Roots: []string{wd}, Env: inv.environ(), LoadWait: loadWait})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitFailure
@@ -484,6 +490,6 @@ func reviewInIDE(interrupted context.Context, client *idebridge.Client) (propose
 			return lsp.ApplyCancelled, nil
 		}
 		res, err := rev.ProposeEdit(rctx, idebridge.EditRequest{Path: e.Path, NewText: e.NewText, Base: e.Base})
-		return reviewStatus(rctx, res, err)
+		return mcpserver.ReviewStatus(rctx, res, err)
 	}, stop
 }

@@ -1537,7 +1537,7 @@ def file_state(path: str) -> FileState:
 
     Returns:
         FileState, made from {"path", "exists", "size", "modTime", "mode",
-        "sha256"?}.
+        "sha256"?, "id"?}.
 
     Raises:
         IdebridgeError: on failure, as one of IdebridgeError, ArgumentError,
@@ -1658,7 +1658,7 @@ class LSPManager:
     _lock: threading.Lock
     _h: int
 
-    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None, roots: Optional[List[str]] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
@@ -1690,6 +1690,10 @@ class LSPManager:
                 in the configuration; None for the default.
             safe_mode: safe mode: start no language server at all; document
                 operations fail with IDB_ERR_NOT_FOUND; None for the default.
+            roots: the directories a rename may write in, symbolic links
+                resolved; a rename with a file outside them is refused whole
+                (default: the project directory; ["/"] allows any); None for the
+                default.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1697,7 +1701,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode, "roots": roots}))
 
     @property
     def handle(self) -> int:
@@ -2378,9 +2382,13 @@ class LSPManager:
 
     def apply_rename(self, proposal: NavRenameProposal, timeout: Optional[float] = None) -> NavRenameApplied:
         """Writes the files of a rename proposal (as LSPManager.rename()
-        returned it), one by one, each atomically, and not a file that
-        changed on disk since the proposal (its outcome is "conflict"). The
-        files written that are open in their servers are synced with them.
+        returned it), all or none: when a file changed on disk since the
+        proposal (or was replaced, even by a link), or one cannot be
+        written, nothing is written (files already replaced are put back)
+        and the call fails with IDB_ERR naming that file. A proposal with a
+        file outside the manager's roots (option roots; default the project
+        directory) is refused whole, naming those files. The files written
+        that are open in their servers are synced with them.
 
         Args:
             proposal: the proposal LSPManager.rename() returned (a
@@ -2389,8 +2397,7 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            {"files": [{"path", "status" ("written", "conflict", "failed"),
-            "error"?}], "written", "text"}.
+            {"files": [{"path", "status" ("written")}], "written", "text"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,

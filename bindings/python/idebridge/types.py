@@ -465,6 +465,8 @@ class FileState:
     mod_time: str
     mode: int
     sha256: Optional[str] = None
+    #: The file's identity (device and inode), opaque.
+    id: Optional[str] = None
     raw: Any = _raw()
 
     @classmethod
@@ -476,6 +478,7 @@ class FileState:
             mod_time=v.get("modTime", ""),
             mode=int(v.get("mode") or 0),
             sha256=v.get("sha256"),
+            id=v.get("id"),
             raw=v,
         )
 

@@ -64,5 +64,42 @@ class NavTest(LeakCheckedTestCase):
             self.assertEqual(applied["files"][0]["status"], "written")
             with open(self.use) as f:
                 self.assertEqual(f.read(), proposal["files"][0]["newText"])
-            again = mgr.apply_rename(proposal)
-            self.assertEqual(again["files"][0]["status"], "conflict")
+            with self.assertRaises(idebridge.IdebridgeError) as cm:
+                mgr.apply_rename(proposal)
+            self.assertIn("edit of %s not written: the file changed on disk" % self.use, str(cm.exception))
+            with open(self.use) as f:
+                self.assertEqual(f.read(), proposal["files"][0]["newText"])
+
+    def test_apply_rename_all_or_nothing(self) -> None:
+        """Issue 19, row 3: a rename of two files, one changed on disk after
+        the proposal: neither is written, and the error names that one."""
+        with idebridge.LSPManager(self.config, self.dir) as mgr:
+            proposal = mgr.rename(path=self.shapes, line=5, symbol="Area", new_name="Size", timeout=60)
+            self.assertEqual([f["path"] for f in proposal["files"]], [self.shapes, self.use])
+            before = {}
+            for p in (self.shapes, self.use):
+                with open(p) as f:
+                    before[p] = f.read()
+            with open(self.use, "a") as f:
+                f.write("\n// changed after the proposal\n")
+            before[self.use] += "\n// changed after the proposal\n"
+            with self.assertRaises(idebridge.IdebridgeError) as cm:
+                mgr.apply_rename(proposal)
+            self.assertIn("edit of %s not written" % self.use, str(cm.exception))
+            self.assertIn("none of the 2 files was written", str(cm.exception))
+            for p in (self.shapes, self.use):
+                with open(p) as f:
+                    self.assertEqual(f.read(), before[p], "%s was written" % p)
+
+    def test_apply_rename_outside_roots(self) -> None:
+        """Issue 19, row 2: a rename reaching a file outside the manager's
+        roots is refused whole."""
+        sub = os.path.join(self.dir, "sub")
+        os.mkdir(sub)
+        with idebridge.LSPManager(self.config, self.dir, roots=[sub]) as mgr:
+            proposal = mgr.rename(path=self.shapes, line=5, symbol="Area", new_name="Size", timeout=60)
+            with self.assertRaises(idebridge.IdebridgeError) as cm:
+                mgr.apply_rename(proposal)
+            self.assertIn("2 files lie outside %s" % sub, str(cm.exception))
+            with open(self.shapes) as f:
+                self.assertNotIn("Size", f.read())
