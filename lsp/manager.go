@@ -756,10 +756,11 @@ func (m *Manager) Reload(ctx context.Context, configs []ServerConfig) []error {
 
 // Shutdown stops every server: a graceful shutdown within each server's
 // timeout (and ctx), then its process group is killed, so nothing is left
-// behind even when a server misbehaves. It clears all documents and
-// pending diagnostics. Later operations return ErrManagerClosed. Shutdown
-// may be called more than once; it returns ctx.Err() when ctx ended before
-// every server stopped gracefully.
+// behind even when a server misbehaves; a server still starting (it has
+// not answered initialize) is killed at once, never waited for. It clears
+// all documents and pending diagnostics. Later operations return
+// ErrManagerClosed. Shutdown may be called more than once; it returns
+// ctx.Err() when ctx ended before every server stopped gracefully.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {

@@ -318,8 +318,16 @@ func (s *server) spawn() (*instance, error) {
 	s.mu.Lock()
 	inst := newInstance(s, p, s.restarts)
 	s.inst = inst
+	retired := s.retired
 	s.mu.Unlock()
 	go inst.watch()
+	if retired {
+		// stop ran before the instance was known: it kills what it
+		// finds, so this start ends here.
+		inst.kill()
+		<-inst.gone
+		return nil, inst.failure(errShutDown)
+	}
 
 	timeout := s.startupTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -477,13 +485,27 @@ func (s *server) failure() error {
 
 // stop stops the server for good: a running instance is shut down
 // gracefully within the shutdown timeout (and ctx), then its process group
-// is killed; a start in progress is abandoned.
+// is killed; a start in progress is killed at once (a server that has not
+// answered initialize has nothing to save, and waiting for it would let
+// a server that never answers hold stop for its whole startup timeout).
 func (s *server) stop(ctx context.Context) {
 	s.mu.Lock()
 	s.retired = true
 	for {
 		switch s.state {
-		case StateStarting, StateStopping:
+		case StateStarting:
+			// spawn sees retired when it has no instance yet; otherwise
+			// the kill ends its initialize, and runStart, seeing the
+			// server retired, settles it Stopped.
+			ch, inst := s.stateCh, s.inst
+			s.mu.Unlock()
+			if inst != nil {
+				inst.kill()
+			}
+			<-ch
+			s.mu.Lock()
+			continue
+		case StateStopping:
 			ch, inst := s.stateCh, s.inst
 			s.mu.Unlock()
 			select {

@@ -217,11 +217,11 @@ func renderReports(p project, reps []ideserver.FileReport) (text string, checked
 		if len(r.Diagnostics) == 0 {
 			clean = append(clean, file)
 		}
-		for j, dg := range r.Diagnostics {
-			if j == mcpDiagPerFile {
-				cut += len(r.Diagnostics) - j
-				break
-			}
+		// r.Total counts what the headless IDE did not keep (it keeps the
+		// most severe MaxDiagnosticsPerFile), so the cut is the true count.
+		kept := min(len(r.Diagnostics), mcpDiagPerFile)
+		cut += max(r.Total, len(r.Diagnostics)) - kept
+		for _, dg := range r.Diagnostics[:kept] {
 			items = append(items, item{i, dg})
 		}
 	}

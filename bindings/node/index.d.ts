@@ -301,7 +301,11 @@ export interface ClaudeCodeReport {
   configDir: string;
   projectDir: string;
   servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
-  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string; ignoredFile?: string; ignoredEnabled?: boolean }[];
+  /** Whether the project's own settings and project-scoped installs counted (Go: lsp.ProjectTrust). */
+  trust: { trusted: boolean; source?: string; key?: string; file?: string; reason?: string; ignored?: { scope: string; file: string; entries: number }[]; ignoredInstalls?: string[] };
+  /** enabledPlugins entries naming no installed plugin that plugins does not list. */
+  unlisted: number;
   errors: string[];
 }
 
@@ -499,6 +503,8 @@ export interface LoadClaudeCodeOptions {
   env?: Record<string, string>;
   /** non-sensitive plugin user options for ${user_config.KEY}. */
   userConfig?: Record<string, string>;
+  /** let the project's own settings and project-scoped installs count even though Claude Code has no record of the user trusting the project (default: only a trusted project's do). */
+  trustProject?: boolean;
   /** Milliseconds to wait; omitted for the servers' own shutdown timeouts, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -1257,9 +1263,12 @@ export declare class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1277,7 +1286,10 @@ export declare class LSPManager {
    *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
    *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
    *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
-   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   *   "servers", "extensions", "reason"?, "ignoredFile"?,
+   *   "ignoredEnabled"?}], "trust": {"trusted", "source"?, "key"?, "file"?,
+   *   "reason"?, "ignored"?: [{"scope", "file", "entries"}],
+   *   "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * Rejects with an IdebridgeError: HandleError, TimeoutError,
    *   ArgumentError, ClosedError, InternalError.
    */
@@ -1288,9 +1300,12 @@ export declare class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1306,7 +1321,10 @@ export declare class LSPManager {
    *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
    *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
    *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
-   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   *   "servers", "extensions", "reason"?, "ignoredFile"?,
+   *   "ignoredEnabled"?}], "trust": {"trusted", "source"?, "key"?, "file"?,
+   *   "reason"?, "ignored"?: [{"scope", "file", "entries"}],
+   *   "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
    *   ClosedError, InternalError.
    */

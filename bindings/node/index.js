@@ -1756,9 +1756,12 @@ class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1778,13 +1781,15 @@ class LSPManager {
    *   "installHint"?}], "plugins": [{"id", "name", "marketplace", "enabled",
    *   "enabledScope"?, "enabledFile"?, "installed", "installScope"?,
    *   "projectPath"?, "root"?, "version"?, "servers", "extensions",
-   *   "reason"?}], "errors": [string]}.
+   *   "reason"?, "ignoredFile"?, "ignoredEnabled"?}], "trust": {"trusted",
+   *   "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope", "file",
+   *   "entries"}], "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * Rejects with an IdebridgeError: HandleError, TimeoutError,
    *   ArgumentError, ClosedError, InternalError.
    */
   loadClaudeCode(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig, trustProject: options.trustProject}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
@@ -1793,9 +1798,12 @@ class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1811,12 +1819,15 @@ class LSPManager {
    *   "command", "args", "resolved"?, "commandError"?, "installHint"?}],
    *   "plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?,
    *   "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?,
-   *   "version"?, "servers", "extensions", "reason"?}], "errors": [string]}.
+   *   "version"?, "servers", "extensions", "reason"?, "ignoredFile"?,
+   *   "ignoredEnabled"?}], "trust": {"trusted", "source"?, "key"?, "file"?,
+   *   "reason"?, "ignored"?: [{"scope", "file", "entries"}],
+   *   "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
    *   ClosedError, InternalError.
    */
   loadClaudeCodeSync(options = {}) {
-    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig, trustProject: options.trustProject}), toTimeoutMs(options.timeoutMs));
   }
 
   /**

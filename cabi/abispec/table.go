@@ -408,6 +408,8 @@ var Funcs = []Func{
 		Doc: "Replaces the manager's servers with those Claude Code would load for the project: the language servers of the plugins " +
 			"installed for it (plugins/installed_plugins.json) and enabled by enabledPlugins in the user, project and local settings, " +
 			"later scopes winning, each read from its install path with its marketplace entry. Servers are named \"plugin:<plugin>:<server>\". " +
+			"The project's own settings and its project- and local-scoped installs count only if the user trusted the project in Claude Code " +
+			"(projects[<git root or project>].hasTrustDialogAccepted in .claude.json), or with trustProject; the result's trust says what was ignored. " +
 			"Running servers whose configuration is unchanged keep running; others are stopped. No server starts until a file needs it.\n\n" +
 			"It fails only for a bad handle or options: problems with the installation (unreadable files, invalid entries, extension conflicts) " +
 			"are in the result's errors, and every plugin is in its plugins with the reason when it contributes nothing.",
@@ -422,7 +424,8 @@ var Funcs = []Func{
 		DefaultTimeout: "the servers' own shutdown timeouts",
 		Result:         ResultJSON,
 		ResultDoc: `{"configDir", "projectDir", "servers": [{"name", "plugin", "marketplace", "file", "root", "extensions", "command", "args", "resolved"?, "commandError"?, "installHint"?}], ` +
-			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?}], "errors": [string]}`,
+			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?, "ignoredFile"?, "ignoredEnabled"?}], ` +
+			`"trust": {"trusted", "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope", "file", "entries"}], "ignoredInstalls"?}, "unlisted", "errors": [string]}`,
 		Binding: Method, Class: "LSPManager", Method: "load_claude_code", PyReturn: "Dict[str, Any]", TSReturn: "ClaudeCodeReport",
 	},
 	{
@@ -807,6 +810,7 @@ var claudeCodeFields = []Field{
 	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); " +
 		"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)", PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive plugin user options for ${user_config.KEY}"},
+	{JSON: "trustProject", Py: "trust_project", PyType: "Optional[bool]", TS: "boolean", Doc: "let the project's own settings and project-scoped installs count even though Claude Code has no record of the user trusting the project (default: only a trusted project's do)"},
 }
 
 // wslFields are the options of the path conversions.
@@ -1101,7 +1105,11 @@ var TSTypes = []TSType{
   configDir: string;
   projectDir: string;
   servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
-  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string; ignoredFile?: string; ignoredEnabled?: boolean }[];
+  /** Whether the project's own settings and project-scoped installs counted (Go: lsp.ProjectTrust). */
+  trust: { trusted: boolean; source?: string; key?: string; file?: string; reason?: string; ignored?: { scope: string; file: string; entries: number }[]; ignoredInstalls?: string[] };
+  /** enabledPlugins entries naming no installed plugin that plugins does not list. */
+  unlisted: number;
   errors: string[];
 }`,
 	},

@@ -786,9 +786,12 @@ int idb_lsp_servers(uint64_t manager, char **out);
  * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
  * user, project and local settings, later scopes winning, each read from
  * its install path with its marketplace entry. Servers are named
- * "plugin:<plugin>:<server>". Running servers whose configuration is
- * unchanged keep running; others are stopped. No server starts until a
- * file needs it.
+ * "plugin:<plugin>:<server>". The project's own settings and its project-
+ * and local-scoped installs count only if the user trusted the project in
+ * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+ * .claude.json), or with trustProject; the result's trust says what was
+ * ignored. Running servers whose configuration is unchanged keep running;
+ * others are stopped. No server starts until a file needs it.
  *
  * It fails only for a bad handle or options: problems with the
  * installation (unreadable files, invalid entries, extension conflicts)
@@ -811,20 +814,28 @@ int idb_lsp_servers(uint64_t manager, char **out);
  *                 "marketplace", "enabled", "enabledScope"?,
  *                 "enabledFile"?, "installed", "installScope"?,
  *                 "projectPath"?, "root"?, "version"?, "servers",
- *                 "extensions", "reason"?}], "errors": [string]}. Left
- *                 unchanged on failure. Must not be NULL.
+ *                 "extensions", "reason"?, "ignoredFile"?,
+ *                 "ignoredEnabled"?}], "trust": {"trusted", "source"?,
+ *                 "key"?, "file"?, "reason"?, "ignored"?: [{"scope",
+ *                 "file", "entries"}], "ignoredInstalls"?}, "unlisted",
+ *                 "errors": [string]}. Left unchanged on failure. Must not
+ *                 be NULL.
  *
  * Members of options_json:
- *   "projectDir"  the project whose settings and project-scoped installs
- *                 count (default: the manager's project directory).
- *   "configDir"   Claude Code's configuration directory (default:
- *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
- *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
- *                 for the commands); default: the process environment as
- *                 the library saw it when it was loaded (the Python and
- *                 Node bindings send the current one).
- *   "userConfig"  non-sensitive plugin user options for
- *                 ${user_config.KEY}.
+ *   "projectDir"    the project whose settings and project-scoped installs
+ *                   count (default: the manager's project directory).
+ *   "configDir"     Claude Code's configuration directory (default:
+ *                   CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"           the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                   for the commands); default: the process environment as
+ *                   the library saw it when it was loaded (the Python and
+ *                   Node bindings send the current one).
+ *   "userConfig"    non-sensitive plugin user options for
+ *                   ${user_config.KEY}.
+ *   "trustProject"  let the project's own settings and project-scoped
+ *                   installs count even though Claude Code has no record
+ *                   of the user trusting the project (default: only a
+ *                   trusted project's do).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
  * IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -2184,16 +2195,20 @@ int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms,
  *                 not be NULL.
  *
  * Members of options_json:
- *   "projectDir"  the project whose settings and project-scoped installs
- *                 count (default: the manager's project directory).
- *   "configDir"   Claude Code's configuration directory (default:
- *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
- *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
- *                 for the commands); default: the process environment as
- *                 the library saw it when it was loaded (the Python and
- *                 Node bindings send the current one).
- *   "userConfig"  non-sensitive plugin user options for
- *                 ${user_config.KEY}.
+ *   "projectDir"    the project whose settings and project-scoped installs
+ *                   count (default: the manager's project directory).
+ *   "configDir"     Claude Code's configuration directory (default:
+ *                   CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"           the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                   for the commands); default: the process environment as
+ *                   the library saw it when it was loaded (the Python and
+ *                   Node bindings send the current one).
+ *   "userConfig"    non-sensitive plugin user options for
+ *                   ${user_config.KEY}.
+ *   "trustProject"  let the project's own settings and project-scoped
+ *                   installs count even though Claude Code has no record
+ *                   of the user trusting the project (default: only a
+ *                   trusted project's do).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.

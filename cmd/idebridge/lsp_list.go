@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "lsp list",
-		Usage:   "[--json] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [FILE...]",
+		Usage:   "[--json] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--trust-project] [FILE...]",
 		Summary: "list the language servers diag would use, where each comes from, and what is wrong",
 		Help: "The first thing to run when diagnostics do not appear. For every server: where\n" +
 			"it comes from (plugin, marketplace, file), its extensions, and whether its\n" +
@@ -86,9 +86,14 @@ type listing struct {
 	ClaudeConfigDir string             `json:"claudeConfigDir,omitempty"`
 	Servers         []listServer       `json:"servers"`
 	Plugins         []lsp.PluginStatus `json:"plugins"`
-	Conflicts       []listConflict     `json:"conflicts"`
-	Errors          []listProblem      `json:"errors"`
-	Files           []listFile         `json:"files,omitempty"`
+	// Trust says whether the project's own settings counted; nil with
+	// --no-plugins. Unlisted counts enabledPlugins entries naming no
+	// installed plugin that Plugins does not list.
+	Trust     *lsp.ProjectTrust `json:"trust,omitempty"`
+	Unlisted  int               `json:"unlisted,omitempty"`
+	Conflicts []listConflict    `json:"conflicts"`
+	Errors    []listProblem     `json:"errors"`
+	Files     []listFile        `json:"files,omitempty"`
 }
 
 func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) int {
@@ -102,6 +107,7 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 	if set.claude != nil {
 		l.ClaudeConfigDir = set.claude.ConfigDir
 		l.Plugins = append(l.Plugins, set.claude.Plugins...)
+		l.Trust, l.Unlisted = &set.claude.Trust, set.claude.Unlisted
 	}
 	environ := inv.environ()
 	byName := map[string]*lsp.ServerConfig{}
@@ -294,6 +300,22 @@ func printListing(w io.Writer, l *listing, set *serverSet) {
 			}
 			fmt.Fprintf(w, "  %s%s: %s\n", p.ID, exts, p.Reason)
 		}
+	}
+	if l.Unlisted > 0 {
+		if len(idle) == 0 {
+			fmt.Fprintln(w, "\nPlugins not loaded:")
+		}
+		fmt.Fprintf(w, "  %d more enabledPlugins entries name no installed plugin (counted, not listed)\n", l.Unlisted)
+	}
+	if t := l.Trust; t != nil && (len(t.Ignored) > 0 || len(t.IgnoredInstalls) > 0) {
+		fmt.Fprintln(w, "\nIgnored, because the project is not trusted:")
+		for _, ig := range t.Ignored {
+			fmt.Fprintf(w, "  %s (%s settings): %d enabledPlugins entries\n", ig.File, ig.Scope, ig.Entries)
+		}
+		for _, id := range t.IgnoredInstalls {
+			fmt.Fprintf(w, "  the install of %s for the project\n", id)
+		}
+		fmt.Fprintf(w, "  Why: %s\n", t.Reason)
 	}
 	remote := 0
 	var shown []listProblem

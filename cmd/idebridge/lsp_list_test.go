@@ -133,8 +133,11 @@ func TestZeroConfigurationPyright(t *testing.T) {
 		t.Errorf("lsp list: exit %d", code)
 	}
 
+	// The project's own settings count once it is trusted in Claude Code.
 	local := filepath.Join(project, ".claude", "settings.local.json")
 	writeText(t, local, `{"enabledPlugins": {"pyright-lsp@claude-plugins-official": false}}`)
+	key, _ := filepath.EvalSymlinks(project)
+	writeText(t, filepath.Join(cfg, ".claude.json"), `{"projects": {"`+filepath.ToSlash(key)+`": {"hasTrustDialogAccepted": true}}}`)
 	code, out, errOut = runIn(t, project, env, "diag", "broken.py")
 	why := "plugin pyright-lsp@claude-plugins-official would serve .py but is not loaded: disabled in local settings (" + local + ")"
 	if code != exitUnavailable || out != "" || !strings.Contains(errOut, why) {

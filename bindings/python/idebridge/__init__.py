@@ -1961,15 +1961,19 @@ class LSPManager:
         """
         return _server_statuses(_idb_lsp_servers(self._handle()))
 
-    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, trust_project: Optional[bool] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Replaces the manager's servers with those Claude Code would load for
         the project: the language servers of the plugins installed for it
         (plugins/installed_plugins.json) and enabled by enabledPlugins in
         the user, project and local settings, later scopes winning, each
         read from its install path with its marketplace entry. Servers are
-        named "plugin:<plugin>:<server>". Running servers whose
-        configuration is unchanged keep running; others are stopped. No
-        server starts until a file needs it.
+        named "plugin:<plugin>:<server>". The project's own settings and its
+        project- and local-scoped installs count only if the user trusted
+        the project in Claude Code (projects[<git root or
+        project>].hasTrustDialogAccepted in .claude.json), or with
+        trust_project; the result's trust says what was ignored. Running
+        servers whose configuration is unchanged keep running; others are
+        stopped. No server starts until a file needs it.
 
         It fails only for a bad handle or options: problems with the
         installation (unreadable files, invalid entries, extension
@@ -1987,6 +1991,9 @@ class LSPManager:
                 current one); None sends dict(os.environ).
             user_config: non-sensitive plugin user options for
                 ${user_config.KEY}.
+            trust_project: let the project's own settings and project-scoped
+                installs count even though Claude Code has no record of the user
+                trusting the project (default: only a trusted project's do).
             timeout: seconds to wait; None for the servers' own shutdown
                 timeouts, a negative number to wait without limit.
 
@@ -1996,8 +2003,11 @@ class LSPManager:
             "resolved"?, "commandError"?, "installHint"?}], "plugins":
             [{"id", "name", "marketplace", "enabled", "enabledScope"?,
             "enabledFile"?, "installed", "installScope"?, "projectPath"?,
-            "root"?, "version"?, "servers", "extensions", "reason"?}],
-            "errors": [string]}.
+            "root"?, "version"?, "servers", "extensions", "reason"?,
+            "ignoredFile"?, "ignoredEnabled"?}], "trust": {"trusted",
+            "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope",
+            "file", "entries"}], "ignoredInstalls"?}, "unlisted", "errors":
+            [string]}.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError, TimeoutError,
@@ -2006,7 +2016,7 @@ class LSPManager:
         Blocks until the servers that are no longer configured have stopped;
         Ctrl-C (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
+        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config, "trustProject": trust_project}), _timeout_ms(timeout))
 
     def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
