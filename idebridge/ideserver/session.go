@@ -340,12 +340,21 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	ctx, cancel := context.WithCancelCause(ss.ctx)
 	call := &inflightCall{cancel: cancel}
 	ss.mu.Lock()
+	_, dup := ss.inflight[key]
 	busy := len(ss.inflight) >= maxInflight
-	if !busy {
+	if !dup && !busy {
 		ss.inflight[key] = call
 	}
 	ss.mu.Unlock()
-	if busy {
+	switch {
+	case dup:
+		// Ids are unique among requests in flight: running this one too
+		// would make the first uncancellable and uncounted.
+		cancel(nil)
+		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
+			Data: mustJSON("request id " + clip(key, maxQuoted) + " is already in flight")})
+		return nil
+	case busy:
 		cancel(nil)
 		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
 		return nil
