@@ -472,10 +472,21 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 
 // settle waits for the diagnostics of every target marked in which.
 func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, settled []lsp.SettleResult, errs []error) {
+	waits := 0
+	for i := range targets {
+		if which[i] && errs[i] == nil {
+			waits++
+		}
+	}
+	done := 0
 	for i, p := range targets {
 		if !which[i] || errs[i] != nil {
 			continue
 		}
+		// The wait for a language server's analysis may take seconds (a
+		// module loading): the client that asked for progress sees it.
+		ReportProgress(ctx, float64(done), float64(waits), "waiting for the language server's analysis of "+filepath.Base(p))
+		done++
 		res, err := d.mgr.Settle(ctx, p)
 		settled[i] = res
 		if err != nil {

@@ -61,6 +61,10 @@ type Server struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// prefix is what every modern result starts with (modernPrefix).
+	prefixOnce sync.Once
+	prefix     []byte
 }
 
 // New returns a server configured by opts (nil means defaults) with the

@@ -80,7 +80,7 @@ loop:
 				break loop
 			case l.tooLong > 0:
 				s.log.Warn("client message over the size limit", "client", ss.info.ID, "limit", s.cfg.MaxMessageSize, "size", l.tooLong)
-				ss.replyError(nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
+				ss.replyError(ss.conn, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
 					Data: mustJSON(fmt.Sprintf("message of %d bytes or more is larger than the limit of %d bytes", l.tooLong, s.cfg.MaxMessageSize))})
 			default:
 				if call := ss.handle(l.data); call != nil {
