@@ -56,6 +56,9 @@ type Server struct {
 
 	sseSessions sync.Map // session id -> *sseConn
 
+	// extraHTTP are the servers of running ServeStreamableHTTP calls.
+	extraHTTP map[*http.Server]struct{}
+
 	handlers sync.WaitGroup // tool handler goroutines
 	loops    sync.WaitGroup // Serve, sessions, keep-alives
 
@@ -323,6 +326,10 @@ func (s *Server) shutdown(ctx context.Context, graceful bool) error {
 		sessions = append(sessions, ss)
 	}
 	lockPath, ln, httpSrv := s.lockPath, s.ln, s.httpSrv
+	extra := make([]*http.Server, 0, len(s.extraHTTP))
+	for hs := range s.extraHTTP {
+		extra = append(extra, hs)
+	}
 	s.mu.Unlock()
 
 	var errs []error
@@ -347,6 +354,9 @@ func (s *Server) shutdown(ctx context.Context, graceful bool) error {
 	}
 	if httpSrv != nil {
 		httpSrv.Close()
+	}
+	for _, hs := range extra {
+		hs.Close()
 	}
 	s.loops.Wait()
 	return errors.Join(errs...)

@@ -415,6 +415,10 @@ func (ss *session) callTool(msg *jsonrpc.Message, p *reqParams, out replyTo) fun
 	if !ok {
 		// The Neovim plugin's answer, message and all (the name clipped:
 		// an answer never grows with the input).
+		if p.modern() { // the 2026-07-28 answer
+			ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Unknown tool: " + clip(name, maxQuoted)})
+			return nil
+		}
 		ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + clip(name, maxQuoted)})
 		return nil
 	}
