@@ -55,6 +55,7 @@ func init() {
 			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
 			o.src.register(fs)
 			fs.BoolVar(&o.noIDE, "no-ide", false, "never connect to the user's IDE")
+			o.http.register(fs)
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received, and the servers' messages, to standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
@@ -72,6 +73,7 @@ type mcpFlags struct {
 	src     serverSources
 	noIDE   bool
 	verbose bool
+	http    mcpHTTPFlags // mcp_http.go
 }
 
 // mcpInstructions is the initialize result's advice to the model.
@@ -142,7 +144,12 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	lctx, cancel := context.WithTimeout(ctx, ideConnectTimeout+time.Second)
 	ide := link.describe(lctx)
 	cancel()
-	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
+	httpNote, code := o.http.start(inv, dir, srv)
+	if code != exitOK {
+		return code
+	}
+	defer o.http.stop()
+	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s%s\n", name, dir, describeServers(configs, environ), ide, httpNote)
 	gate.release(ctx)
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
@@ -159,7 +166,7 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 			return exitFailure
 		}
 	}
-	err = srv.ServeStream(ctx, inv.Stdin, inv.Stdout)
+	err = o.http.serve(ctx, inv, srv)
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK
