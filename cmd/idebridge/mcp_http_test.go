@@ -30,7 +30,9 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	inv := &invocation{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, Env: mcpEnv(t), Getwd: func() (string, error) { return dir, nil }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"mcp", "--no-ide", "--http", "127.0.0.1:0", "--socket", sock, "--token-file", tokFile}, inv) }()
+	go func() {
+		done <- run(ctx, []string{"mcp", "--no-ide", "--http", "127.0.0.1:0", "--socket", sock, "--token-file", tokFile}, inv)
+	}()
 	t.Cleanup(cancel)
 
 	var first string
