@@ -279,9 +279,11 @@ func (ss *session) request(msg *jsonrpc.Message, p *reqParams, out replyTo) {
 	modern := p.modern()
 	switch msg.Method {
 	case mcp.MethodInitialize:
-		// Always the legacy handshake, whatever _meta says: it is how a
-		// legacy client opens.
-		ss.initialize(msg, out)
+		if modern { // 2026-07-28 removed it: a modern request cannot name it
+			ss.replyError(out, msg.ID, methodNotFound(msg.Method))
+			return
+		}
+		ss.initialize(msg, out) // how a legacy client opens
 	case mcp.MethodDiscover:
 		if !modern {
 			ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params",

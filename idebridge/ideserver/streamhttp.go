@@ -364,8 +364,11 @@ func (h *streamableHTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jso
 	}
 	id := r.Header.Get(mcp.HeaderSessionID)
 	if id == "" {
-		rpcError(w, http.StatusBadRequest, msg.ID, &mcp.Error{Code: mcp.CodeInvalidRequest,
-			Message: "Bad Request: no " + mcp.HeaderSessionID + " header; open a session with initialize, or send params._meta with " + mcp.MetaProtocolVersion})
+		// Neither a legacy session's request nor a modern one: to a
+		// modern client, a request missing its required _meta (-32602,
+		// 400); to a legacy one, a request outside a session (400).
+		rpcError(w, http.StatusBadRequest, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams,
+			Message: "Invalid params: params._meta must carry " + mcp.MetaProtocolVersion + " and " + mcp.MetaClientCapabilities + " (or open a legacy session with initialize and send its " + mcp.HeaderSessionID + ")"})
 		return
 	}
 	h.mu.Lock()

@@ -147,6 +147,7 @@ func TestStreamableHTTPModern(t *testing.T) {
 			map[string]string{mcp.HeaderProtocolVersion: "2099-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion},
 		{"no capabilities", mcp.MethodListTools, map[string]any{"_meta": map[string]any{mcp.MetaProtocolVersion: mcp.ModernProtocolVersion}}, nil, 400, mcp.CodeInvalidParams},
 		{"unknown method", "resources/list", nil, nil, 404, mcp.CodeMethodNotFound},
+		{"initialize, removed in 2026-07-28", mcp.MethodInitialize, nil, nil, 404, mcp.CodeMethodNotFound},
 		{"unknown tool", mcp.MethodCallTool, map[string]any{"name": "nope"}, nil, 200, mcp.CodeInvalidParams},
 	} {
 		resp, m := h.modernPost(9, tc.method, tc.params, tc.hdr)
