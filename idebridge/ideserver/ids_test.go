@@ -110,3 +110,89 @@ func TestDuplicateInflightIDRefused(t *testing.T) {
 		t.Fatal(fmt.Errorf("ServeStream: %w", err))
 	}
 }
+
+// Issue 19 row 8: an answer never grows with the input. A tool name of 8
+// MiB is quoted clipped in "Tool not found"; a handler's error and its
+// isError result that quote 8 MiB of input are clipped on the wire.
+func TestErrorTextsClipped(t *testing.T) {
+	srv := newStreamServer(t, &ideserver.Options{NoDefaultTools: true})
+	mustRegister(t, srv, ideserver.Tool{
+		Tool: mcp.Tool{Name: "quote"},
+		Handler: func(_ context.Context, c *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			var a struct {
+				Path string `json:"path"`
+				Fail bool   `json:"fail"`
+			}
+			if err := c.Bind(&a); err != nil {
+				return nil, err
+			}
+			if a.Fail {
+				return nil, errors.New("cannot open " + a.Path)
+			}
+			return mcp.ErrorResult("no file " + a.Path + " (" + a.Path + ")"), nil
+		},
+	})
+	c := serveStream(t, testContext(t), srv)
+	big := strings.Repeat("x", 8<<20)
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+	}{
+		{"tool name", map[string]any{"name": big}},
+		{"error", map[string]any{"name": "quote", "arguments": map[string]any{"path": big, "fail": true}}},
+		{"isError result", map[string]any{"name": "quote", "arguments": map[string]any{"path": big}}},
+		{"argument name", map[string]any{"name": "quote", "arguments": map[string]any{big: 1}}},
+	} {
+		id := c.request(mcp.MethodCallTool, tc.params)
+		c.wait(id)
+		c.mu.Lock()
+		last := c.lines[len(c.lines)-1]
+		c.mu.Unlock()
+		if len(last) > 8<<10 || !strings.Contains(last, "bytes)") && tc.name != "argument name" {
+			t.Errorf("%s: answer of %d bytes: %.300s", tc.name, len(last), last)
+		}
+	}
+}
+
+// Issue 19 row 8: calls holding large arguments are bounded together by
+// one message's worth: three calls of 60 MiB arguments while the first
+// runs leave the other two refused, not three copies held.
+func TestLargeArgumentsBounded(t *testing.T) {
+	srv := newStreamServer(t, &ideserver.Options{NoDefaultTools: true})
+	release := make(chan struct{})
+	var ran atomic.Int64
+	mustRegister(t, srv, ideserver.Tool{
+		Tool: mcp.Tool{Name: "hold"},
+		Handler: func(ctx context.Context, _ *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			ran.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return mcp.TextResult("ok"), nil
+		},
+	})
+	c := serveStream(t, testContext(t), srv)
+	big := strings.Repeat("y", 60<<20)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = string(c.request(mcp.MethodCallTool, map[string]any{"name": "hold", "arguments": map[string]any{"data": big}}))
+	}
+	for range 2 {
+		m := c.next()
+		if m.Error == nil || !strings.Contains(m.Error.Message, "server busy") {
+			t.Fatalf("a call over the argument budget: %.300s", mustMarshal(m))
+		}
+	}
+	close(release)
+	if m := c.next(); m.Error != nil || string(m.ID) != ids[0] {
+		t.Fatalf("the running call: %.300s", mustMarshal(m))
+	}
+	if n := ran.Load(); n != 1 {
+		t.Errorf("%d handlers ran", n)
+	}
+	// Its bytes are given back: the next large call runs.
+	if m := c.call(mcp.MethodCallTool, map[string]any{"name": "hold", "arguments": map[string]any{"data": big}}); m.Error != nil {
+		t.Fatalf("a large call after the first ended: %.300s", mustMarshal(m))
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
@@ -64,6 +65,9 @@ type Server struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// argBytes are the bytes of large arguments held by running calls.
+	argBytes atomic.Int64
 
 	// prefix is what every modern result starts with (modernPrefix).
 	prefixOnce sync.Once

@@ -199,7 +199,7 @@ func (ss *session) replyRaw(out replyTo, id json.RawMessage, res []byte) {
 }
 
 func (ss *session) replyError(out replyTo, id json.RawMessage, e *mcp.Error) {
-	ss.sendTo(out, encodeError(id, e), e.Code, true)
+	ss.sendTo(out, encodeError(id, clipError(e)), e.Code, true)
 }
 
 // handle processes one message received from the client. It never blocks on
@@ -467,9 +467,26 @@ func (ss *session) callTool(msg *jsonrpc.Message, p *reqParams, out replyTo) fun
 		a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
 		return nil
 	}
+	// Large arguments are held by the call while it runs, and decoded by
+	// its handler: together they may not exceed one message's worth, so
+	// memory stays bounded by the largest message, not by their number.
+	held := int64(0)
+	if len(args) > argsBudgetFloor {
+		held = int64(len(args))
+		if ss.srv.argBytes.Add(held) > ss.srv.cfg.MaxMessageSize {
+			ss.srv.argBytes.Add(-held)
+			ss.forget(key, call)
+			a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf(
+				"server busy: the tool calls running hold too many bytes of arguments (this call's %d and the running calls' together exceed %d); retry when they end",
+				held, ss.srv.cfg.MaxMessageSize)})
+			return nil
+		}
+	}
+	release := func() { ss.srv.argBytes.Add(-held) }
 	// From here on shutdown waits for this call, so the goroutine that
 	// runs it (and a reader taking over) may be started.
 	if !ss.srv.beginHandler() {
+		release()
 		ss.forget(key, call)
 		a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 		return nil
@@ -486,6 +503,7 @@ func (ss *session) callTool(msg *jsonrpc.Message, p *reqParams, out replyTo) fun
 	ss.calls.Add(1)
 	return func() {
 		defer ss.calls.Done()
+		defer release()
 		defer ss.forget(key, call)
 		if pr != nil {
 			defer pr.stop()
@@ -505,6 +523,9 @@ type answer struct {
 func (a answer) fail(e *mcp.Error) { a.ss.replyError(a.out, a.id, e) }
 
 func (a answer) result(res *mcp.ToolResult) {
+	if res.IsError {
+		res = clipErrorResult(res)
+	}
 	if a.modern {
 		a.ss.replyModern(a.out, a.id, res, "")
 		return
