@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -531,6 +532,7 @@ func (p *postSink) writeFinal(data []byte, code int64) error {
 		}
 	}
 	p.w.Header().Set("Content-Type", "application/json")
+	p.w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	p.rc.SetWriteDeadline(time.Now().Add(p.writeTimeout))
 	p.w.WriteHeader(status)
 	_, err := p.w.Write(data)
