@@ -111,9 +111,10 @@ func TestDuplicateInflightIDRefused(t *testing.T) {
 	}
 }
 
-// Issue 19 row 8: an answer never grows with the input. A tool name of 8
-// MiB is quoted clipped in "Tool not found"; a handler's error and its
-// isError result that quote 8 MiB of input are clipped on the wire.
+// Issue 19 row 8: an answer never grows with the input. A tool name of a
+// megabyte is quoted clipped in "Tool not found"; a handler's error and
+// its isError result that quote a megabyte of input are clipped on the
+// wire. (TestMCPHugeInputs sends 8 MiB to the real command.)
 func TestErrorTextsClipped(t *testing.T) {
 	srv := newStreamServer(t, &ideserver.Options{NoDefaultTools: true})
 	mustRegister(t, srv, ideserver.Tool{
@@ -133,7 +134,7 @@ func TestErrorTextsClipped(t *testing.T) {
 		},
 	})
 	c := serveStream(t, testContext(t), srv)
-	big := strings.Repeat("x", 8<<20)
+	big := strings.Repeat("x", 1<<20)
 	for _, tc := range []struct {
 		name   string
 		params map[string]any
@@ -155,10 +156,12 @@ func TestErrorTextsClipped(t *testing.T) {
 }
 
 // Issue 19 row 8: calls holding large arguments are bounded together by
-// one message's worth: three calls of 60 MiB arguments while the first
-// runs leave the other two refused, not three copies held.
+// one message's worth (MaxMessageSize): three calls of 6 MiB arguments
+// under an 8 MiB limit, while the first runs, leave the other two
+// refused, not three copies held. (TestMCPHugeInputs does it with 60 MiB
+// under the default limit, on the real command.)
 func TestLargeArgumentsBounded(t *testing.T) {
-	srv := newStreamServer(t, &ideserver.Options{NoDefaultTools: true})
+	srv := newStreamServer(t, &ideserver.Options{NoDefaultTools: true, MaxMessageSize: 8 << 20})
 	release := make(chan struct{})
 	var ran atomic.Int64
 	mustRegister(t, srv, ideserver.Tool{
@@ -173,7 +176,7 @@ func TestLargeArgumentsBounded(t *testing.T) {
 		},
 	})
 	c := serveStream(t, testContext(t), srv)
-	big := strings.Repeat("y", 60<<20)
+	big := strings.Repeat("y", 6<<20)
 	ids := make([]string, 3)
 	for i := range ids {
 		ids[i] = string(c.request(mcp.MethodCallTool, map[string]any{"name": "hold", "arguments": map[string]any{"data": big}}))
