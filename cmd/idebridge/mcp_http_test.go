@@ -76,8 +76,14 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	}
 	tcp := &http.Client{Timeout: mcpTimeout}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	resp, body := post(tcp, ep.URL, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "diagnostics"},
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"diagnostics","arguments":{"files":["main.go"]},`+meta+`}}`)
+	var resp *http.Response
+	var body string
+	// A cold gopls on a loaded machine may not publish within the tool's
+	// bound; the answer says so, and asking again is what a client does.
+	for i := 0; i < 4 && (i == 0 || strings.Contains(body, "no publish for it")); i++ {
+		resp, body = post(tcp, ep.URL, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "diagnostics"},
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"diagnostics","arguments":{"files":["main.go"]},`+meta+`}}`)
+	}
 	if resp.StatusCode != 200 || !strings.Contains(body, `"resultType":"complete"`) || !strings.Contains(body, "unused") {
 		t.Fatalf("modern diagnostics over TCP: %d %s", resp.StatusCode, body)
 	}
@@ -92,8 +98,10 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	if resp.StatusCode != 200 || sid == "" {
 		t.Fatalf("initialize over the socket: %d %s", resp.StatusCode, body)
 	}
-	resp, body = post(unix, "http://localhost/mcp", map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"diagnostics","arguments":{"files":["main.go"]}}}`)
+	for i := 0; i < 4 && (i == 0 || strings.Contains(body, "no publish for it")); i++ {
+		resp, body = post(unix, "http://localhost/mcp", map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"},
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"diagnostics","arguments":{"files":["main.go"]}}}`)
+	}
 	if resp.StatusCode != 200 || !strings.Contains(body, "unused") || strings.Contains(body, "resultType") {
 		t.Fatalf("legacy diagnostics over the socket: %d %s", resp.StatusCode, body)
 	}

@@ -80,7 +80,12 @@ async function exercise(client) {
   const params = { name: 'diagnostics', arguments: { files: ['main.go', 'greet.go'] } };
   const opts = { onprogress: (p) => progress.push(p) };
   // 1.x takes a result schema before the options; 2.x the options alone.
-  const diag = await (client instanceof Client1 ? client.callTool(params, undefined, opts) : client.callTool(params, opts));
+  const call = () => (client instanceof Client1 ? client.callTool(params, undefined, opts) : client.callTool(params, opts));
+  let diag = await call();
+  // A cold gopls on a loaded machine may not publish within the tool's
+  // bound; the answer says so ("no publish ... within"), and asking again
+  // is what a client does with an answer it is told is incomplete.
+  for (let i = 0; i < 3 && /no publish for it from gopls within/.test(text(diag)); i++) diag = await call();
   assert.ok(!diag.isError, text(diag));
   assert.match(text(diag), /main\.go:\n {2}✘ \[Line 6:2\] declared and not used: unused/);
   assert.match(text(diag), /No diagnostics in greet\.go\./);
