@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -51,6 +53,7 @@ func init() {
 			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
 			o.src.register(fs)
 			fs.BoolVar(&o.noIDE, "no-ide", false, "never connect to the user's IDE")
+			o.http.register(fs)
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received, and the servers' messages, to standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
@@ -68,6 +71,7 @@ type mcpFlags struct {
 	src     serverSources
 	noIDE   bool
 	verbose bool
+	http    mcpHTTPFlags // mcp_http.go
 }
 
 func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
@@ -117,17 +121,26 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	defer srv.Close()
 
 	ide := srv.IDEStatus(ctx)
-	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
+	httpNote, code := o.http.start(inv, dir, srv.Underlying())
+	if code != exitOK {
+		return code
+	}
+	defer o.http.stop()
+	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s%s\n", name, dir, describeServers(configs, environ), ide, httpNote)
 	gate.release(ctx)
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
 		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
 	}
-	if err := srv.ServeStream(ctx, inv.Stdin, inv.Stdout); err != nil {
-		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-		return exitFailure
+	err = o.http.serve(ctx, inv, srv.Underlying())
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return exitOK
+	case errors.Is(err, io.ErrClosedPipe):
+		return exitOK // the client went away
 	}
-	return exitOK
+	fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+	return exitFailure
 }
 
 // serverLogger is the language servers' logger: their messages only with

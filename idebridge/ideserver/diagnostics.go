@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idebridge/idebridge/internal/env"
@@ -593,8 +594,18 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) []fileState
 }
 
 // settle waits for the diagnostics of every target marked in which, side
-// by side, so that one slow file does not use up the others' time.
+// by side, so that one slow file does not use up the others' time. The
+// wait for a language server's analysis may take seconds (a module
+// loading): a client that asked for progress sees each file settle.
 func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, states []fileState) {
+	waits := 0
+	for i := range targets {
+		if which[i] && states[i].err == nil {
+			waits++
+		}
+	}
+	var done atomic.Int64
+	ReportProgress(ctx, 0, float64(waits), "waiting for the language servers' analysis")
 	var wg sync.WaitGroup
 	for i, p := range targets {
 		if !which[i] || states[i].err != nil {
@@ -604,6 +615,9 @@ func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool
 		go func() {
 			defer wg.Done()
 			fst := &states[i]
+			defer func() {
+				ReportProgress(ctx, float64(done.Add(1)), float64(waits), "analysed "+filepath.Base(p))
+			}()
 			res, err := d.mgr.Settle(ctx, p)
 			fst.settled = res
 			if err != nil && !answerDue(ctx) {
