@@ -198,6 +198,39 @@ func TestSettlePullDiagnostics(t *testing.T) {
 	}
 }
 
+// TestSettlePullAfterPartialPublish: a server that answers pulls and also
+// publishes, and publishes a partial (empty) set for the document just
+// before it answers a pull with the whole set (pyright, between the slices
+// of its analysis, on a busy machine). The answer came last; it stands,
+// however slowly the publishes before it are applied (here, slowly: a
+// large publish for another file comes first).
+func TestSettlePullAfterPartialPublish(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("pull", ".s", "-pull", "-pull-interim", "20000")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"ERROR\n", "WARN ERROR\n"} {
+		if i > 0 {
+			if err := m.Change(ctx, a, text); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := settle(t, m, a); res.Freshness != FreshPulled {
+			t.Fatalf("step %d: %+v", i, res)
+		}
+		// Everything the server sent has been applied.
+		waitFor(t, "the connection to be idle", func() bool { return m.servers[0].current().conn.idle() })
+		got, _ := drainMessages(t, m)
+		want := map[int]string{0: "[0:0-5 found ERROR]", 1: "[0:5-10 found ERROR 0:0-4 found WARN]"}[i]
+		if fmt.Sprint(got["a.s"]) != want {
+			t.Errorf("step %d: drained %v, want %s", i, got["a.s"], want)
+		}
+	}
+}
+
 // TestSettlePullRefresh: workspace/diagnostic/refresh makes the open
 // documents be asked again, and a Settle after it does not take the old
 // answer as current.

@@ -50,6 +50,7 @@ var (
 	pullDynamic     = flag.Bool("pull-dynamic", false, "offer pull diagnostics by client/registerCapability after initialized, and publish nothing")
 	pullDelay       = flag.Duration("pull-delay", 0, "answer each pull this long after it arrives")
 	pullCancel      = flag.Int("pull-cancel", 0, "answer the first N pulls with ServerCancelled (retrigger)")
+	pullInterim     = flag.Int("pull-interim", 0, "before answering each pull, publish N diagnostics for another file, then an empty set for the document pulled (a partial result, as pyright publishes between the slices of its analysis)")
 	refresh         = flag.Bool("refresh", false, "send workspace/diagnostic/refresh after each change")
 	clearOnClose    = flag.Bool("clear-on-close", false, "publish an empty set without a version on didClose, as most servers do")
 	watch           = flag.String("watch", "", "comma-separated glob patterns to register as file watchers after initialized")
@@ -426,6 +427,10 @@ func handle(m *message) {
 		text, v := texts[p.TextDocument.URI], versions[p.TextDocument.URI]
 		textMu.Unlock()
 		id := m.ID
+		if *pullInterim > 0 {
+			publishFloodFor(strings.TrimSuffix(rootURI, "/")+"/elsewhere.s", 0, *pullInterim, false)
+			publish(p.TextDocument.URI, v, []map[string]any{})
+		}
 		answer := func() {
 			rid := strconv.Itoa(v)
 			if p.PreviousResultID == rid {
@@ -612,7 +617,11 @@ func analyse(uri string, version int, alsoStale bool) {
 	run()
 }
 
-func publishFlood(uri string, version, n int) {
+func publishFlood(uri string, version, n int) { publishFloodFor(uri, version, n, true) }
+
+// publishFloodFor publishes n diagnostics for uri, with version when
+// versioned.
+func publishFloodFor(uri string, version, n int, versioned bool) {
 	if *progress {
 		token := fmt.Sprintf("flood-%d", version)
 		request("window/workDoneProgress/create", map[string]any{"token": token})
@@ -620,7 +629,11 @@ func publishFlood(uri string, version, n int) {
 		defer notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%q,"version":%d,"diagnostics":[`, uri, version)
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%q,`, uri)
+	if versioned {
+		fmt.Fprintf(&b, `"version":%d,`, version)
+	}
+	b.WriteString(`"diagnostics":[`)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(',')
