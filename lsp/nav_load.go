@@ -422,6 +422,70 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
+// onStatus reads a server's own readiness signal, and counts it as a
+// work-done progress of its own under a token of the client's making
+// (begun when the server says it is busy, ended when it says it is
+// ready), so that Settle and navigation treat it as any progress:
+// rust-analyzer's experimental/serverStatus (quiescent: false while it
+// loads the workspace or runs cargo check), the Dart analysis server's
+// $/analyzerStatus (isAnalyzing), jdtls's language/status (Starting, then
+// Started or ServiceReady).
+func (inst *instance) onStatus(seq uint64, method string, params json.RawMessage) {
+	var p struct {
+		Quiescent   *bool  `json:"quiescent"`
+		Health      string `json:"health"`
+		Message     string `json:"message"`
+		IsAnalyzing *bool  `json:"isAnalyzing"`
+		Type        string `json:"type"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	var busy bool
+	title := method
+	switch method {
+	case "experimental/serverStatus":
+		if p.Quiescent == nil {
+			return
+		}
+		busy = !*p.Quiescent
+		if p.Message != "" {
+			title += ": " + p.Message
+		}
+	case "$/analyzerStatus":
+		if p.IsAnalyzing == nil {
+			return
+		}
+		busy = *p.IsAnalyzing
+	case "language/status":
+		switch p.Type {
+		case "Starting":
+			busy = true
+		case "Started", "ServiceReady":
+		default:
+			return
+		}
+		if p.Message != "" {
+			title += ": " + p.Message
+		}
+	}
+	tok, _ := json.Marshal("idebridge-status:" + method)
+	inst.fmu.Lock()
+	_, active := inst.active[string(tok)]
+	inst.fmu.Unlock()
+	kind := "end"
+	if busy {
+		kind = "begin"
+		if active {
+			kind = "report" // still busy: it is alive
+		}
+	} else if !active {
+		return
+	}
+	msg, _ := json.Marshal(map[string]any{"token": json.RawMessage(tok), "value": map[string]any{"kind": kind, "title": title}})
+	inst.onProgress(seq, msg)
+}
+
 // navProviders reads which navigation providers an initialize result
 // announces: a provider is offered unless absent, null or false.
 func navProviders(result json.RawMessage) map[string]bool {

@@ -385,6 +385,9 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"workDoneProgress": true,
 				"showMessage":      map[string]any{},
 			},
+			// rust-analyzer's readiness: experimental/serverStatus
+			// (see statusSignal).
+			"experimental": map[string]any{"serverStatusNotification": true},
 		},
 	}
 	if len(s.cfg.InitializationOptions) > 0 {
@@ -743,6 +746,8 @@ func (inst *instance) notification(seq uint64, method string, params json.RawMes
 		inst.onPublish(seq, params)
 	case "$/progress":
 		inst.onProgress(seq, params)
+	case "experimental/serverStatus", "$/analyzerStatus", "language/status":
+		inst.onStatus(seq, method, params)
 	case "window/logMessage", "window/showMessage":
 		var m struct {
 			Type    int    `json:"type"`

@@ -437,3 +437,22 @@ func TestSettleStalledProgress(t *testing.T) {
 		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
 	}
 }
+
+// TestSettleServerStatus: a server that says it is loading only with
+// rust-analyzer's experimental/serverStatus (quiescent false, then true
+// three seconds later, beyond the first-load grace), and answers pulls
+// with an empty set until then. The client advertises the capability,
+// and the status is waited for like a work-done progress.
+func TestSettleServerStatus(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("status", ".s", "-pull", "-status-loading", "3s", "-pull-empty-while-loading")}, testOptions(dir))
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}

@@ -59,7 +59,8 @@ var (
 	ownProgress      = flag.Bool("own-progress", false, "report a progress of our own (not the request's token) around each definition, ending it after the answer (as pylsp does)")
 	navEmptyFor      = flag.Duration("nav-empty-for", 0, "answer definition with nothing until this long after the document was opened, reporting no progress (analysis not done)")
 	emptyThenLoad    = flag.Duration("empty-then-load", 0, "on didOpen publish an empty set at once, then this long later create and begin an \"indexing\" progress, publish the real set 300ms on and end it")
-	pullEmptyLoading = flag.Bool("pull-empty-while-loading", false, "with -loading, answer pulls with an empty set until the load has ended (as rust-analyzer does)")
+	pullEmptyLoading = flag.Bool("pull-empty-while-loading", false, "with -loading or -status-loading, answer pulls with an empty set until the load has ended (as rust-analyzer does)")
+	statusLoading    = flag.Duration("status-loading", 0, "when the client advertises experimental.serverStatusNotification, say after initialized that we are not quiescent, and quiescent this long later (as rust-analyzer does); the load ends then")
 	stallProgress    = flag.Bool("stall-progress", false, "after initialized, begin an \"indexing\" progress, report 2/5 and 4/5, and never end it")
 	modeFile         = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
 )
@@ -105,6 +106,7 @@ var (
 	delayedOnce sync.Once
 	openedAt    = map[string]time.Time{} // guarded by textMu
 	loadDone    atomicBool
+	statusOK    bool // the client takes experimental/serverStatus
 	ownTokens   int
 )
 
@@ -244,10 +246,14 @@ func handle(m *message) {
 				General struct {
 					PositionEncodings []string `json:"positionEncodings"`
 				} `json:"general"`
+				Experimental struct {
+					ServerStatusNotification bool `json:"serverStatusNotification"`
+				} `json:"experimental"`
 			} `json:"capabilities"`
 		}
 		json.Unmarshal(m.Params, &p)
 		rootURI = p.RootURI
+		statusOK = p.Capabilities.Experimental.ServerStatusNotification
 		if *encoding != "" {
 			enc = *encoding
 		} else if len(p.Capabilities.General.PositionEncodings) > 0 {
@@ -305,6 +311,17 @@ func handle(m *message) {
 					notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "end"}})
 				})
 			}
+		}
+		if *statusLoading > 0 {
+			if statusOK {
+				notify("experimental/serverStatus", map[string]any{"health": "ok", "quiescent": false})
+			}
+			time.AfterFunc(*statusLoading, func() {
+				loadDone.set()
+				if statusOK {
+					notify("experimental/serverStatus", map[string]any{"health": "ok", "quiescent": true})
+				}
+			})
 		}
 		if *stallProgress {
 			request("window/workDoneProgress/create", map[string]any{"token": "stall"})
