@@ -19,7 +19,7 @@ LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 export LSP_BIN
 export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node package-tools lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
+.PHONY: node package-tools lsp-servers all build run test lint fmt-check vet cross staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -70,16 +70,35 @@ lsp-servers: node
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clangd; \
 	fi
 
+## gopls: gopls $(GOPLS_VERSION) when missing; go install is silent for
+## minutes the first time, so a line says every 15 s that it still runs
 gopls:
 	@if ! $(GOPLS) version 2>/dev/null | grep -q "golang.org/x/tools/gopls $(GOPLS_VERSION)"; then \
-		echo "installing gopls $(GOPLS_VERSION)"; \
-		$(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION); \
+		echo "installing gopls $(GOPLS_VERSION) with go install (minutes the first time: it downloads and compiles)"; \
+		$(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION) & pid=$$!; s=0; \
+		while kill -0 $$pid 2>/dev/null; do \
+			sleep 1; s=$$((s+1)); \
+			if [ $$((s % 15)) = 0 ] && kill -0 $$pid 2>/dev/null; then echo "  still installing gopls ($${s}s)"; fi; \
+		done; \
+		wait $$pid; \
 	fi
 
 ## test: everything CI checks
 test: tools lint unit abi-test package-test fuzz
 
-lint: fmt-check vet staticcheck
+lint: fmt-check vet staticcheck cross
+
+## cross: what does not need Linux builds and vets (tests included) for macOS
+## and Windows with cgo off: every package but cabi (a cgo library), so a
+## contributor on either system can build and test it
+CROSS_PKGS = $(shell $(GO) list ./... | grep -v '/cabi$$')
+cross:
+	@set -e; for os in darwin windows; do \
+		echo "GOOS=$$os CGO_ENABLED=0 go build, go vet (all but cabi)"; \
+		GOOS=$$os CGO_ENABLED=0 $(GO) build $$(GOOS=$$os CGO_ENABLED=0 $(GO) list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' $(CROSS_PKGS)); \
+		GOOS=$$os CGO_ENABLED=0 $(GO) vet $(CROSS_PKGS); \
+		(cd benchmarks && GOOS=$$os CGO_ENABLED=0 $(GO) vet ./...); \
+	done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -137,8 +137,25 @@ func (inst *instance) docIndex(uri string, version int) *lineIndex {
 	return nil
 }
 
-// navResolve opens the file of p and finds p in it.
+// navResolve opens the file of p and finds p in it. A file that is not
+// open yet is read and p checked in it first, so that a missing file or a
+// place that names nothing is reported before a server is started.
 func (m *Manager) navResolve(ctx context.Context, p Pos) (*navTarget, resolved, error) {
+	if p.Path != "" && m.navOpenUnchanged(p.Path) == nil {
+		if _, abs, err := m.route(p.Path); err == nil {
+			dv, err := readDisk(abs)
+			if err != nil {
+				return nil, resolved{}, fmt.Errorf("reading %s: %w", abs, err)
+			}
+			if _, err := resolvePos(newLineIndex(dv.text), p); err != nil {
+				var pe *PosError
+				if errors.As(err, &pe) {
+					pe.Pos.Path = displayPath(m.opts.ProjectDir, abs)
+				}
+				return nil, resolved{}, err
+			}
+		}
+	}
 	t, err := m.navOpen(ctx, p.Path)
 	if err != nil {
 		return nil, resolved{}, err

@@ -3,20 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lsp"
-	"github.com/idebridge/idebridge/mcp"
+	"github.com/idebridge/idebridge/mcpserver"
 )
 
 // serverVersion is the version `idebridge mcp` reports to MCP clients and
@@ -74,12 +70,6 @@ type mcpFlags struct {
 	verbose bool
 }
 
-// mcpInstructions is the initialize result's advice to the model.
-const mcpInstructions = "Code intelligence from the user's language servers and IDE. " +
-	"Paths are relative to the project directory, or absolute; lines and columns are 1-based. " +
-	"Call diagnostics after editing files to see the errors the edits introduced. " +
-	"The ide_ tools and propose_edit need the user's IDE; without one they say why."
-
 func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	const name = "idebridge mcp"
 	wd, err := inv.Getwd()
@@ -110,64 +100,34 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 		return code
 	}
 	configs := set.configs
-	srv, err := ideserver.New(&ideserver.Options{
-		WorkspaceFolders:         []string{dir},
-		NoLockfile:               true,
-		NoDefaultTools:           true,
-		ProtocolVersion:          mcp.ProtocolVersion,
-		NegotiateProtocolVersion: true,
-		ServerName:               "idebridge",
-		ServerVersion:            serverVersion,
-		Instructions:             mcpInstructions,
-		Logger:                   logger,
+	srv, err := mcpserver.New(&mcpserver.Options{
+		ProjectDir:    dir,
+		Configs:       configs,
+		Env:           environ,
+		NoIDE:         o.noIDE,
+		NoIDEReason:   "idebridge mcp was started with --no-ide",
+		Logger:        logger,
+		ServerLogger:  serverLogger(logger, o.verbose),
+		ServerVersion: serverVersion,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitFailure
 	}
 	defer srv.Close()
-	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: configs, Env: environ, Logger: serverLogger(logger, o.verbose)})
-	if err != nil {
-		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-		return exitFailure
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		_ = d.Close(sctx)
-	}()
-	link := newIDELink(dir, environ, o.noIDE, logger)
-	defer link.close()
 
-	lctx, cancel := context.WithTimeout(ctx, ideConnectTimeout+time.Second)
-	ide := link.describe(lctx)
-	cancel()
+	ide := srv.IDEStatus(ctx)
 	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
 	gate.release(ctx)
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
 		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
 	}
-
-	p := project{dir: dir}
-	tools := []toolDef{diagnosticsTool(d, p)}
-	tools = append(tools, navTools(&navigator{m: d.Manager(), p: p, link: link})...)
-	tools = append(tools, ideTools(link, p)...)
-	for _, t := range tools {
-		if err := srv.RegisterTool(t); err != nil {
-			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-			return exitFailure
-		}
+	if err := srv.ServeStream(ctx, inv.Stdin, inv.Stdout); err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitFailure
 	}
-	err = srv.ServeStream(ctx, inv.Stdin, inv.Stdout)
-	switch {
-	case err == nil, errors.Is(err, context.Canceled):
-		return exitOK
-	case errors.Is(err, io.ErrClosedPipe):
-		return exitOK // the client went away
-	}
-	fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-	return exitFailure
+	return exitOK
 }
 
 // serverLogger is the language servers' logger: their messages only with
