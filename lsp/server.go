@@ -437,6 +437,9 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"workDoneProgress": true,
 				"showMessage":      map[string]any{},
 			},
+			// rust-analyzer's readiness: experimental/serverStatus
+			// (see statusSignal).
+			"experimental": map[string]any{"serverStatusNotification": true},
 		},
 	}
 	if len(s.cfg.InitializationOptions) > 0 {
@@ -809,6 +812,8 @@ func (inst *instance) notification(seq uint64, method string, params json.RawMes
 		inst.onPublish(seq, params)
 	case "$/progress":
 		inst.onProgress(seq, params)
+	case "experimental/serverStatus", "$/analyzerStatus", "language/status":
+		inst.onStatus(seq, method, params)
 	case "window/logMessage", "window/showMessage":
 		var m struct {
 			Type    int    `json:"type"`
@@ -836,7 +841,7 @@ func (inst *instance) notification(seq uint64, method string, params json.RawMes
 }
 
 // request answers a server request; it runs on the dispatch goroutine.
-func (inst *instance) request(_ context.Context, _ uint64, method string, params json.RawMessage) (any, error) {
+func (inst *instance) request(_ context.Context, seq uint64, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "workspace/configuration":
 		var p struct {
@@ -861,7 +866,16 @@ func (inst *instance) request(_ context.Context, _ uint64, method string, params
 	case "workspace/diagnostic/refresh":
 		inst.onRefresh()
 		return nil, nil
-	case "window/workDoneProgress/create", "window/showMessageRequest", "workspace/semanticTokens/refresh",
+	case "window/workDoneProgress/create":
+		// Work is coming: until the token begins, the server counts as
+		// loading.
+		inst.fmu.Lock()
+		inst.navCreated(seq, params)
+		inst.activity = time.Now()
+		inst.signal()
+		inst.fmu.Unlock()
+		return nil, nil
+	case "window/showMessageRequest", "workspace/semanticTokens/refresh",
 		"workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/inlineValue/refresh",
 		"workspace/foldingRange/refresh":
 		return nil, nil
@@ -1004,7 +1018,7 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
-	inst.navProgress(tok, p.Value.Kind, params)
+	inst.navProgress(seq, tok, p.Value.Kind, params)
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq
@@ -1137,6 +1151,9 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	}
 	t.pubSeq, t.pubVersion, t.lastAt, t.everPub = seq, p.Version, now, true
 	t.pubEmpty = len(p.Diagnostics) == 0
+	if !t.pubEmpty {
+		inst.navAnswered("")
+	}
 }
 
 // maxDiskIndexBytes bounds the files read from disk to convert the

@@ -414,6 +414,10 @@ class SettleResult:
     elapsed: float
     #: How the settle knew, or why it could not, in words.
     reason: str = ""
+    #: "complete", "partial" (the server was still at work; reason says
+    #: on what), "unknown" (nothing reported in time) or "server-down".
+    #: Only "complete" means "no diagnostics" when there are none.
+    status: str = ""
     raw: Any = _raw()
 
     @classmethod
@@ -427,6 +431,7 @@ class SettleResult:
             fresh=bool(v.get("fresh")),
             elapsed=int(v.get("elapsedNs") or 0) / 1e9,
             reason=v.get("reason", ""),
+            status=v.get("status", ""),
             raw=v,
         )
 
@@ -759,6 +764,8 @@ class NavAnswer:
     at: Optional[NavLocation] = None
     incomplete: bool = False
     reason: str = ""
+    #: "complete", or "partial" when incomplete.
+    status: str = ""
     raw: Any = _raw()
 
     def _answer(self, v: Dict[str, Any]) -> None:
@@ -768,6 +775,7 @@ class NavAnswer:
         self.at = _opt_location(v.get("at"))
         self.incomplete = bool(v.get("incomplete"))
         self.reason = v.get("reason", "")
+        self.status = v.get("status", "")
         self.raw = v
 
 
