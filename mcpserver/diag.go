@@ -101,7 +101,7 @@ type diagFile struct {
 	Path string `json:"path"`
 	// Status is the file's: complete (known current), partial (the
 	// server did not finish in time: what it had), unknown (not checked:
-	// Error says why), server_down.
+	// Error says why), server-down.
 	Status      string       `json:"status"`
 	Server      string       `json:"server,omitempty"`
 	How         string       `json:"how,omitempty"`
@@ -131,7 +131,7 @@ type diagPos struct {
 
 const (
 	diagSchema    = statusProps + `,"files":{"type":"array","items":{"$ref":"#/$defs/file"}}`
-	diagFileDef   = `"file":{"type":"object","properties":{"path":{"type":"string"},` + `"status":{"type":"string","enum":["complete","partial","unknown","server_down"]},"server":{"type":"string"},"how":{"type":"string","description":"How the diagnostics were known current."},"error":{"type":"string","description":"Why the file was not checked."},"diagnostics":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"total":{"type":"integer","minimum":0}},"required":["path","status","diagnostics","total"],"additionalProperties":false}`
+	diagFileDef   = `"file":{"type":"object","properties":{"path":{"type":"string"},` + `"status":{"type":"string","enum":["complete","partial","unknown","server-down"]},"server":{"type":"string"},"how":{"type":"string","description":"How the diagnostics were known current."},"error":{"type":"string","description":"Why the file was not checked."},"diagnostics":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"total":{"type":"integer","minimum":0}},"required":["path","status","diagnostics","total"],"additionalProperties":false}`
 	diagPosSchema = `{"type":"object","properties":{"line":{"type":"integer","minimum":1},"column":{"type":"integer","minimum":1}},"required":["line","column"],"additionalProperties":false}`
 	diagnosticDef = `"diagnostic":{"type":"object","properties":{"severity":{"type":"string","enum":["Error","Warning","Information","Hint"]},"message":{"type":"string"},"source":{"type":"string"},"code":{"type":"string"},` +
 		`"range":{"type":"object","properties":{"start":` + diagPosSchema + `,"end":` + diagPosSchema + `},"required":["start","end"],"additionalProperties":false}},"required":["severity","message","range"],"additionalProperties":false}`
@@ -155,7 +155,7 @@ func diagStructured(p project, reps []ideserver.FileReport, refused []string) *d
 	out := &diagResult{Status: statusComplete, Files: []diagFile{}}
 	var partial []string
 	for _, r := range reps {
-		f := diagFile{Path: r.Path, Server: r.Server, Diagnostics: []diagnostic{}, Total: len(r.Diagnostics)}
+		f := diagFile{Path: r.Path, Server: r.Server, Diagnostics: []diagnostic{}, Total: max(r.Total, len(r.Diagnostics))}
 		switch {
 		case r.Err != nil:
 			f.Status, f.Error = statusUnknown, clip(errorText(r.Err))
@@ -166,7 +166,12 @@ func diagStructured(p project, reps []ideserver.FileReport, refused []string) *d
 			f.Status, f.Error = statusUnknown, "no language server serves "+extOf(r.Path)+" files"
 		default:
 			f.Status, f.How = statusComplete, howKnown(r.Settle)
-			if !r.Settle.Freshness.Fresh() {
+			switch {
+			case r.Settle.Status != "":
+				// The lsp package's own word: a fresh set may still be
+				// partial (a stalled progress that was not waited for).
+				f.Status = string(r.Settle.Status)
+			case !r.Settle.Freshness.Fresh():
 				f.Status = statusPartial
 			}
 		}

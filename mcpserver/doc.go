@@ -44,7 +44,7 @@
 // ends exclusive), diagnostics with 1-based ranges, and a status:
 // "complete", "partial" (entries may be missing: the server was still
 // loading, or a file's diagnostics were not known current), "unknown"
-// (nothing can be said; reason says why) or "server_down". A failure a
+// (nothing can be said; reason says why) or "server-down". A failure a
 // model can act on is an isError result with one sentence saying what to
 // do, its structuredContent {status, reason}. Every tool carries MCP
 // annotations: the navigation and diagnostics tools are read-only and

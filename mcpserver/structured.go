@@ -21,18 +21,20 @@ import (
 //   - "unknown": nothing can be said: an empty answer from a server still
 //     loading, or a call that failed before any server answered (reason
 //     says why);
-//   - "server_down": the language server failed or its connection closed.
+//   - "server-down": the language server failed or its connection closed.
 //
 // and, unless complete, a reason. Lines and columns are 1-based, columns
 // in characters, ends exclusive; paths are absolute, and "outside" marks a
 // location outside the project's roots (listed, its text not shown).
 
 // The statuses of structured results.
+// They are the lsp package's words (lsp.Status), so that one answer reads
+// the same through the library, the command line, the ABI and MCP.
 const (
-	statusComplete   = "complete"
-	statusPartial    = "partial"
-	statusUnknown    = "unknown"
-	statusServerDown = "server_down"
+	statusComplete   = string(lsp.StatusComplete)
+	statusPartial    = string(lsp.StatusPartial)
+	statusUnknown    = string(lsp.StatusUnknown)
+	statusServerDown = string(lsp.StatusServerDown)
 )
 
 // answer is the part of every structured result that says how it was
@@ -61,7 +63,7 @@ type location struct {
 // fragments. A schema's other properties are optional, so that an isError
 // result ({status, reason}) fits it too.
 const (
-	statusProps = `"status":{"type":"string","enum":["complete","partial","unknown","server_down"],"description":"complete: the whole answer; partial: entries may be missing; unknown: nothing can be said (see reason); server_down: the language server failed."},` +
+	statusProps = `"status":{"type":"string","enum":["complete","partial","unknown","server-down"],"description":"complete: the whole answer; partial: entries may be missing; unknown: nothing can be said (see reason); server-down: the language server failed."},` +
 		`"reason":{"type":"string","description":"Why the answer is not complete, or what failed."}`
 	answerProps = statusProps + `,"server":{"type":"string","description":"The language server that answered."},"at":{"$ref":"#/$defs/location"}`
 	locationDef = `"location":{"type":"object","properties":{` +
@@ -101,6 +103,11 @@ func failure(status, reason string) json.RawMessage {
 // it is empty.
 func statusOf(a *lsp.Answer, empty bool) (string, string) {
 	switch {
+	case a.Status == lsp.StatusPartial && empty:
+		// An empty answer from a server at work says nothing.
+		return statusUnknown, a.Reason
+	case a.Status != "":
+		return string(a.Status), a.Reason
 	case !a.Incomplete:
 		return statusComplete, ""
 	case empty:
