@@ -55,19 +55,28 @@ package-tools:
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
-## lsp-servers: the conformance suite's other language servers: pyright and
-## typescript-language-server (with typescript) at the versions pinned in
-## tools/lsp/package-lock.json, installed when node_modules is missing or does
-## not match the lockfile; clangd from Debian's packages when missing
+## lsp-servers: the conformance suites' other language servers. From npm, at
+## the versions pinned in tools/lsp/package-lock.json (installed when
+## node_modules is missing or does not match the lockfile): pyright,
+## typescript-language-server (with typescript), bash-language-server,
+## yaml-language-server and vscode-langservers-extracted (json, css, html).
+## From Debian's packages (the release pins their versions), those missing:
+## clangd; rust-analyzer with the rustc and cargo it runs (rust-web-analyzer,
+## rustc-web, cargo-web); pylsp with pyflakes, its diagnostics (python3-pylsp,
+## python3-pyflakes); shellcheck, which bash-language-server runs.
+LSP_DEBS := clangd rust-web-analyzer rustc-web cargo-web python3-pylsp python3-pyflakes shellcheck
 lsp-servers: node
 	@if [ ! -d tools/lsp/node_modules ] || ! node tools/lsp/stale.js; then \
 		echo "installing the pinned npm language servers in tools/lsp"; \
 		cd tools/lsp && npm ci --no-audit --no-fund; \
 	fi
-	@if ! command -v clangd >/dev/null; then \
-		echo "installing clangd from Debian's packages"; \
+	@missing=""; for p in $(LSP_DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing from Debian's packages"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clangd; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
 gopls:
