@@ -198,9 +198,20 @@ type conn struct {
 	// The answers to calls reach jsonrpc2 without their results (it would
 	// decode a result into maps only to tell it from null); results holds
 	// them, by id, for the calls that wait (waiting).
-	resMu     sync.Mutex
-	waiting   map[uint64]bool
-	results   map[uint64]json.RawMessage
+	resMu   sync.Mutex
+	waiting map[uint64]bool
+	results map[uint64]json.RawMessage
+	// before holds, for each answer read for a call that waits, how many
+	// of the server's requests and notifications had arrived before it:
+	// the answer is handed over only once they have all been applied
+	// (see awaitApplied).
+	before map[uint64]uint64
+	// applied is the arrival number of the last message the dispatch
+	// goroutine has applied; appliedC, when not nil, is closed when it
+	// moves. Guarded by applyMu.
+	applyMu   sync.Mutex
+	applied   uint64
+	appliedC  chan struct{}
 	retryBase time.Duration
 	log       *slog.Logger
 	done      chan struct{} // closed when the dispatch goroutine ends
@@ -217,6 +228,7 @@ func newConn(rwc *pipeRWC, d dispatcher, retryBase time.Duration, log *slog.Logg
 		done:      make(chan struct{}),
 		waiting:   map[uint64]bool{},
 		results:   map[uint64]json.RawMessage{},
+		before:    map[uint64]uint64{},
 	}
 	c.stream = &recordStream{ObjectStream: jsonrpc2.NewBufferedStream(rwc, trackingCodec{c: c})}
 	c.in.signal = make(chan struct{}, 1)
@@ -259,29 +271,76 @@ func (c *conn) dispatch(d dispatcher) {
 			}
 		}
 		for _, it := range items {
-			params := it.params
-			if it.req.Notif {
-				d.notification(it.seq, it.req.Method, params)
-				c.pending.Add(-1)
-				continue
-			}
-			res, err := d.request(c.ctx, it.seq, it.req.Method, params)
-			if err != nil {
-				var re *RPCError
-				if !errors.As(err, &re) {
-					re = &RPCError{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
-				}
-				e := &jsonrpc2.Error{Code: re.Code, Message: re.Message}
-				if len(re.Data) > 0 {
-					data := re.Data
-					e.Data = &data
-				}
-				_ = c.rpc.ReplyWithError(c.ctx, it.req.ID, e)
-				c.pending.Add(-1)
-				continue
-			}
-			_ = c.rpc.Reply(c.ctx, it.req.ID, res)
-			c.pending.Add(-1)
+			c.apply(d, it)
+		}
+	}
+}
+
+// apply hands one message to d (a request's result goes back as its
+// response) and records that it has been applied.
+func (c *conn) apply(d dispatcher, it incoming) {
+	defer c.markApplied(it.seq)
+	params := it.params
+	if it.req.Notif {
+		d.notification(it.seq, it.req.Method, params)
+		c.pending.Add(-1)
+		return
+	}
+	res, err := d.request(c.ctx, it.seq, it.req.Method, params)
+	if err != nil {
+		var re *RPCError
+		if !errors.As(err, &re) {
+			re = &RPCError{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
+		}
+		e := &jsonrpc2.Error{Code: re.Code, Message: re.Message}
+		if len(re.Data) > 0 {
+			data := re.Data
+			e.Data = &data
+		}
+		_ = c.rpc.ReplyWithError(c.ctx, it.req.ID, e)
+		c.pending.Add(-1)
+		return
+	}
+	_ = c.rpc.Reply(c.ctx, it.req.ID, res)
+	c.pending.Add(-1)
+}
+
+func (c *conn) markApplied(seq uint64) {
+	c.applyMu.Lock()
+	c.applied = seq
+	if c.appliedC != nil {
+		close(c.appliedC)
+		c.appliedC = nil
+	}
+	c.applyMu.Unlock()
+}
+
+// awaitApplied waits until the dispatch goroutine has applied the
+// server's message number seq and all before it, or the connection ends,
+// or ctx does. Answers to calls travel apart from the server's requests
+// and notifications (those are applied in order on one goroutine, these
+// go straight to the caller), so without it an answer could overtake what
+// the server sent before it: pyright publishes a partial set of a file's
+// diagnostics between the slices of its analysis, then answers a pull
+// with the whole set, and the partial set, applied last, would stand.
+func (c *conn) awaitApplied(ctx context.Context, seq uint64) {
+	for {
+		c.applyMu.Lock()
+		if c.applied >= seq {
+			c.applyMu.Unlock()
+			return
+		}
+		if c.appliedC == nil {
+			c.appliedC = make(chan struct{})
+		}
+		ch := c.appliedC
+		c.applyMu.Unlock()
+		select {
+		case <-ch:
+		case <-c.done:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
@@ -322,6 +381,9 @@ func (t trackingCodec) ReadObject(r *bufio.Reader, v any) error {
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		return &FrameError{Problem: "body is not a JSON-RPC message", Err: err}
+	}
+	if env.Method == nil && env.ID != nil {
+		t.c.noteAnswer(*env.ID)
 	}
 	if env.Method == nil && len(env.Result) > 0 && env.ID != nil && t.c.stash(*env.ID, env.Result) {
 		// An answer to a call that waits: jsonrpc2 gets it with a null
@@ -375,6 +437,20 @@ func (c *conn) stash(id json.RawMessage, result json.RawMessage) bool {
 	}
 	c.results[n] = result
 	return true
+}
+
+// noteAnswer records, for the answer with the given id to a call that
+// waits, how many of the server's messages came before it.
+func (c *conn) noteAnswer(id json.RawMessage) {
+	n, err := strconv.ParseUint(string(id), 10, 64)
+	if err != nil {
+		return
+	}
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	if c.waiting[n] {
+		c.before[n] = c.recv.Load()
+	}
 }
 
 // received returns how many messages the server has sent so far.
@@ -432,13 +508,14 @@ func (c *conn) start(ctx context.Context, method string, params any) (func(ctx c
 	c.resMu.Lock()
 	c.waiting[id.Num] = true
 	c.resMu.Unlock()
-	forget := func() json.RawMessage {
+	forget := func() (json.RawMessage, uint64) {
 		c.resMu.Lock()
 		defer c.resMu.Unlock()
-		r := c.results[id.Num]
+		r, before := c.results[id.Num], c.before[id.Num]
 		delete(c.waiting, id.Num)
 		delete(c.results, id.Num)
-		return r
+		delete(c.before, id.Num)
+		return r, before
 	}
 	w, err := c.rpc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
@@ -448,8 +525,13 @@ func (c *conn) start(ctx context.Context, method string, params any) (func(ctx c
 	return func(ctx context.Context, result any) error {
 		var raw json.RawMessage
 		err := w.Wait(ctx, &raw)
-		if stashed := forget(); stashed != nil && err == nil {
+		stashed, before := forget()
+		if stashed != nil && err == nil {
 			raw = stashed
+		}
+		if ctx.Err() == nil {
+			// What the server sent before its answer counts first.
+			c.awaitApplied(ctx, before)
 		}
 		switch {
 		case err == nil:

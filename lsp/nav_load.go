@@ -16,11 +16,18 @@ import (
 // workspace before it asks anyway (and says the answer may be incomplete).
 const DefaultLoadWait = 30 * time.Second
 
-// firstLoadGrace is how long after its start a server that answers before
-// its first load waits for that load to begin: clangd begins its
+// firstLoadGrace is the shortest first-load grace: how long after its
+// start a server that has answered nothing yet may still be about to begin
+// loading, or be analysing what it was just given (clangd begins its
 // background index a few milliseconds after the first file's compile
-// command is known, and never without a compilation database.
+// command is known; bash-language-server answers navigation about a file
+// with nothing until it has analysed it). A server's own pace lengthens
+// it (see firstAnswerGrace).
 const firstLoadGrace = 2 * time.Second
+
+// createdWait bounds how long a progress token the server created
+// (window/workDoneProgress/create) and has not begun counts as loading.
+const createdWait = time.Second
 
 // navLoad is what navigation knows about an instance's loading, from its
 // work-done progress. Guarded by the instance's fmu.
@@ -30,8 +37,20 @@ type navLoad struct {
 	caps   map[string]bool
 	start  time.Time
 	titles map[string]string // active progress token -> its title
-	begun  int               // progresses begun
-	ended  int               // progresses ended
+	// beganAt: active progress token -> the arrival number of its begin.
+	beganAt map[string]uint64
+	// heard: active progress token -> when it last began or reported.
+	heard map[string]time.Time
+	// created: tokens the server created and has not begun.
+	created map[string]createdToken
+	begun   int // progresses begun
+	ended   int // progresses ended
+	// answered: documents (URIs) the server has answered a navigation
+	// request about with something.
+	answered map[string]bool
+	// firstAnswer: when the server first answered anything non-empty (a
+	// publish or pull with findings, a navigation answer); zero: not yet.
+	firstAnswer time.Time
 }
 
 // navTokenPrefix starts the work-done tokens navigation requests carry
@@ -47,9 +66,147 @@ func nextNavToken() string { return fmt.Sprintf("%s%d", navTokenPrefix, navToken
 // navigation's request tokens.
 func isNavToken(tok string) bool { return strings.HasPrefix(tok, `"`+navTokenPrefix) }
 
+// createdToken is when a token was created, and the arrival number of the
+// request that created it.
+type createdToken struct {
+	at  time.Time
+	seq uint64
+}
+
+// navCreated records a window/workDoneProgress/create: until the token
+// begins (or createdWait passes) the server counts as loading. Call with
+// fmu held.
+func (inst *instance) navCreated(seq uint64, params json.RawMessage) {
+	var p struct {
+		Token json.RawMessage `json:"token"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Token) == 0 {
+		return
+	}
+	l := &inst.nav
+	if l.created == nil {
+		l.created = map[string]createdToken{}
+	}
+	now := time.Now()
+	for tok, c := range l.created { // bounded: stale ones go
+		if now.Sub(c.at) > createdWait {
+			delete(l.created, tok)
+		}
+	}
+	l.created[string(p.Token)] = createdToken{now, seq}
+}
+
+// createdPending returns how many tokens the server created and has not
+// begun still count as loading at now, and when the first of them stops
+// counting. Call with fmu held.
+func (inst *instance) createdPending(now time.Time) (int, time.Duration) {
+	n, next := 0, time.Duration(0)
+	for _, c := range inst.nav.created {
+		if left := createdWait - now.Sub(c.at); left > 0 {
+			n++
+			if next == 0 || left < next {
+				next = left
+			}
+		}
+	}
+	return n, next
+}
+
+// stallAfter is how long a work-done progress may go without a report
+// before it is taken as stalled: a server whose progress begins and never
+// ends (or whose end was lost) does not hold answers for ever. A stalled
+// progress still makes answers partial; it is just no longer waited for.
+const stallAfter = 10 * time.Second
+
+// workActive returns how many of the server's progresses are active and
+// reporting, the titles of those that have stalled (no report for
+// stallAfter), and when the next active one would stall. Call with fmu
+// held.
+func (inst *instance) workActive(now time.Time) (n int, stalled []string, next time.Duration) {
+	for tok := range inst.active {
+		heard, ok := inst.nav.heard[tok]
+		if !ok {
+			n++
+			continue
+		}
+		if left := stallAfter - now.Sub(heard); left > 0 {
+			n++
+			if next == 0 || left < next {
+				next = left
+			}
+			continue
+		}
+		title := inst.nav.titles[tok]
+		if title == "" {
+			title = "untitled"
+		}
+		stalled = append(stalled, title)
+	}
+	sort.Strings(stalled)
+	return n, stalled, next
+}
+
+// stallNote says which progresses were not waited for, or "".
+func stallNote(stalled []string) string {
+	if len(stalled) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; its work-done progress (%s) stopped reporting %v before and was not waited for", strings.Join(stalled, "; "), stallAfter)
+}
+
+// loadingSince reports whether the server is at work that began by
+// arrival number seq: a progress of its own begun then and active, or a
+// token it created and has not begun. Call with fmu held.
+func (inst *instance) loadingSince(seq uint64, now time.Time) bool {
+	for tok, began := range inst.active {
+		if heard, ok := inst.nav.heard[tok]; ok && now.Sub(heard) >= stallAfter {
+			continue // stalled
+		}
+		if began <= seq {
+			return true
+		}
+	}
+	for _, c := range inst.nav.created {
+		if now.Sub(c.at) <= createdWait && c.seq <= seq {
+			return true
+		}
+	}
+	return false
+}
+
+// inFirstGrace reports whether, at now, a server that has answered
+// nothing non-empty yet is still within its first-load grace, and until
+// when. Call with fmu held.
+func (inst *instance) inFirstGrace(now time.Time) (bool, time.Time) {
+	if !inst.nav.firstAnswer.IsZero() {
+		return false, time.Time{}
+	}
+	end := inst.nav.start.Add(inst.firstAnswerGrace(0))
+	return now.Before(end), end
+}
+
+// navAnswered records that the server answered something non-empty (about
+// uri, when not empty). Call with fmu held.
+func (inst *instance) navAnswered(uri string) {
+	l := &inst.nav
+	if l.firstAnswer.IsZero() {
+		l.firstAnswer = time.Now()
+		inst.s.pace.observeFirstAnswer(l.firstAnswer.Sub(l.start))
+	}
+	if uri == "" {
+		return
+	}
+	if l.answered == nil {
+		l.answered = map[string]bool{}
+	}
+	if len(l.answered) < 4096 {
+		l.answered[uri] = true
+	}
+}
+
 // navProgress records a progress notification of the server's own work.
 // Call with fmu held.
-func (inst *instance) navProgress(tok, kind string, params json.RawMessage) {
+func (inst *instance) navProgress(seq uint64, tok, kind string, params json.RawMessage) {
 	l := &inst.nav
 	switch kind {
 	case "begin":
@@ -65,50 +222,55 @@ func (inst *instance) navProgress(tok, kind string, params json.RawMessage) {
 			title = p.Value.Message
 		}
 		if l.titles == nil {
-			l.titles = map[string]string{}
+			l.titles, l.beganAt, l.heard = map[string]string{}, map[string]uint64{}, map[string]time.Time{}
 		}
+		delete(l.created, tok)
 		l.titles[tok] = title
+		l.beganAt[tok] = seq
+		l.heard[tok] = time.Now()
 		l.begun++
+	case "report":
+		if _, ok := l.titles[tok]; ok {
+			l.heard[tok] = time.Now()
+		}
 	case "end":
+		delete(l.created, tok)
 		if _, ok := l.titles[tok]; ok {
 			delete(l.titles, tok)
+			delete(l.beganAt, tok)
+			delete(l.heard, tok)
 			l.ended++
 		}
 	}
 }
 
-// loadProfile is how a server's answers relate to its loading.
-type loadProfile int
+// loadTuning is what a server's name may tune: defaults of the loading
+// model, never the model itself (which reads only what the server does).
+type loadTuning struct {
+	// expectLoad: until a first work-done progress of the server's has
+	// ended, its answers may be partial although it reports no loading
+	// yet: it begins its first load only later (typescript-language-server
+	// once tsserver runs, seconds after the first open; clangd its
+	// background index).
+	expectLoad bool
+	// beginGrace, with expectLoad: how long after its start to wait for
+	// that load to begin; 0: as long as the load wait.
+	beginGrace time.Duration
+}
 
-const (
-	// profileProgress: the server may answer while a work-done progress
-	// is active; such an answer may be incomplete. For unknown servers.
-	profileProgress loadProfile = iota
-	// profileWaits: the server's answers wait for its loading (gopls,
-	// pyright): its progress says nothing about an answer.
-	profileWaits
-	// profileFirstLoad: as profileProgress, and the server answers before
-	// its first load has even begun (typescript-language-server answers
-	// references with nothing until "Initializing JS/TS language
-	// features" ends; clangd before its background index has run).
-	profileFirstLoad
-)
-
-// profileOf knows the servers measured: by the command's base name.
-func profileOf(cfg *ServerConfig) (loadProfile, time.Duration) {
+// tuningOf returns the defaults measured for known servers, by the
+// command's base name; other servers get none and are judged by what they
+// do alone.
+func tuningOf(cfg *ServerConfig) loadTuning {
 	base := strings.ToLower(filepath.Base(cfg.Command))
 	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
 	switch base {
-	case "gopls", "pyright-langserver", "basedpyright-langserver":
-		return profileWaits, 0
 	case "typescript-language-server":
-		// Its first load begins seconds after the first open, once
-		// tsserver runs: wait for it as long as for any load.
-		return profileFirstLoad, 0
+		return loadTuning{expectLoad: true}
 	case "clangd":
-		return profileFirstLoad, firstLoadGrace
+		return loadTuning{expectLoad: true, beginGrace: firstLoadGrace}
 	}
-	return profileProgress, 0
+	return loadTuning{}
 }
 
 // loadState is a snapshot of an instance's loading, for one request.
@@ -121,34 +283,60 @@ type loadState struct {
 	// while no progress is active); zero: wait for the load as long as
 	// allowed.
 	until time.Time
+	// beganAfter: a progress that began after the request was sent is
+	// active (a load that began right after it, or the request's own
+	// work).
+	beganAfter bool
 }
 
-// loadStateLocked judges the instance's loading now. Call with fmu held.
-func (inst *instance) loadStateLocked(prof loadProfile, grace time.Duration, now time.Time) loadState {
-	if prof == profileWaits {
-		return loadState{}
-	}
+// noSeq, as loadStateLocked's since, counts every active progress.
+const noSeq = ^uint64(0)
+
+// loadStateLocked judges the instance's loading now, counting the
+// progresses begun up to arrival number since (later ones are reported as
+// beganAfter). Call with fmu held.
+func (inst *instance) loadStateLocked(tun loadTuning, since uint64, now time.Time) loadState {
 	l := &inst.nav
 	name := inst.s.cfg.Name
-	if len(l.titles) > 0 {
-		titles := make([]string, 0, len(l.titles))
-		for _, t := range l.titles {
-			if t != "" {
-				titles = append(titles, t)
-			}
+	var titles []string
+	active, after := 0, false
+	for tok, t := range l.titles {
+		if l.beganAt[tok] > since {
+			after = true
+			continue
 		}
+		active++
+		if t != "" {
+			titles = append(titles, t)
+		}
+	}
+	created := 0
+	for _, c := range l.created {
+		if now.Sub(c.at) > createdWait {
+			continue
+		}
+		if c.seq > since {
+			after = true
+			continue
+		}
+		created++
+	}
+	if active > 0 || created > 0 {
 		sort.Strings(titles)
 		what := "work-done progress active"
 		if len(titles) > 0 {
 			what = strings.Join(titles, "; ")
+		} else if active == 0 {
+			what = "a work-done progress it created has not begun"
 		}
-		return loadState{loading: true, firstPending: l.ended == 0 && prof == profileFirstLoad,
+		return loadState{loading: true, firstPending: l.ended == 0 && tun.expectLoad, beganAfter: after,
 			reason: fmt.Sprintf("%s was still loading the workspace (%s)", name, what)}
 	}
-	if prof == profileFirstLoad && l.ended == 0 {
-		st := loadState{firstPending: true, reason: fmt.Sprintf("%s had not finished loading the workspace (it answers before its first load ends)", name)}
-		if grace > 0 {
-			st.until = l.start.Add(grace)
+	if tun.expectLoad && l.ended == 0 {
+		st := loadState{firstPending: true, beganAfter: after,
+			reason: fmt.Sprintf("%s had not finished loading the workspace (it answers before its first load ends)", name)}
+		if tun.beginGrace > 0 {
+			st.until = l.start.Add(tun.beginGrace)
 			st.loading = now.Before(st.until)
 			if !st.loading && l.begun == 0 {
 				// clangd indexes in the background only with a
@@ -161,15 +349,24 @@ func (inst *instance) loadStateLocked(prof loadProfile, grace time.Duration, now
 		}
 		return st
 	}
-	return loadState{}
+	return loadState{beganAfter: after}
+}
+
+// firstAnswerGrace is how long after its start a server that has not
+// answered anything about a document may still be analysing it: twice the
+// time this server has taken to its first non-empty answer, at least
+// firstLoadGrace, at most wait.
+func (inst *instance) firstAnswerGrace(wait time.Duration) time.Duration {
+	g := max(firstLoadGrace, 2*inst.s.pace.firstAnswerTime())
+	if wait > 0 {
+		g = min(g, wait)
+	}
+	return g
 }
 
 // awaitLoad waits, at most wait (and ctx), until inst is no longer loading.
 // It returns the state at the end.
-func (inst *instance) awaitLoad(ctx context.Context, prof loadProfile, grace, wait time.Duration) loadState {
-	if prof == profileWaits {
-		return loadState{}
-	}
+func (inst *instance) awaitLoad(ctx context.Context, tun loadTuning, wait time.Duration) loadState {
 	deadline := time.Now().Add(wait)
 	var timer *time.Timer
 	defer func() {
@@ -180,15 +377,27 @@ func (inst *instance) awaitLoad(ctx context.Context, prof loadProfile, grace, wa
 	for {
 		now := time.Now()
 		inst.fmu.Lock()
-		st := inst.loadStateLocked(prof, grace, now)
+		st := inst.loadStateLocked(tun, noSeq, now)
 		ch := inst.fresh
+		working, stalled, next := inst.workActive(now)
+		created, _ := inst.createdPending(now)
 		inst.fmu.Unlock()
 		if !st.loading || wait <= 0 || !now.Before(deadline) {
+			return st
+		}
+		if working == 0 && created == 0 && len(stalled) > 0 {
+			// Only stalled progress: not waited for; the answer says so.
+			st.reason += fmt.Sprintf(" (it stopped reporting %v before)", stallAfter)
 			return st
 		}
 		end := deadline
 		if !st.until.IsZero() && st.until.Before(end) {
 			end = st.until
+		}
+		// Created tokens stop counting on their own, and progress stalls.
+		end = minTime(end, now.Add(createdWait))
+		if next > 0 {
+			end = minTime(end, now.Add(next))
 		}
 		if timer == nil {
 			timer = time.NewTimer(end.Sub(now))
@@ -204,6 +413,77 @@ func (inst *instance) awaitLoad(ctx context.Context, prof loadProfile, grace, wa
 			return st
 		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// onStatus reads a server's own readiness signal, and counts it as a
+// work-done progress of its own under a token of the client's making
+// (begun when the server says it is busy, ended when it says it is
+// ready), so that Settle and navigation treat it as any progress:
+// rust-analyzer's experimental/serverStatus (quiescent: false while it
+// loads the workspace or runs cargo check), the Dart analysis server's
+// $/analyzerStatus (isAnalyzing), jdtls's language/status (Starting, then
+// Started or ServiceReady).
+func (inst *instance) onStatus(seq uint64, method string, params json.RawMessage) {
+	var p struct {
+		Quiescent   *bool  `json:"quiescent"`
+		Health      string `json:"health"`
+		Message     string `json:"message"`
+		IsAnalyzing *bool  `json:"isAnalyzing"`
+		Type        string `json:"type"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	var busy bool
+	title := method
+	switch method {
+	case "experimental/serverStatus":
+		if p.Quiescent == nil {
+			return
+		}
+		busy = !*p.Quiescent
+		if p.Message != "" {
+			title += ": " + p.Message
+		}
+	case "$/analyzerStatus":
+		if p.IsAnalyzing == nil {
+			return
+		}
+		busy = *p.IsAnalyzing
+	case "language/status":
+		switch p.Type {
+		case "Starting":
+			busy = true
+		case "Started", "ServiceReady":
+		default:
+			return
+		}
+		if p.Message != "" {
+			title += ": " + p.Message
+		}
+	}
+	tok, _ := json.Marshal("idebridge-status:" + method)
+	inst.fmu.Lock()
+	_, active := inst.active[string(tok)]
+	inst.fmu.Unlock()
+	kind := "end"
+	if busy {
+		kind = "begin"
+		if active {
+			kind = "report" // still busy: it is alive
+		}
+	} else if !active {
+		return
+	}
+	msg, _ := json.Marshal(map[string]any{"token": json.RawMessage(tok), "value": map[string]any{"kind": kind, "title": title}})
+	inst.onProgress(seq, msg)
 }
 
 // navProviders reads which navigation providers an initialize result

@@ -135,3 +135,59 @@ func TestNavLoadWaitEndsWithContext(t *testing.T) {
 		t.Errorf("Definition with ctx ending during the load: %v", err)
 	}
 }
+
+// TestNavOwnProgressIsNotLoading: a server that reports a progress of its
+// own (under a token it created, not the request's) around each request
+// and ends it after the answer, as pylsp does: that is the request's work,
+// not loading, and the answer is complete.
+func TestNavOwnProgressIsNotLoading(t *testing.T) {
+	m, path := newScriptedNav(t, 5*time.Second, "-own-progress")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Incomplete || len(res.Locations) != 1 {
+			t.Errorf("request %d: incomplete %v (%s), %d locations", i, res.Incomplete, res.Reason, len(res.Locations))
+		}
+	}
+}
+
+// TestNavEmptyUntilAnalysed: a server that reports no progress at all and
+// answers navigation about a just-opened file with nothing until it has
+// analysed it. The first request's empty answer is asked again, and the
+// definition comes.
+func TestNavEmptyUntilAnalysed(t *testing.T) {
+	m, path := newScriptedNav(t, 0, "-nav-empty-for", "700ms", "-never-publish")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incomplete || len(res.Locations) != 1 {
+		t.Errorf("first definition: incomplete %v (%s), %d locations:\n%s", res.Incomplete, res.Reason, len(res.Locations), res.Render(nil))
+	}
+}
+
+// TestNavStalledLoad: a load whose progress stops reporting and never
+// ends is not waited for the whole load wait; the answer says it may be
+// incomplete, and why.
+func TestNavStalledLoad(t *testing.T) {
+	m, path := newScriptedNav(t, 40*time.Second, "-stall-progress")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	openLoading(t, m, path)
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Incomplete || !strings.Contains(res.Reason, "stopped reporting") || len(res.Locations) != 1 {
+		t.Errorf("incomplete %v, reason %q, %d locations", res.Incomplete, res.Reason, len(res.Locations))
+	}
+}

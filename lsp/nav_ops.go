@@ -17,11 +17,10 @@ import (
 // navTarget is the server a navigation request goes to and, for a request
 // about a document, that document as the server has it.
 type navTarget struct {
-	srv   *server
-	inst  *instance
-	enc   string
-	prof  loadProfile
-	grace time.Duration
+	srv  *server
+	inst *instance
+	enc  string
+	tun  loadTuning
 	// The document, when the request is about one.
 	abs, uri string
 	idx      *lineIndex
@@ -38,8 +37,7 @@ type uriInfo struct {
 }
 
 func newTarget(srv *server, inst *instance) *navTarget {
-	prof, grace := profileOf(&srv.cfg)
-	return &navTarget{srv: srv, inst: inst, enc: inst.encoding(), prof: prof, grace: grace,
+	return &navTarget{srv: srv, inst: inst, enc: inst.encoding(), tun: tuningOf(&srv.cfg),
 		indexes: map[string]*lineIndex{}, uris: map[string]uriInfo{}}
 }
 
@@ -200,33 +198,127 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 	if ok, capability := t.inst.offers(method); !ok {
 		return a, fmt.Errorf("%s does not offer %s (%s: its initialize answer has no %s): %w", a.Server, op, method, capability, ErrUnsupported)
 	}
-	before := t.inst.awaitLoad(ctx, t.prof, t.grace, m.opts.LoadWait)
-	if err := ctx.Err(); err != nil {
-		if before.loading {
-			return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
+	wait := m.opts.LoadWait
+	deadline := time.Now().Add(max(wait, 0))
+	before := t.inst.awaitLoad(ctx, t.tun, wait)
+	backoff := 100 * time.Millisecond
+	for {
+		if err := ctx.Err(); err != nil {
+			if before.loading {
+				return a, fmt.Errorf("%s: waiting for %s to load the workspace: %w", op, a.Server, err)
+			}
+			return a, fmt.Errorf("%s: %w", op, err)
 		}
-		return a, fmt.Errorf("%s: %w", op, err)
-	}
-	params["workDoneToken"] = nextNavToken()
-	if err := t.inst.conn.call(ctx, method, params, result); err != nil {
-		if ferr := t.inst.failed(err); ferr != nil {
-			return a, ferr
+		params["workDoneToken"] = nextNavToken()
+		mark := t.inst.conn.received()
+		var raw json.RawMessage
+		if err := t.inst.conn.call(ctx, method, params, &raw); err != nil {
+			if ferr := t.inst.failed(err); ferr != nil {
+				return a, ferr
+			}
+			if errors.Is(err, ErrMethodNotFound) {
+				return a, fmt.Errorf("%s does not offer %s (%s): %w", a.Server, op, method, ErrUnsupported)
+			}
+			return a, fmt.Errorf("%s from %s: %w", op, a.Server, err)
 		}
-		if errors.Is(err, ErrMethodNotFound) {
-			return a, fmt.Errorf("%s does not offer %s (%s): %w", a.Server, op, method, ErrUnsupported)
+		now := time.Now()
+		empty := emptyAnswer(raw)
+		t.inst.fmu.Lock()
+		// Progress begun after the request was sent is not loading for
+		// this answer: the request's own work (pylsp reports one under a
+		// token of its own for each request), or a load that began right
+		// after it, which an empty answer waits for below.
+		after := t.inst.loadStateLocked(t.tun, mark, now)
+		answered := t.uri == "" || t.inst.nav.answered[t.uri]
+		if dt := t.inst.docs[t.uri]; dt != nil && (dt.everPub || dt.pulled.ok) {
+			answered = true // it has analysed the document
 		}
-		return a, fmt.Errorf("%s from %s: %w", op, a.Server, err)
+		if !empty {
+			t.inst.navAnswered(t.uri)
+		}
+		graceEnd := t.inst.nav.start.Add(t.inst.firstAnswerGrace(wait))
+		t.inst.fmu.Unlock()
+		// An empty answer from a server that is loading, began loading
+		// right after the request, or has not answered anything about the
+		// document yet (within its first-load grace), is asked again
+		// within the load wait before it is reported.
+		var retry bool
+		switch {
+		case !empty || wait < 0 || !now.Before(deadline):
+		case before.loading || after.loading || after.beganAfter:
+			retry = true
+			before = t.inst.awaitLoad(ctx, t.tun, deadline.Sub(now))
+		case !answered && now.Before(graceEnd):
+			retry = true
+			if !sleepCtx(ctx, min(backoff, graceEnd.Sub(now))) {
+				continue // ctx ended: said above
+			}
+			backoff = min(2*backoff, time.Second)
+			before = t.inst.awaitLoad(ctx, t.tun, max(time.Until(deadline), 0))
+		}
+		if retry {
+			continue
+		}
+		if result != nil && len(raw) > 0 {
+			if rm, ok := result.(*json.RawMessage); ok {
+				*rm = raw
+			} else if err := json.Unmarshal(raw, result); err != nil {
+				return a, fmt.Errorf("%s from %s: decoding the answer: %w", op, a.Server, err)
+			}
+		}
+		switch {
+		case before.loading || before.firstPending:
+			a.Incomplete, a.Reason = true, before.reason
+		case after.loading:
+			a.Incomplete, a.Reason = true, after.reason
+		case empty && after.beganAfter:
+			a.Incomplete, a.Reason = true, fmt.Sprintf("%s began loading the workspace right after the request and had not finished", a.Server)
+		}
+		return a, nil
 	}
-	t.inst.fmu.Lock()
-	after := t.inst.loadStateLocked(t.prof, t.grace, time.Now())
-	t.inst.fmu.Unlock()
-	switch {
-	case before.loading || before.firstPending:
-		a.Incomplete, a.Reason = true, before.reason
-	case after.loading:
-		a.Incomplete, a.Reason = true, after.reason
+}
+
+// sleepCtx sleeps for d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
 	}
-	return a, nil
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// emptyAnswer reports whether raw, a navigation answer, holds nothing:
+// null, an empty list or object, or a hover without contents.
+func emptyAnswer(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	switch string(raw) {
+	case "", "null", "[]", "{}":
+		return true
+	}
+	if raw[0] != '{' {
+		return false
+	}
+	var h struct {
+		Contents json.RawMessage `json:"contents"`
+	}
+	if json.Unmarshal(raw, &h) != nil || h.Contents == nil {
+		return false
+	}
+	c := bytes.TrimSpace(h.Contents)
+	switch string(c) {
+	case "", "null", `""`, "[]":
+		return true
+	}
+	var mc struct {
+		Value *string `json:"value"`
+	}
+	return c[0] == '{' && json.Unmarshal(c, &mc) == nil && mc.Value != nil && strings.TrimSpace(*mc.Value) == ""
 }
 
 // index returns the text of uri for converting an answer's positions: the

@@ -31,6 +31,25 @@ type pace struct {
 	// changes: an open's steps are further apart (the project loads).
 	tails [2][]time.Duration
 	nTail [2]int
+	// firstAnswer: the longest time seen from a start of the server to
+	// its first non-empty answer (kept across restarts).
+	firstAnswer time.Duration
+}
+
+// observeFirstAnswer records the time from a start of the server to its
+// first non-empty answer.
+func (p *pace) observeFirstAnswer(d time.Duration) {
+	p.mu.Lock()
+	p.firstAnswer = max(p.firstAnswer, min(d, time.Minute))
+	p.mu.Unlock()
+}
+
+// firstAnswerTime is the longest time seen from a start of the server to
+// its first non-empty answer; 0 when none seen.
+func (p *pace) firstAnswerTime() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstAnswer
 }
 
 func (p *pace) setVersioned() {

@@ -121,6 +121,13 @@ type pullRecord struct {
 	version int
 	sent    uint64 // the instance's count of messages sent, when the request was sent
 	gen     uint64 // the instance's refresh generation then
+	// provisional: answered during the server's first load (a progress
+	// begun before the request still active, or a token created and not
+	// begun, before any progress ended), or empty before the server had
+	// answered anything and within its first-load grace. Such an answer
+	// stands in the registry, but is asked again once the load is over.
+	provisional bool
+	loadReason  string
 }
 
 // documentDiagnosticReport is the answer to textDocument/diagnostic.
@@ -155,6 +162,7 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	}
 	provs := inst.pullProviders(uri, t.lang)
 	rec := pullRecord{ok: true, version: t.version, sent: inst.sent, gen: inst.refreshGen}
+	mark := inst.conn.received()
 	text := t.text
 	prev := map[string]string{}
 	for id, r := range t.resultIDs {
@@ -260,7 +268,18 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 		inst.fmu.Unlock()
 		return errRetrigger
 	}
+	now := time.Now()
+	inGrace, _ := inst.inFirstGrace(now)
+	switch {
+	case inst.nav.ended == 0 && inst.loadingSince(mark, now):
+		rec.provisional, rec.loadReason = true, "answered during its first load"
+	case len(all) == 0 && inGrace:
+		rec.provisional, rec.loadReason = true, "answered empty before it had answered anything"
+	}
 	t.pulled = rec
+	if len(all) > 0 {
+		inst.navAnswered("")
+	}
 	inst.activity = time.Now()
 	inst.fmu.Unlock()
 

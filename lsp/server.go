@@ -385,6 +385,9 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"workDoneProgress": true,
 				"showMessage":      map[string]any{},
 			},
+			// rust-analyzer's readiness: experimental/serverStatus
+			// (see statusSignal).
+			"experimental": map[string]any{"serverStatusNotification": true},
 		},
 	}
 	if len(s.cfg.InitializationOptions) > 0 {
@@ -743,6 +746,8 @@ func (inst *instance) notification(seq uint64, method string, params json.RawMes
 		inst.onPublish(seq, params)
 	case "$/progress":
 		inst.onProgress(seq, params)
+	case "experimental/serverStatus", "$/analyzerStatus", "language/status":
+		inst.onStatus(seq, method, params)
 	case "window/logMessage", "window/showMessage":
 		var m struct {
 			Type    int    `json:"type"`
@@ -770,7 +775,7 @@ func (inst *instance) notification(seq uint64, method string, params json.RawMes
 }
 
 // request answers a server request; it runs on the dispatch goroutine.
-func (inst *instance) request(_ context.Context, _ uint64, method string, params json.RawMessage) (any, error) {
+func (inst *instance) request(_ context.Context, seq uint64, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case "workspace/configuration":
 		var p struct {
@@ -795,7 +800,16 @@ func (inst *instance) request(_ context.Context, _ uint64, method string, params
 	case "workspace/diagnostic/refresh":
 		inst.onRefresh()
 		return nil, nil
-	case "window/workDoneProgress/create", "window/showMessageRequest", "workspace/semanticTokens/refresh",
+	case "window/workDoneProgress/create":
+		// Work is coming: until the token begins, the server counts as
+		// loading.
+		inst.fmu.Lock()
+		inst.navCreated(seq, params)
+		inst.activity = time.Now()
+		inst.signal()
+		inst.fmu.Unlock()
+		return nil, nil
+	case "window/showMessageRequest", "workspace/semanticTokens/refresh",
 		"workspace/inlayHint/refresh", "workspace/codeLens/refresh", "workspace/inlineValue/refresh",
 		"workspace/foldingRange/refresh":
 		return nil, nil
@@ -928,7 +942,7 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
-	inst.navProgress(tok, p.Value.Kind, params)
+	inst.navProgress(seq, tok, p.Value.Kind, params)
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq
@@ -1061,6 +1075,9 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	}
 	t.pubSeq, t.pubVersion, t.lastAt, t.everPub = seq, p.Version, now, true
 	t.pubEmpty = len(p.Diagnostics) == 0
+	if !t.pubEmpty {
+		inst.navAnswered("")
+	}
 }
 
 // maxDiskIndexBytes bounds the files read from disk to convert the

@@ -294,7 +294,19 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	if len(inst.pullProviders(uri, t.lang)) > 0 {
 		p := t.pulled
 		if p.ok && p.version >= version && p.version == t.version && p.sent == inst.sent && p.gen == inst.refreshGen {
-			return verdict{f: FreshPulled, reason: fmt.Sprintf("pulled for version %d", p.version)}, nil
+			if !p.provisional {
+				return verdict{f: FreshPulled, reason: fmt.Sprintf("pulled for version %d", p.version)}, nil
+			}
+			// Answered during the first load: asked again once the load
+			// is over (its progress ended, the grace passed, or a
+			// refresh came).
+			if inst.loadingSince(noSeq, now) {
+				_, next := inst.createdPending(now)
+				return verdict{wait: next}, ch
+			}
+			if in, end := inst.inFirstGrace(now); in {
+				return verdict{wait: end.Sub(now)}, ch
+			}
 		}
 		return verdict{pull: true}, ch
 	}
@@ -334,8 +346,14 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	if exact && !waitProgress && t.pubSeq > inst.mark {
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
-	if len(inst.active) > 0 {
-		return verdict{}, ch
+	working, stalled, stallIn := inst.workActive(now)
+	if working > 0 {
+		return verdict{wait: stallIn}, ch
+	}
+	note := stallNote(stalled)
+	if n, next := inst.createdPending(now); n > 0 {
+		// Work announced and not begun yet.
+		return verdict{wait: next}, ch
 	}
 	ended := inst.ended > t.sentSeq
 	// Messages sent after the document's own (other documents' changes,
@@ -363,10 +381,15 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 			}
 			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
 		}
-		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
+		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note}, nil
 	}
 	// A server without versions: the first publish after the change, then
-	// the quiet period learned for it.
+	// the quiet period learned for it. An empty first answer from a server
+	// that has answered nothing yet is no answer within its first-load
+	// grace: it may be about to begin loading.
+	if in, end := inst.inFirstGrace(now); in && t.opened && t.pubEmpty {
+		return verdict{wait: end.Sub(now)}, ch
+	}
 	latency := t.firstAt.Sub(t.sentAt)
 	q := inst.s.pace.quiet(t.opened, o.quiet, latency)
 	if t.opened && t.pubEmpty {
@@ -387,7 +410,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond))}, nil
 	}
 	return verdict{f: FreshQuiet, reason: fmt.Sprintf("published (without a version) %v after the change, then quiet for %v",
-		latency.Round(time.Millisecond), q.Round(time.Millisecond))}, nil
+		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note}, nil
 }
 
 // timeoutReason says why a Settle of uri ran out of time.
@@ -399,6 +422,8 @@ func (inst *instance) timeoutReason(uri string, waited time.Duration) string {
 	switch {
 	case t == nil:
 		return "closed while waiting"
+	case len(inst.pullProviders(uri, t.lang)) > 0 && t.pulled.ok && t.pulled.provisional:
+		return fmt.Sprintf("%s was still loading within %v (it %s, for version %d)", name, waited.Round(time.Millisecond), t.pulled.loadReason, t.pulled.version)
 	case len(inst.pullProviders(uri, t.lang)) > 0:
 		return fmt.Sprintf("%s did not answer a pull for it within %v", name, waited.Round(time.Millisecond))
 	case !t.everPub:

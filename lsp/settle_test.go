@@ -198,6 +198,39 @@ func TestSettlePullDiagnostics(t *testing.T) {
 	}
 }
 
+// TestSettlePullAfterPartialPublish: a server that answers pulls and also
+// publishes, and publishes a partial (empty) set for the document just
+// before it answers a pull with the whole set (pyright, between the slices
+// of its analysis, on a busy machine). The answer came last; it stands,
+// however slowly the publishes before it are applied (here, slowly: a
+// large publish for another file comes first).
+func TestSettlePullAfterPartialPublish(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("pull", ".s", "-pull", "-pull-interim", "3000")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"ERROR\n", "WARN ERROR\n"} {
+		if i > 0 {
+			if err := m.Change(ctx, a, text); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res := settle(t, m, a); res.Freshness != FreshPulled {
+			t.Fatalf("step %d: %+v", i, res)
+		}
+		// Everything the server sent has been applied.
+		waitFor(t, "the connection to be idle", func() bool { return m.servers[0].current().conn.idle() })
+		got, _ := drainMessages(t, m)
+		want := map[int]string{0: "[0:0-5 found ERROR]", 1: "[0:5-10 found ERROR 0:0-4 found WARN]"}[i]
+		if fmt.Sprint(got["a.s"]) != want {
+			t.Errorf("step %d: drained %v, want %s", i, got["a.s"], want)
+		}
+	}
+}
+
 // TestSettlePullRefresh: workspace/diagnostic/refresh makes the open
 // documents be asked again, and a Settle after it does not take the old
 // answer as current.
@@ -341,5 +374,85 @@ func TestSettleLearnsFindingsAfterAnEmptySet(t *testing.T) {
 	res = settle(t, m, a)
 	if got, _ := drainMessages(t, m); res.Freshness != FreshPublished || res.Elapsed >= 300*time.Millisecond || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
 		t.Errorf("a publish with findings: %+v %v", res, got)
+	}
+}
+
+// TestSettleEmptyThenLateLoad: a server without versions that publishes
+// an empty set at once for a just-opened file, and only about 120 ms later
+// creates and begins a progress for its indexing, after which it publishes
+// the real set. The empty set is a server's first answer within its first
+// load: Settle does not take it as final.
+func TestSettleEmptyThenLateLoad(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 0 // the learned pace alone
+	m := newManager(t, []ServerConfig{scriptConfig("late", ".s", "-unversioned", "-empty-then-load", "120ms")}, opts)
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}
+
+// TestSettlePullDuringFirstLoad: a server that answers pulls with an
+// empty set while its first load runs (rust-analyzer, before cargo
+// metadata and its first analysis are done). The answer is provisional:
+// the document is asked again when the load's progress ends.
+func TestSettlePullDuringFirstLoad(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("loading", ".s", "-pull", "-loading", "1s", "-pull-empty-while-loading")}, testOptions(dir))
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}
+
+// TestSettleStalledProgress: a server whose indexing progress begins,
+// reports twice and never ends. Waiting for its work to end (as the
+// command line does), Settle takes the publish for the version once the
+// progress has stopped reporting, and says so, rather than waiting for
+// the timeout.
+func TestSettleStalledProgress(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.WaitForProgress = true
+	opts.SettleTimeout = 40 * time.Second
+	m := newManager(t, []ServerConfig{scriptConfig("stall", ".s", "-stall-progress")}, opts)
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || !strings.Contains(res.Reason, "(indexing) stopped reporting") || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}
+
+// TestSettleServerStatus: a server that says it is loading only with
+// rust-analyzer's experimental/serverStatus (quiescent false, then true
+// three seconds later, beyond the first-load grace), and answers pulls
+// with an empty set until then. The client advertises the capability,
+// and the status is waited for like a work-done progress.
+func TestSettleServerStatus(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("status", ".s", "-pull", "-status-loading", "3s", "-pull-empty-while-loading")}, testOptions(dir))
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
 	}
 }

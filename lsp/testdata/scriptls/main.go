@@ -24,38 +24,45 @@ import (
 )
 
 var (
-	encoding        = flag.String("encoding", "", "position encoding to choose (default: the client's first)")
-	logFile         = flag.String("log", "", "append every received message to this file")
-	crashOn         = flag.Int("crash-on", 0, "exit 3 on the Nth test/ request")
-	contentModified = flag.Int("content-modified", 0, "answer the first N test/echo requests with ContentModified")
-	stale           = flag.Bool("stale", false, "after each change's publish, publish again for the previous version")
-	flood           = flag.Int("flood", 0, "publish N diagnostics on didOpen")
-	noInit          = flag.Bool("no-init", false, "never answer initialize")
-	ignoreExit      = flag.Bool("ignore-exit", false, "ignore shutdown's exit and start a grandchild")
-	pidFile         = flag.String("pidfile", "", "write our pid and the grandchild's here")
-	malformed       = flag.Bool("malformed-on-open", false, "answer didOpen with a malformed frame")
-	progress        = flag.Bool("progress", false, "report work-done progress around each analysis")
-	quietChanges    = flag.Bool("quiet-changes", false, "publish nothing for didChange")
-	hangProgress    = flag.Bool("hang-progress", false, "begin progress on each change and never end it or publish")
-	askConfig       = flag.String("ask-config", "", "comma-separated sections to request with workspace/configuration after initialized")
-	stderrText      = flag.String("stderr", "", "write this to stderr at start")
-	sleep           = flag.Bool("sleep", false, "just sleep (the grandchild)")
-	stopReading     = flag.Bool("stop-reading", false, "stop reading stdin after initialized")
-	twoPhase        = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
-	invalid         = flag.Bool("invalid", false, "also publish a diagnostic of severity 99 and one at line -1 with each analysis")
-	publishDelay    = flag.Duration("publish-delay", 0, "publish each analysis this long after the message it answers")
-	neverPublish    = flag.Bool("never-publish", false, "never publish diagnostics")
-	unversioned     = flag.Bool("unversioned", false, "publish without document versions")
-	pull            = flag.Bool("pull", false, "offer pull diagnostics (diagnosticProvider) and publish nothing")
-	pullDynamic     = flag.Bool("pull-dynamic", false, "offer pull diagnostics by client/registerCapability after initialized, and publish nothing")
-	pullDelay       = flag.Duration("pull-delay", 0, "answer each pull this long after it arrives")
-	pullCancel      = flag.Int("pull-cancel", 0, "answer the first N pulls with ServerCancelled (retrigger)")
-	refresh         = flag.Bool("refresh", false, "send workspace/diagnostic/refresh after each change")
-	clearOnClose    = flag.Bool("clear-on-close", false, "publish an empty set without a version on didClose, as most servers do")
-	watch           = flag.String("watch", "", "comma-separated glob patterns to register as file watchers after initialized")
-	watchBase       = flag.Bool("watch-relative", false, "register the watchers as RelativePatterns on the workspace folder")
-	loading         = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
-	modeFile        = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
+	encoding         = flag.String("encoding", "", "position encoding to choose (default: the client's first)")
+	logFile          = flag.String("log", "", "append every received message to this file")
+	crashOn          = flag.Int("crash-on", 0, "exit 3 on the Nth test/ request")
+	contentModified  = flag.Int("content-modified", 0, "answer the first N test/echo requests with ContentModified")
+	stale            = flag.Bool("stale", false, "after each change's publish, publish again for the previous version")
+	flood            = flag.Int("flood", 0, "publish N diagnostics on didOpen")
+	noInit           = flag.Bool("no-init", false, "never answer initialize")
+	ignoreExit       = flag.Bool("ignore-exit", false, "ignore shutdown's exit and start a grandchild")
+	pidFile          = flag.String("pidfile", "", "write our pid and the grandchild's here")
+	malformed        = flag.Bool("malformed-on-open", false, "answer didOpen with a malformed frame")
+	progress         = flag.Bool("progress", false, "report work-done progress around each analysis")
+	quietChanges     = flag.Bool("quiet-changes", false, "publish nothing for didChange")
+	hangProgress     = flag.Bool("hang-progress", false, "begin progress on each change and never end it or publish")
+	askConfig        = flag.String("ask-config", "", "comma-separated sections to request with workspace/configuration after initialized")
+	stderrText       = flag.String("stderr", "", "write this to stderr at start")
+	sleep            = flag.Bool("sleep", false, "just sleep (the grandchild)")
+	stopReading      = flag.Bool("stop-reading", false, "stop reading stdin after initialized")
+	twoPhase         = flag.Duration("two-phase", 0, "publish errors first, then after this long everything (as gopls does with analysis)")
+	invalid          = flag.Bool("invalid", false, "also publish a diagnostic of severity 99 and one at line -1 with each analysis")
+	publishDelay     = flag.Duration("publish-delay", 0, "publish each analysis this long after the message it answers")
+	neverPublish     = flag.Bool("never-publish", false, "never publish diagnostics")
+	unversioned      = flag.Bool("unversioned", false, "publish without document versions")
+	pull             = flag.Bool("pull", false, "offer pull diagnostics (diagnosticProvider) and publish nothing")
+	pullDynamic      = flag.Bool("pull-dynamic", false, "offer pull diagnostics by client/registerCapability after initialized, and publish nothing")
+	pullDelay        = flag.Duration("pull-delay", 0, "answer each pull this long after it arrives")
+	pullCancel       = flag.Int("pull-cancel", 0, "answer the first N pulls with ServerCancelled (retrigger)")
+	pullInterim      = flag.Int("pull-interim", 0, "before answering each pull, publish N diagnostics for another file, then an empty set for the document pulled (a partial result, as pyright publishes between the slices of its analysis)")
+	refresh          = flag.Bool("refresh", false, "send workspace/diagnostic/refresh after each change")
+	clearOnClose     = flag.Bool("clear-on-close", false, "publish an empty set without a version on didClose, as most servers do")
+	watch            = flag.String("watch", "", "comma-separated glob patterns to register as file watchers after initialized")
+	watchBase        = flag.Bool("watch-relative", false, "register the watchers as RelativePatterns on the workspace folder")
+	loading          = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
+	ownProgress      = flag.Bool("own-progress", false, "report a progress of our own (not the request's token) around each definition, ending it after the answer (as pylsp does)")
+	navEmptyFor      = flag.Duration("nav-empty-for", 0, "answer definition with nothing until this long after the document was opened, reporting no progress (analysis not done)")
+	emptyThenLoad    = flag.Duration("empty-then-load", 0, "on didOpen publish an empty set at once, then this long later create and begin an \"indexing\" progress, publish the real set 300ms on and end it")
+	pullEmptyLoading = flag.Bool("pull-empty-while-loading", false, "with -loading or -status-loading, answer pulls with an empty set until the load has ended (as rust-analyzer does)")
+	statusLoading    = flag.Duration("status-loading", 0, "when the client advertises experimental.serverStatusNotification, say after initialized that we are not quiescent, and quiescent this long later (as rust-analyzer does); the load ends then")
+	stallProgress    = flag.Bool("stall-progress", false, "after initialized, begin an \"indexing\" progress, report 2/5 and 4/5, and never end it")
+	modeFile         = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
 )
 
 // Flags for the process-tree and shutdown-order tests (proc_test.go).
@@ -97,6 +104,10 @@ var (
 	// delayed runs the analyses of -publish-delay in order.
 	delayed     = make(chan delayedJob, 1024)
 	delayedOnce sync.Once
+	openedAt    = map[string]time.Time{} // guarded by textMu
+	loadDone    atomicBool
+	statusOK    bool // the client takes experimental/serverStatus
+	ownTokens   int
 )
 
 type delayedJob struct {
@@ -235,10 +246,14 @@ func handle(m *message) {
 				General struct {
 					PositionEncodings []string `json:"positionEncodings"`
 				} `json:"general"`
+				Experimental struct {
+					ServerStatusNotification bool `json:"serverStatusNotification"`
+				} `json:"experimental"`
 			} `json:"capabilities"`
 		}
 		json.Unmarshal(m.Params, &p)
 		rootURI = p.RootURI
+		statusOK = p.Capabilities.Experimental.ServerStatusNotification
 		if *encoding != "" {
 			enc = *encoding
 		} else if len(p.Capabilities.General.PositionEncodings) > 0 {
@@ -292,9 +307,27 @@ func handle(m *message) {
 			notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "begin", "title": "Loading workspace"}})
 			if *loading > 0 {
 				time.AfterFunc(*loading, func() {
+					loadDone.set()
 					notify("$/progress", map[string]any{"token": "loading", "value": map[string]any{"kind": "end"}})
 				})
 			}
+		}
+		if *statusLoading > 0 {
+			if statusOK {
+				notify("experimental/serverStatus", map[string]any{"health": "ok", "quiescent": false})
+			}
+			time.AfterFunc(*statusLoading, func() {
+				loadDone.set()
+				if statusOK {
+					notify("experimental/serverStatus", map[string]any{"health": "ok", "quiescent": true})
+				}
+			})
+		}
+		if *stallProgress {
+			request("window/workDoneProgress/create", map[string]any{"token": "stall"})
+			notify("$/progress", map[string]any{"token": "stall", "value": map[string]any{"kind": "begin", "title": "indexing", "percentage": 0}})
+			notify("$/progress", map[string]any{"token": "stall", "value": map[string]any{"kind": "report", "message": "2/5", "percentage": 40}})
+			notify("$/progress", map[string]any{"token": "stall", "value": map[string]any{"kind": "report", "message": "4/5", "percentage": 80}})
 		}
 		if *stopReading {
 			time.Sleep(time.Hour)
@@ -336,7 +369,20 @@ func handle(m *message) {
 		textMu.Lock()
 		texts[p.TextDocument.URI] = p.TextDocument.Text
 		versions[p.TextDocument.URI] = p.TextDocument.Version
+		openedAt[p.TextDocument.URI] = time.Now()
 		textMu.Unlock()
+		if *emptyThenLoad > 0 {
+			uri, v, text := p.TextDocument.URI, p.TextDocument.Version, p.TextDocument.Text
+			publish(uri, v, []map[string]any{})
+			time.AfterFunc(*emptyThenLoad, func() {
+				request("window/workDoneProgress/create", map[string]any{"token": "indexing"})
+				notify("$/progress", map[string]any{"token": "indexing", "value": map[string]any{"kind": "begin", "title": "indexing"}})
+				time.Sleep(300 * time.Millisecond)
+				publish(uri, v, diagnose(text))
+				notify("$/progress", map[string]any{"token": "indexing", "value": map[string]any{"kind": "end"}})
+			})
+			return
+		}
 		if *flood > 0 {
 			publishFlood(p.TextDocument.URI, p.TextDocument.Version, *flood)
 			return
@@ -426,13 +472,21 @@ func handle(m *message) {
 		text, v := texts[p.TextDocument.URI], versions[p.TextDocument.URI]
 		textMu.Unlock()
 		id := m.ID
+		if *pullInterim > 0 {
+			publishFloodFor(strings.TrimSuffix(rootURI, "/")+"/elsewhere.s", 0, *pullInterim, false)
+			publish(p.TextDocument.URI, v, []map[string]any{})
+		}
 		answer := func() {
 			rid := strconv.Itoa(v)
 			if p.PreviousResultID == rid {
 				reply(id, map[string]any{"kind": "unchanged", "resultId": rid})
 				return
 			}
-			reply(id, map[string]any{"kind": "full", "resultId": rid, "items": diagnose(text)})
+			items := diagnose(text)
+			if *pullEmptyLoading && !loadDone.get() {
+				items, rid = []map[string]any{}, "loading-"+rid
+			}
+			reply(id, map[string]any{"kind": "full", "resultId": rid, "items": items})
 		}
 		if *pullDelay > 0 {
 			time.AfterFunc(*pullDelay, answer)
@@ -450,6 +504,25 @@ func handle(m *message) {
 			WorkDoneToken json.RawMessage `json:"workDoneToken"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if *navEmptyFor > 0 {
+			textMu.Lock()
+			at, ok := openedAt[p.TextDocument.URI]
+			textMu.Unlock()
+			if !ok || time.Since(at) < *navEmptyFor {
+				reply(m.ID, nil)
+				return
+			}
+		}
+		if *ownProgress {
+			ownTokens++
+			token := fmt.Sprintf("own-%d", ownTokens)
+			request("window/workDoneProgress/create", map[string]any{"token": token})
+			notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "Finding definition"}})
+			defer func() {
+				time.Sleep(50 * time.Millisecond)
+				notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
+			}()
+		}
 		if len(p.WorkDoneToken) > 0 {
 			notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "begin", "title": "Finding definition"}})
 			defer notify("$/progress", map[string]any{"token": p.WorkDoneToken, "value": map[string]any{"kind": "end"}})
@@ -612,7 +685,11 @@ func analyse(uri string, version int, alsoStale bool) {
 	run()
 }
 
-func publishFlood(uri string, version, n int) {
+func publishFlood(uri string, version, n int) { publishFloodFor(uri, version, n, true) }
+
+// publishFloodFor publishes n diagnostics for uri, with version when
+// versioned.
+func publishFloodFor(uri string, version, n int, versioned bool) {
 	if *progress {
 		token := fmt.Sprintf("flood-%d", version)
 		request("window/workDoneProgress/create", map[string]any{"token": token})
@@ -620,7 +697,11 @@ func publishFlood(uri string, version, n int) {
 		defer notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%q,"version":%d,"diagnostics":[`, uri, version)
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":%q,`, uri)
+	if versioned {
+		fmt.Fprintf(&b, `"version":%d,`, version)
+	}
+	b.WriteString(`"diagnostics":[`)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(',')
@@ -660,3 +741,13 @@ func units(s string) int {
 	}
 	return n
 }
+
+// atomicBool is a flag set once, read from other goroutines.
+type atomicBool struct {
+	mu sync.Mutex
+	v  bool
+}
+
+func (b *atomicBool) set() { b.mu.Lock(); b.v = true; b.mu.Unlock() }
+
+func (b *atomicBool) get() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
