@@ -168,6 +168,9 @@ type Answer struct {
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Reason says why the answer may be incomplete, in a sentence.
 	Reason string `json:"reason,omitempty"`
+	// Status is StatusPartial when Incomplete, else StatusComplete (see
+	// Status); a server that fails gives an error instead of an answer.
+	Status Status `json:"status"`
 }
 
 // Info returns a itself; it makes every result a NavResult.

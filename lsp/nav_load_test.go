@@ -152,8 +152,8 @@ func TestNavOwnProgressIsNotLoading(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Incomplete || len(res.Locations) != 1 {
-			t.Errorf("request %d: incomplete %v (%s), %d locations", i, res.Incomplete, res.Reason, len(res.Locations))
+		if res.Incomplete || res.Status != StatusComplete || len(res.Locations) != 1 {
+			t.Errorf("request %d: incomplete %v %s (%s), %d locations", i, res.Incomplete, res.Status, res.Reason, len(res.Locations))
 		}
 	}
 }
@@ -187,7 +187,7 @@ func TestNavStalledLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Incomplete || !strings.Contains(res.Reason, "stopped reporting") || len(res.Locations) != 1 {
+	if !res.Incomplete || res.Status != StatusPartial || !strings.Contains(res.Reason, "stopped reporting") || len(res.Locations) != 1 {
 		t.Errorf("incomplete %v, reason %q, %d locations", res.Incomplete, res.Reason, len(res.Locations))
 	}
 }

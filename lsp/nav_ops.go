@@ -274,6 +274,10 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 		case empty && after.beganAfter:
 			a.Incomplete, a.Reason = true, fmt.Sprintf("%s began loading the workspace right after the request and had not finished", a.Server)
 		}
+		a.Status = StatusComplete
+		if a.Incomplete {
+			a.Status = StatusPartial
+		}
 		return a, nil
 	}
 }
@@ -704,7 +708,7 @@ func (m *Manager) WorkspaceSymbols(ctx context.Context, query, path string) (*Sy
 			return nil, fmt.Errorf("workspace symbols: no language server is running yet; name a file so that its server starts: %w", ErrNoServer)
 		}
 	}
-	res := &Symbols{Answer: Answer{Op: OpWorkspaceSymbols}, Query: query, Symbols: []Symbol{}}
+	res := &Symbols{Answer: Answer{Op: OpWorkspaceSymbols, Status: StatusComplete}, Query: query, Symbols: []Symbol{}}
 	var names, reasons []string
 	for _, t := range targets {
 		var list []lspSymbol
@@ -717,7 +721,7 @@ func (m *Manager) WorkspaceSymbols(ctx context.Context, query, path string) (*Sy
 		}
 		names = append(names, a.Server)
 		if a.Incomplete {
-			res.Incomplete = true
+			res.Incomplete, res.Status = true, StatusPartial
 			reasons = append(reasons, a.Reason)
 		}
 		for i := range list {
@@ -807,7 +811,7 @@ func (m *Manager) calls(ctx context.Context, op NavOp, at Pos) (*CallHierarchy, 
 			return nil, err
 		}
 		if a.Incomplete && !res.Incomplete {
-			res.Incomplete, res.Reason = true, a.Reason
+			res.Incomplete, res.Reason, res.Status = true, a.Reason, StatusPartial
 		}
 		for _, c := range list {
 			other, err := m.callItem(t, c[field])

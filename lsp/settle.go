@@ -90,6 +90,14 @@ type SettleResult struct {
 	// for version 3", "pulled for version 3", "no publish for it from
 	// pyright within 10s".
 	Reason string `json:"reason"`
+	// Status is the one word on how far the diagnostics can be trusted
+	// (see Status); Reason is its detail. StatusComplete only when Fresh
+	// and no work of the server's was left unwaited for; StatusPartial
+	// when Settle timed out after the server had reported on the document,
+	// or a progress of the server's stopped reporting and was not waited
+	// for; StatusUnknown when it timed out before the server had reported
+	// anything on it; StatusServerDown with the server's failure.
+	Status Status `json:"status"`
 }
 
 // Settle waits until the diagnostics of path (open in its server) are
@@ -121,6 +129,14 @@ type SettleResult struct {
 func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error) {
 	res, err := m.settle(ctx, path)
 	res.Fresh = res.Freshness.Fresh()
+	if st := statusOfErr(err); st != "" {
+		res.Status = st
+		if res.Reason == "" {
+			res.Reason = err.Error()
+		}
+	} else if res.Status == "" && res.Fresh {
+		res.Status = StatusComplete
+	}
 	return res, err
 }
 
@@ -188,6 +204,9 @@ func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error)
 		v, changed := inst.evaluate(doc.uri, version, time.Now(), opts)
 		if v.f != FreshUnknown {
 			res.Freshness, res.Elapsed, res.Reason = v.f, time.Since(start), v.reason
+			if v.partial {
+				res.Status = StatusPartial
+			}
 			return res, nil
 		}
 		if v.pull && pullDone == nil && retryC == nil {
@@ -250,16 +269,23 @@ func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error)
 				// Waiting for progress: the version was published, the
 				// work did not finish.
 				res.Freshness, res.Reason = FreshPublished, v.reason+"; its work-done progress did not end in time"
+				res.Status = StatusPartial
 				return res, nil
 			}
-			res.Freshness = FreshTimedOut
+			res.Freshness, res.Status = FreshTimedOut, StatusUnknown
+			if inst.reported(doc.uri) {
+				res.Status = StatusPartial
+			}
 			res.Reason = inst.timeoutReason(doc.uri, m.opts.SettleTimeout)
 			m.noteTimedOut(abs, res.Server, inst, doc.uri, m.opts.SettleTimeout)
 			return res, nil
 		case <-ctx.Done():
 			// The caller gave up; the next Drain checks the document.
 			cancelled = true
-			res.Freshness, res.Elapsed = FreshTimedOut, time.Since(start)
+			res.Freshness, res.Elapsed, res.Status = FreshTimedOut, time.Since(start), StatusUnknown
+			if inst.reported(doc.uri) {
+				res.Status = StatusPartial
+			}
 			res.Reason = inst.timeoutReason(doc.uri, res.Elapsed.Round(100*time.Millisecond)) + " (" + ctx.Err().Error() + ")"
 			return res, ctx.Err()
 		}
@@ -278,6 +304,9 @@ type verdict struct {
 	reason string
 	wait   time.Duration // > 0: look again after this long
 	pull   bool          // a pull request would tell
+	// partial: fresh for the version, but work of the server's (a
+	// progress that stopped reporting) was not waited for.
+	partial bool
 }
 
 // evaluate says what is known about the diagnostics of uri at version.
@@ -381,7 +410,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 			}
 			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
 		}
-		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note}, nil
+		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note, partial: note != ""}, nil
 	}
 	// A server without versions: the first publish after the change, then
 	// the quiet period learned for it. An empty first answer from a server
@@ -410,7 +439,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond))}, nil
 	}
 	return verdict{f: FreshQuiet, reason: fmt.Sprintf("published (without a version) %v after the change, then quiet for %v",
-		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note}, nil
+		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note, partial: note != ""}, nil
 }
 
 // timeoutReason says why a Settle of uri ran out of time.

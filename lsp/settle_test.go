@@ -433,7 +433,7 @@ func TestSettleStalledProgress(t *testing.T) {
 	}
 	res := settle(t, m, a)
 	got, _ := drainMessages(t, m)
-	if !res.Fresh || !strings.Contains(res.Reason, "(indexing) stopped reporting") || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
+	if !res.Fresh || res.Status != StatusPartial || !strings.Contains(res.Reason, "(indexing) stopped reporting") || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
 		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
 	}
 }
@@ -454,5 +454,39 @@ func TestSettleServerStatus(t *testing.T) {
 	got, _ := drainMessages(t, m)
 	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR]" {
 		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}
+
+// TestSettleStatus: the one word on each result. A server that never
+// publishes: unknown. One that published for the document and then
+// nothing for its change: partial. One that answers: complete.
+func TestSettleStatus(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.SettleTimeout = 500 * time.Millisecond
+	m := newManager(t, []ServerConfig{
+		scriptConfig("never", ".n", "-never-publish"),
+		scriptConfig("quiet", ".q", "-quiet-changes"),
+		scriptConfig("fine", ".s"),
+	}, opts)
+	ctx := context.Background()
+	n, q, s := writeSource(t, dir, "a.n", "ERROR\n"), writeSource(t, dir, "a.q", "ERROR\n"), writeSource(t, dir, "a.s", "fine\n")
+	for _, p := range []string{n, q, s} {
+		if err := m.Open(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := settle(t, m, s); res.Status != StatusComplete {
+		t.Errorf("answered: %+v", res)
+	}
+	if res := settle(t, m, n); res.Status != StatusUnknown || !strings.Contains(res.Reason, "never") {
+		t.Errorf("never published: %+v", res)
+	}
+	settle(t, m, q)
+	if err := m.Change(ctx, q, "WARN\n"); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, q); res.Status != StatusPartial || !strings.Contains(res.Reason, "quiet") {
+		t.Errorf("published, then nothing for a change: %+v", res)
 	}
 }

@@ -101,6 +101,8 @@ export interface NavAnswer {
   /** The server had not finished loading the workspace: the result may be missing entries. */
   incomplete?: boolean;
   reason?: string;
+  /** "complete", or "partial" when incomplete. Say "found no ..." only for "complete". */
+  status: string;
   /** The result as a model reads it. */
   text: string;
 }
@@ -284,6 +286,8 @@ export interface SettleResult {
   elapsedNs: number;
   /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
   reason: string;
+  /** "complete", "partial" (the server was still at work; reason says on what), "unknown" (nothing reported in time), or "server-down". Say "no diagnostics" only for "complete". */
+  status: string;
 }
 
 /** A snapshot of one configured server (Go: lsp.ServerStatus). */
@@ -1193,7 +1197,7 @@ export declare class LSPManager {
    *   otherwise), negative or Infinity to wait without limit); signal
    *   cancels the call.
    * @returns {"path", "uri", "server", "version", "freshness", "fresh",
-   *   "elapsedNs", "reason"}.
+   *   "elapsedNs", "reason", "status"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1218,7 +1222,7 @@ export declare class LSPManager {
    *   settle timeout (10 seconds unless settleTimeoutMs says otherwise),
    *   negative or Infinity to wait without limit.
    * @returns {"path", "uri", "server", "version", "freshness", "fresh",
-   *   "elapsedNs", "reason"}.
+   *   "elapsedNs", "reason", "status"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -1589,7 +1589,7 @@ class LSPManager {
    *   settleTimeoutMs says otherwise), negative or Infinity to wait without
    *   limit); signal cancels the call.
    * @returns {Promise<SettleResult>} {"path", "uri", "server", "version",
-   *   "freshness", "fresh", "elapsedNs", "reason"}.
+   *   "freshness", "fresh", "elapsedNs", "reason", "status"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1618,7 +1618,7 @@ class LSPManager {
    *   manager's settle timeout (10 seconds unless settleTimeoutMs says
    *   otherwise), negative or Infinity to wait without limit.
    * @returns {SettleResult} {"path", "uri", "server", "version",
-   *   "freshness", "fresh", "elapsedNs", "reason"}.
+   *   "freshness", "fresh", "elapsedNs", "reason", "status"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

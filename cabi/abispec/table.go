@@ -375,7 +375,7 @@ var Funcs = []Func{
 		Blocking:       "the diagnostics are current or the timeout elapses",
 		DefaultTimeout: "the manager's settle timeout (10 seconds unless settleTimeoutMs says otherwise)",
 		Result:         ResultJSON,
-		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "fresh", "elapsedNs", "reason"}`,
+		ResultDoc:      `{"path", "uri", "server", "version", "freshness", "fresh", "elapsedNs", "reason", "status"}`,
 		Binding:        Method, Class: "LSPManager", Method: "settle", PyReturn: "SettleResult", PyConv: "_settle_result", TSReturn: "SettleResult",
 	},
 	{
@@ -846,6 +846,8 @@ var TSTypes = []TSType{
   /** The server had not finished loading the workspace: the result may be missing entries. */
   incomplete?: boolean;
   reason?: string;
+  /** "complete", or "partial" when incomplete. Say "found no ..." only for "complete". */
+  status: string;
   /** The result as a model reads it. */
   text: string;
 }`,
@@ -1070,6 +1072,8 @@ var TSTypes = []TSType{
   elapsedNs: number;
   /** The same in words: "published for version 3", "no publish for it from pyright within 10s". */
   reason: string;
+  /** "complete", "partial" (the server was still at work; reason says on what), "unknown" (nothing reported in time), or "server-down". Say "no diagnostics" only for "complete". */
+  status: string;
 }`,
 	},
 	{

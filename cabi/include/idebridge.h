@@ -724,7 +724,8 @@ int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms);
  *   out         on IDB_OK receives the outcome as a JSON object, a new
  *               string the caller frees with idb_free(): {"path", "uri",
  *               "server", "version", "freshness", "fresh", "elapsedNs",
- *               "reason"}. Left unchanged on failure. Must not be NULL.
+ *               "reason", "status"}. Left unchanged on failure. Must not
+ *               be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.

@@ -28,15 +28,19 @@ func init() {
 			"Each file's line says how its diagnostics were known to be current (its server\n" +
 			"answered a pull for its text, published for its version, ended its work, or,\n" +
 			"without versions, published and then went quiet), or that they are not.\n\n" +
-			"Exit status: 0 when every file was checked and its diagnostics are known to be\n" +
-			"current, even if diagnostics were found; 3 when some file's diagnostics are not\n" +
-			"known to be current (its server did not report on it within --timeout); 1 when\n" +
-			"a server failed; 2 when no server can serve a file (the message says why and\n" +
-			"what to do); 64 bad usage. 2 comes before 1, and 1 before 3.",
+			"Each file's status is one of complete, partial (its server reported on it but\n" +
+			"was still at work), unknown (its server reported nothing on it in time) or\n" +
+			"server-down; \"No diagnostics.\" is printed only when every file is complete.\n\n" +
+			"Exit status: 0 when every file's diagnostics are complete,\n" +
+			"even if diagnostics were found; 3 when some file's are partial (may be stale or\n" +
+			"incomplete); 4 when some file's are unknown (its server did not report on it\n" +
+			"within --timeout); 1 when a server failed (server-down); 2 when no server can\n" +
+			"serve a file (the message says why and what to do); 64 bad usage. 2 comes before\n" +
+			"1, 1 before 4, and 4 before 3.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var src serverSources
 			src.register(fs)
-			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, reason, elapsedMs, error}]}")
+			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, status, reason, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
@@ -53,8 +57,13 @@ func init() {
 	})
 }
 
-// exitStale: some file's diagnostics are not known to be current.
+// exitStale: some file's diagnostics are partial (lsp.StatusPartial):
+// may be stale or incomplete.
 const exitStale = 3
+
+// exitUnknown: some file's diagnostics are unknown (lsp.StatusUnknown):
+// its server reported nothing on it in time.
+const exitUnknown = 4
 
 // diagFile is the outcome for one file, as --json prints it.
 type diagFile struct {
@@ -64,6 +73,8 @@ type diagFile struct {
 	Freshness lsp.Freshness `json:"freshness"`
 	// Fresh: the diagnostics are known to be current (Freshness.Fresh).
 	Fresh bool `json:"fresh"`
+	// Status: complete, partial, unknown or server-down (lsp.Status).
+	Status lsp.Status `json:"status,omitempty"`
 	// Reason says how that was known, or why it was not.
 	Reason    string `json:"reason,omitempty"`
 	ElapsedMs int64  `json:"elapsedMs"`
@@ -129,7 +140,7 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		}
 		res, err := m.Settle(ctx, f.Path)
 		f.Version, f.Freshness, f.ElapsedMs, f.err = res.Version, res.Freshness, res.Elapsed.Milliseconds(), err
-		f.Fresh, f.Reason = res.Freshness.Fresh(), res.Reason
+		f.Fresh, f.Reason, f.Status = res.Freshness.Fresh(), res.Reason, res.Status
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			// --timeout ran out: not a failure, an answer.
 			f.err = nil
@@ -140,7 +151,11 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 	code = exitOK
 	for _, f := range files {
 		if f.err == nil {
-			if !f.Fresh && code == exitOK {
+			switch {
+			case f.Status == lsp.StatusComplete:
+			case f.Status == lsp.StatusUnknown && (code == exitOK || code == exitStale):
+				code = exitUnknown
+			case code == exitOK:
 				code = exitStale
 			}
 			continue
@@ -149,7 +164,7 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		switch {
 		case errors.Is(f.err, lsp.ErrNoServer):
 			code = exitUnavailable
-		case code == exitOK, code == exitStale:
+		case code == exitOK, code == exitStale, code == exitUnknown:
 			code = exitFailure
 		}
 	}
@@ -199,7 +214,7 @@ func moduleRoot(dir, fallback string) string {
 // printDiag prints the rendered block, or says that there is nothing new,
 // and for each checked file how its diagnostics were known to be current,
 // or that they are not (such a file is also named in the block's notes).
-// "No diagnostics." stands only when every file's are known.
+// "No diagnostics." stands only when every file's are complete.
 func printDiag(w io.Writer, wd string, att *diag.Attachment, files []*diagFile) {
 	var lines []string
 	stale := 0
@@ -212,12 +227,17 @@ func printDiag(w io.Writer, wd string, att *diag.Attachment, files []*diagFile) 
 			rel = f.Path
 		}
 		rel = filepath.ToSlash(rel)
-		if f.Fresh {
+		switch {
+		case f.Status == lsp.StatusComplete:
 			lines = append(lines, fmt.Sprintf("  %s (%s, %s): %s", rel, f.Server, f.Freshness, f.Reason))
 			continue
+		case f.Fresh:
+			// Current for its version, but the server was still at work.
+			lines = append(lines, fmt.Sprintf("  %s (%s, %s): MAY BE INCOMPLETE: %s", rel, f.Server, f.Freshness, f.Reason))
+		default:
+			lines = append(lines, fmt.Sprintf("  %s (%s, %s): NOT KNOWN TO BE CURRENT: %s", rel, f.Server, f.Freshness, f.Reason))
 		}
 		stale++
-		lines = append(lines, fmt.Sprintf("  %s (%s, %s): NOT KNOWN TO BE CURRENT: %s", rel, f.Server, f.Freshness, f.Reason))
 	}
 	out := att.Render(&diag.RenderOptions{ProjectDir: wd})
 	switch {

@@ -250,8 +250,8 @@ func TestDiagNotCurrent(t *testing.T) {
 	}
 	env := diagEnv(t)
 	code, out, errOut := runIn(t, dir, env, "diag", "--config", "lsp.json", "--timeout", "1s", "a.m", "b.s")
-	if code != exitStale {
-		t.Errorf("exit %d, want %d; stderr %q", code, exitStale, errOut)
+	if code != exitUnknown {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitUnknown, errOut)
 	}
 	for _, want := range []string{
 		"a.m: diagnostics unknown: mute has not reported any for it",
@@ -267,22 +267,22 @@ func TestDiagNotCurrent(t *testing.T) {
 	}
 	// Alone, with nothing at all received.
 	code, out, _ = runIn(t, dir, env, "diag", "--config", "lsp.json", "--timeout", "1s", "a.m")
-	if code != exitStale || strings.Contains(out, "No diagnostics.") || !strings.Contains(out, "NOT KNOWN TO BE CURRENT") {
+	if code != exitUnknown || strings.Contains(out, "No diagnostics.") || !strings.Contains(out, "NOT KNOWN TO BE CURRENT") {
 		t.Errorf("alone: exit %d, %q", code, out)
 	}
 	// JSON says it per file.
 	code, out, _ = runIn(t, dir, env, "diag", "--config", "lsp.json", "--timeout", "1s", "--json", "a.m", "b.s")
 	var res struct {
 		Files []struct {
-			Freshness, Reason string
-			Fresh             bool
+			Freshness, Reason, Status string
+			Fresh                     bool
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("JSON %q: %v", out, err)
 	}
-	if code != exitStale || len(res.Files) != 2 || res.Files[0].Fresh || res.Files[0].Freshness != "timed-out" ||
-		!res.Files[1].Fresh || res.Files[1].Reason != "published for version 1" {
+	if code != exitUnknown || len(res.Files) != 2 || res.Files[0].Fresh || res.Files[0].Freshness != "timed-out" || res.Files[0].Status != "unknown" ||
+		!res.Files[1].Fresh || res.Files[1].Reason != "published for version 1" || res.Files[1].Status != "complete" {
 		t.Errorf("JSON: exit %d, %+v", code, res.Files)
 	}
 }

@@ -1810,7 +1810,7 @@ class LSPManager:
 
         Returns:
             SettleResult, made from {"path", "uri", "server", "version",
-            "freshness", "fresh", "elapsedNs", "reason"}.
+            "freshness", "fresh", "elapsedNs", "reason", "status"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,

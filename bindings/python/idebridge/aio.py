@@ -523,7 +523,7 @@ class LSPManager:
 
         Returns:
             SettleResult, made from {"path", "uri", "server", "version",
-            "freshness", "fresh", "elapsedNs", "reason"}.
+            "freshness", "fresh", "elapsedNs", "reason", "status"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,

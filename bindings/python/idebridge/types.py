@@ -414,6 +414,10 @@ class SettleResult:
     elapsed: float
     #: How the settle knew, or why it could not, in words.
     reason: str = ""
+    #: "complete", "partial" (the server was still at work; reason says
+    #: on what), "unknown" (nothing reported in time) or "server-down".
+    #: Only "complete" means "no diagnostics" when there are none.
+    status: str = ""
     raw: Any = _raw()
 
     @classmethod
@@ -427,6 +431,7 @@ class SettleResult:
             fresh=bool(v.get("fresh")),
             elapsed=int(v.get("elapsedNs") or 0) / 1e9,
             reason=v.get("reason", ""),
+            status=v.get("status", ""),
             raw=v,
         )
 
@@ -738,6 +743,8 @@ class NavAnswer(_NavAnswerRequired, total=False):
     at: NavLocation
     incomplete: bool
     reason: str
+    #: "complete", or "partial" when incomplete.
+    status: str
 
 
 class NavLocations(NavAnswer):
