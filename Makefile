@@ -19,7 +19,7 @@ LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 export LSP_BIN
 export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node package-tools lsp-servers all build run test lint fmt-check vet staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
+.PHONY: node package-tools lsp-servers mcp-clients mcp-clients-test all build run test lint fmt-check vet cross staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -31,7 +31,7 @@ run: gopls
 	GOPLS=$(GOPLS) $(GO) run ./cmd/idebridge diag examples/brokenmod/main.go examples/brokenmod/greet.go
 
 ## tools: install the pinned tools the tests need, when missing or of another version
-tools: $(STATICCHECK) gopls node lsp-servers package-tools
+tools: $(STATICCHECK) gopls node lsp-servers mcp-clients package-tools
 
 $(STATICCHECK):
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -79,16 +79,44 @@ lsp-servers: node
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
+## mcp-clients: the official MCP clients (TypeScript SDK 1.x, @modelcontextprotocol/client
+## 2.x) and conformance suite at the versions pinned in tools/mcptest/package-lock.json,
+## installed when node_modules is missing or does not match the lockfile
+mcp-clients: node
+	@if [ ! -d tools/mcptest/node_modules ] || ! node tools/mcptest/stale.js; then \
+		echo "installing the pinned MCP clients in tools/mcptest"; \
+		cd tools/mcptest && npm ci --no-audit --no-fund; \
+	fi
+
+## gopls: gopls $(GOPLS_VERSION) when missing; go install is silent for
+## minutes the first time, so a line says every 15 s that it still runs
 gopls:
 	@if ! $(GOPLS) version 2>/dev/null | grep -q "golang.org/x/tools/gopls $(GOPLS_VERSION)"; then \
-		echo "installing gopls $(GOPLS_VERSION)"; \
-		$(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION); \
+		echo "installing gopls $(GOPLS_VERSION) with go install (minutes the first time: it downloads and compiles)"; \
+		$(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION) & pid=$$!; s=0; \
+		while kill -0 $$pid 2>/dev/null; do \
+			sleep 1; s=$$((s+1)); \
+			if [ $$((s % 15)) = 0 ] && kill -0 $$pid 2>/dev/null; then echo "  still installing gopls ($${s}s)"; fi; \
+		done; \
+		wait $$pid; \
 	fi
 
 ## test: everything CI checks
-test: tools lint unit abi-test package-test fuzz
+test: tools lint unit mcp-clients-test abi-test package-test fuzz
 
-lint: fmt-check vet staticcheck
+lint: fmt-check vet staticcheck cross
+
+## cross: what does not need Linux builds and vets (tests included) for macOS
+## and Windows with cgo off: every package but cabi (a cgo library), so a
+## contributor on either system can build and test it
+CROSS_PKGS = $(shell $(GO) list ./... | grep -v '/cabi$$')
+cross:
+	@set -e; for os in darwin windows; do \
+		echo "GOOS=$$os CGO_ENABLED=0 go build, go vet (all but cabi)"; \
+		GOOS=$$os CGO_ENABLED=0 $(GO) build $$(GOOS=$$os CGO_ENABLED=0 $(GO) list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' $(CROSS_PKGS)); \
+		GOOS=$$os CGO_ENABLED=0 $(GO) vet $(CROSS_PKGS); \
+		(cd benchmarks && GOOS=$$os CGO_ENABLED=0 $(GO) vet ./...); \
+	done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -108,6 +136,15 @@ staticcheck: $(STATICCHECK)
 unit:
 	GOPLS=$(GOPLS) $(GO) test -race -count=1 -timeout 25m ./...
 	cd benchmarks && GOPLS=$(GOPLS) $(GO) test -race -count=1 ./...
+
+## mcp-clients-test: `idebridge mcp` on gopls, from outside the checkout, driven by the
+## official clients of both MCP eras over stdio and Streamable HTTP, and the
+## conformance suite's server scenarios for a tools server (tools/mcptest)
+mcp-clients-test: export GOPLS := $(GOPLS)
+mcp-clients-test: mcp-clients gopls
+	@mkdir -p build
+	$(GO) build -o build/idebridge-mcptest ./cmd/idebridge
+	cd tools/mcptest && IDEBRIDGE_BIN=$(CURDIR)/build/idebridge-mcptest node --test --test-concurrency=1 clients.test.mjs conformance.test.mjs
 
 ## fuzz: a short run of every fuzz target in $(FUZZPKGS) (seeds also replay in `unit`).
 ## Go before 1.27 has a race in its fuzz coordinator (go.dev/issue/75804): under

@@ -5,6 +5,7 @@ go 1.25.0
 replace github.com/idebridge/idebridge => ../
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/gorilla/websocket v1.5.3
 	github.com/idebridge/idebridge v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/idebridge/idebridge/lsp"
@@ -46,6 +48,8 @@ type lspOptions struct {
 	WaitForProgress   bool              `json:"waitForProgress"`
 	UserConfig        map[string]string `json:"userConfig"`
 	SafeMode          bool              `json:"safeMode"`
+	ConfigFile        string            `json:"configFile"`
+	Roots             []string          `json:"roots"`
 }
 
 func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
@@ -96,10 +100,23 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 	if err := decodeOptions(optionsJSON, &o); err != nil {
 		return fail(name, err)
 	}
-	cfgs, errs := lsp.ParseServers(copyBytes(configJSON), lsp.Source{Root: dir, File: "config_json"},
+	text := copyBytes(configJSON)
+	if t := strings.TrimSpace(string(text)); t != "" && !strings.HasPrefix(t, "{") {
+		if st, err := os.Stat(t); err == nil && !st.IsDir() {
+			return fail(name, argErr("config_json is not JSON but the path of a file (%s): pass {} and name the file in the configFile option", t))
+		}
+	}
+	cfgs, errs := lsp.ParseServers(text, lsp.Source{Root: dir, File: "config_json"},
 		&lsp.LoadOptions{ProjectDir: dir, UserConfig: o.UserConfig})
 	if len(errs) > 0 {
 		return fail(name, argErr("config_json: %w", errors.Join(errs...)))
+	}
+	if o.ConfigFile != "" {
+		more, errs := lsp.LoadFile(o.ConfigFile, &lsp.LoadOptions{ProjectDir: dir, UserConfig: o.UserConfig})
+		if len(errs) > 0 {
+			return fail(name, argErr("configFile: %w", errors.Join(errs...)))
+		}
+		cfgs = append(cfgs, more...)
 	}
 	m, err := lsp.NewManager(cfgs, &lsp.ManagerOptions{
 		ProjectDir:       dir,
@@ -110,6 +127,7 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 		ShutdownTimeout:  time.Duration(o.ShutdownTimeoutMs) * time.Millisecond,
 		WaitForProgress:  o.WaitForProgress,
 		SafeMode:         o.SafeMode,
+		Roots:            o.Roots,
 	})
 	if err != nil { // a negative option, named
 		return fail(name, argErr("options_json: %w", err))

@@ -211,3 +211,64 @@ func TestLSPBadHandles(t *testing.T) {
 		}
 	}
 }
+
+// hostPIDScript writes the shell's pid, as this process sees it, to the
+// file named by $0: servers run in a PID namespace of their own where
+// there is one, where $$ is the namespace's pid, but /proc is the host's.
+const hostPIDScript = `if [ -r /proc/self/stat ]; then cut -d' ' -f4 /proc/self/stat; else echo $$; fi > "$0"`
+
+// idb_lsp_shutdown kills a server still starting: with a server that never
+// answers initialize (a shell that sleeps), after the open that started it
+// timed out, shutdown used to wait for the server's whole startup timeout.
+// The bound asserted is a third of that timeout, far above what shutdown
+// takes.
+func TestLSPShutdownKillsServerStillStarting(t *testing.T) {
+	lockThread(t)
+	noLeak(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	const startup = 3 * time.Minute
+	config, err := json.Marshal(map[string]any{"mute": map[string]any{
+		"command": "sh", "args": []string{"-c", hostPIDScript + `; exec sleep 600`, pidFile},
+		"extensionToLanguage": map[string]string{".s": "s"},
+		"startupTimeout":      startup.Milliseconds(), "shutdownTimeout": 2000,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h C_uint64
+	wantStatus(t, idb_lsp_new(cstr(t, string(config)), cstr(t, dir), nil, &h), 0, "idb_lsp_new")
+	a := filepath.Join(dir, "a.s")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, idb_lsp_open(h, cstr(t, a), 300), abispec.StTimeout, "idb_lsp_open", "starting")
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		data, _ := os.ReadFile(pidFile)
+		if _, err := fmt.Sscan(string(data), &pid); err == nil && pid > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never started")
+		}
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("server process %d: %v, want it running", pid, err)
+	}
+	start := time.Now()
+	shut := make(chan C_int, 1)
+	go func() { shut <- idb_lsp_shutdown(h, 0) }()
+	select {
+	case st := <-shut:
+		if st != 0 {
+			t.Errorf("idb_lsp_shutdown: status %d", st)
+		}
+	case <-time.After(startup / 3):
+		t.Fatalf("idb_lsp_shutdown still waiting after %v: it waits for the server's startup timeout (%v)", time.Since(start), startup)
+	}
+	t.Logf("idb_lsp_shutdown took %v (startup timeout %v)", time.Since(start), startup)
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server process %d after shutdown: %v, want it gone", pid, err)
+	}
+}

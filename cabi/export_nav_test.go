@@ -186,10 +186,13 @@ func TestLSPNavigationExports(t *testing.T) {
 	if now, _ := os.ReadFile(use); string(now) != proposal.Files[0].NewText {
 		t.Errorf("use.go after applying:\n%s", now)
 	}
-	// The same proposal again: the file changed since; nothing is written.
-	wantStatus(t, idb_lsp_apply_rename(h, cstr(t, raw), 0, &out), 0, "idb_lsp_apply_rename")
-	if s := take(out); !strings.Contains(s, `"status":"conflict"`) || !strings.Contains(s, `"written":0`) {
-		t.Errorf("applying twice: %s", s)
+	// The same proposal again: the file changed since; nothing is
+	// written, and the error names it.
+	written, _ := os.ReadFile(use)
+	wantStatus(t, idb_lsp_apply_rename(h, cstr(t, raw), 0, &out), abispec.StError, "idb_lsp_apply_rename",
+		"rename not applied: edit of "+use+" not written: the file changed on disk")
+	if now, _ := os.ReadFile(use); string(now) != string(written) {
+		t.Errorf("applying twice wrote use.go:\n%s", now)
 	}
 	wantStatus(t, idb_lsp_apply_rename(h, cstr(t, `{"files":[{"path":"/x"}]}`), 0, &out), abispec.StArgument, "idb_lsp_apply_rename", "no path or base")
 	wantStatus(t, idb_lsp_apply_rename(h, nil, 0, &out), abispec.StArgument, "idb_lsp_apply_rename", "proposal_json is NULL")

@@ -21,6 +21,8 @@ type claudeCodeOptions struct {
 	ConfigDir  string            `json:"configDir"`
 	Env        map[string]string `json:"env"`
 	UserConfig map[string]string `json:"userConfig"`
+	// TrustProject is lsp.ClaudeCodeOptions.TrustProject.
+	TrustProject bool `json:"trustProject"`
 }
 
 // claudeCodeServer is one loaded server, as the export reports it.
@@ -46,6 +48,8 @@ type claudeCodeReport struct {
 	ProjectDir string             `json:"projectDir"`
 	Servers    []claudeCodeServer `json:"servers"`
 	Plugins    []lsp.PluginStatus `json:"plugins"`
+	Trust      lsp.ProjectTrust   `json:"trust"`
+	Unlisted   int                `json:"unlisted"`
 	Errors     []string           `json:"errors"`
 }
 
@@ -75,7 +79,7 @@ func idb_lsp_load_claude_code(h C.uint64_t, optionsJSON *C.char, timeoutMs C.int
 		}
 	}
 	environ := (&discoverOptions{Env: o.Env}).goOptions().Env
-	cfg := lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: o.ProjectDir, ConfigDir: o.ConfigDir, Env: environ, UserConfig: o.UserConfig})
+	cfg := lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: o.ProjectDir, ConfigDir: o.ConfigDir, Env: environ, UserConfig: o.UserConfig, TrustProject: o.TrustProject})
 
 	ctx, cancel := timeoutContext(timeoutMs, 0)
 	defer cancel()
@@ -87,7 +91,7 @@ func idb_lsp_load_claude_code(h C.uint64_t, optionsJSON *C.char, timeoutMs C.int
 		return fail(name, err)
 	}
 	rep := claudeCodeReport{ConfigDir: cfg.ConfigDir, ProjectDir: cfg.ProjectDir, Servers: []claudeCodeServer{},
-		Plugins: emptyIfNil(cfg.Plugins), Errors: []string{}}
+		Plugins: emptyIfNil(cfg.Plugins), Trust: cfg.Trust, Unlisted: cfg.Unlisted, Errors: []string{}}
 	for i := range cfg.Servers {
 		c := &cfg.Servers[i]
 		s := claudeCodeServer{Name: c.Name, Plugin: c.Plugin, Marketplace: c.Marketplace, File: c.File, Root: c.Root,

@@ -79,4 +79,39 @@ func TestLSPLoadClaudeCode(t *testing.T) {
 	}
 
 	wantStatus(t, idb_lsp_load_claude_code(h, cstr(t, `{"bogus": 1}`), 0, &out), 5, "idb_lsp_load_claude_code")
+
+	// The project's own settings count only with trustProject (there is no
+	// record of the user trusting it).
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{"enabledPlugins": {"off@local": true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, trust := range []bool{false, true} {
+		opts := fmt.Sprintf(`{"env": {"CLAUDE_CONFIG_DIR": %q}, "trustProject": %v}`, cfg, trust)
+		wantStatus(t, idb_lsp_load_claude_code(h, cstr(t, opts), 10000, &out), 0, "idb_lsp_load_claude_code")
+		var rep struct {
+			Plugins []struct {
+				ID      string
+				Enabled bool
+			}
+			Trust struct {
+				Trusted bool
+				Source  string
+				Ignored []struct{ Entries int }
+			}
+		}
+		report := take(out)
+		if err := json.Unmarshal([]byte(report), &rep); err != nil {
+			t.Fatal(err)
+		}
+		ignored := 0
+		if len(rep.Trust.Ignored) == 1 {
+			ignored = rep.Trust.Ignored[0].Entries
+		}
+		if rep.Trust.Trusted != trust || (ignored == 1) == trust || len(rep.Plugins) != 2 || rep.Plugins[1].Enabled != trust {
+			t.Errorf("trustProject %v: %s", trust, report)
+		}
+	}
 }

@@ -121,7 +121,12 @@ func writeCandidates(b *strings.Builder, cands []Candidate) {
 // AutoConnectOptions configure ShouldAutoConnect, WaitForIDE and
 // AutoConnect. A nil *AutoConnectOptions, and every zero field, means the
 // documented default; a negative PollInterval is rejected (WaitForIDE and
-// AutoConnect return an error naming it).
+// AutoConnect return an error naming it). NewAutoConnectOptions makes the
+// common case: an agent that wants the IDE of a project directory.
+//
+// AutoConnect(ctx, nil) already connects to the one usable IDE whose
+// workspace holds the working directory: Requested matters only to
+// ShouldAutoConnect, and the directory is Discover.Cwd.
 type AutoConnectOptions struct {
 	// Requested is the caller's own setting (an agent's autoConnectIde
 	// configuration key or --ide flag).
@@ -146,6 +151,17 @@ type AutoConnectOptions struct {
 	// Logger receives the polling progress (debug) and version warnings.
 	// Nil is silent.
 	Logger *slog.Logger
+}
+
+// NewAutoConnectOptions returns the options of the common case: the
+// caller asks for auto-connect (Requested, so ShouldAutoConnect says yes
+// unless CLAUDE_CODE_AUTO_CONNECT_IDE turns it off), and the IDE is the
+// one whose workspace holds dir (Discover.Cwd; "" means the working
+// directory). Everything else is the default: the process's environment,
+// a look every second for up to 30 s. The fields may be changed before
+// use.
+func NewAutoConnectOptions(dir string) *AutoConnectOptions {
+	return &AutoConnectOptions{Requested: true, Discover: &DiscoverOptions{Cwd: dir}}
 }
 
 // ShouldAutoConnect decides from the caller's setting and the environment

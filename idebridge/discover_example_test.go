@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lockfile"
 )
 
@@ -68,4 +69,43 @@ func ExampleShouldAutoConnect() {
 	// Output:
 	// true running in Visual Studio Code's terminal (TERM_PROGRAM)
 	// false CLAUDE_CODE_AUTO_CONNECT_IDE=0 turns auto-connect off
+}
+
+// An agent connects to the IDE whose workspace holds its project, with
+// the options of the common case: nothing about the rules that decide
+// when to auto-connect, nor about discovery.
+func ExampleAutoConnect() {
+	ctx := context.Background()
+	config, _ := os.MkdirTemp("", "claude-config")
+	defer os.RemoveAll(config)
+	project := filepath.Join(config, "project")
+	os.Mkdir(project, 0o700)
+
+	// The user's editor: a headless IDE announcing itself with a lockfile.
+	ide, _ := ideserver.New(&ideserver.Options{
+		WorkspaceFolders: []string{project},
+		LockfileDir:      filepath.Join(config, "ide"),
+		IDEName:          "Visual Studio Code",
+	})
+	if err := ide.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ide.Close()
+
+	opts := idebridge.NewAutoConnectOptions(project) // "": the working directory
+	// Only for this example: the lockfiles are under a temporary
+	// CLAUDE_CONFIG_DIR. An agent leaves Env nil (its own environment).
+	opts.Discover.Env = []string{"CLAUDE_CONFIG_DIR=" + config}
+	if ok, _ := idebridge.ShouldAutoConnect(opts, nil); !ok {
+		return
+	}
+	client, cand, err := idebridge.AutoConnect(ctx, opts)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	fmt.Println("connected to", cand.IDEName)
+	// Output: connected to Visual Studio Code
 }

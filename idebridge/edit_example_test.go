@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/mcp"
@@ -71,4 +72,51 @@ func ExampleCheckServerVersion() {
 	// Output:
 	// true
 	// claudecode-neovim 0.2.0 is older than 0.3.0: update the IDE extension; features it lacks will fail
+}
+
+// Around an edit, the diagnostics it introduced, rendered for the model
+// with paths relative to the project (here the IDE's getDiagnostics is a
+// stand-in that reports one error once the edit is made).
+func ExampleDiagnosticsSnapshot_NewDiagnostics() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "main.go")
+	os.WriteFile(path, []byte("package main\n\nfunc main() {\n}\n"), 0o644)
+
+	ide, _ := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
+	answer := "[]"
+	ide.RegisterTool(ideserver.Tool{Tool: mcp.Tool{Name: "getDiagnostics"}, Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+		return mcp.TextResult(answer), nil
+	}})
+	ide.Start(ctx)
+	defer ide.Close()
+	client, err := idebridge.DialURL(ctx, ide.URL(), ide.AuthToken(), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	snap, err := idebridge.SnapshotDiagnostics(ctx, client, path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	os.WriteFile(path, []byte("package main\n\nfunc main() {\n\tundefinedName()\n}\n"), 0o644)
+	answer = `[{"uri":"file://` + path + `","diagnostics":[{"message":"undefined: undefinedName","severity":"Error","source":"compiler",` +
+		`"range":{"start":{"line":3,"character":1},"end":{"line":3,"character":14}}}]}]`
+	news, err := snap.NewDiagnostics(ctx, client)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(news.Render(&diag.RenderOptions{ProjectDir: dir}))
+	// Output:
+	// <new-diagnostics>
+	// The following new diagnostic issues were detected:
+	//
+	// main.go:
+	//   ✘ [Line 4:2] undefined: undefinedName (compiler)
+	// </new-diagnostics>
 }

@@ -26,7 +26,11 @@ import (
 //	snap, err := idebridge.SnapshotDiagnostics(ctx, client, path)
 //	// ... propose or write the edit ...
 //	news, err := snap.NewDiagnostics(ctx, client)
-//	prompt += news.Render(nil) // "" when nothing is new
+//	prompt += news.Render(&diag.RenderOptions{ProjectDir: dir}) // "" when nothing is new
+//
+// Render's ProjectDir shows the paths of files inside dir relative to it,
+// as the bindings' project_dir and projectDir do; without it they are
+// absolute.
 type DiagnosticsSnapshot struct {
 	// Path is the file's absolute path; URI its file:// URI.
 	Path, URI string
@@ -251,7 +255,8 @@ func uriPath(u string) string {
 // LSP path renders (diag.Attachment.Render), so a model sees one format whichever path
 // found a diagnostic. The block never exceeds MaxChars: diagnostics that
 // do not fit are left out whole and the line "… N more not shown" says
-// how many.
+// how many. opts.ProjectDir makes the paths of files inside it relative
+// (nil opts: absolute paths, the default tag and budget).
 func (n *NewDiagnostics) Render(opts *diag.RenderOptions) string {
 	if n == nil || len(n.Diagnostics) == 0 {
 		return ""

@@ -37,6 +37,7 @@ func goplsIDE(t testing.TB, policy ideserver.DiffPolicy, files map[string]string
 	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{
 		Env:           append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off", "GOFLAGS=-mod=mod"),
 		SettleTimeout: reviewTimeout,
+		AnswerTimeout: reviewTimeout, // a cold gopls on a busy machine: the complete answer, not the first 5 s
 	})
 	if err != nil {
 		t.Fatalf("these tests need gopls %s: %v", lsp.GoplsVersion, err)

@@ -36,6 +36,17 @@ func newLineIndex(text string) *lineIndex {
 	return idx
 }
 
+// lines is the number of lines as people count them: a line break that
+// ends the text does not start another line (LSP still accepts a position
+// at the start of that empty line, the end of the text).
+func (idx *lineIndex) lines() int {
+	n := len(idx.start)
+	if n > 1 && idx.start[n-1] == len(idx.text) {
+		n--
+	}
+	return n
+}
+
 // line returns the text of line n without its terminator, and false when
 // the document has no such line.
 func (idx *lineIndex) line(n int) (string, bool) {

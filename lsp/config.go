@@ -73,9 +73,11 @@ type ServerConfig struct {
 	// plugin manifest or a marketplace.json.
 	File string
 
-	// Command is the executable to run (required). A bare name is looked
-	// up in the PATH of the server's environment; a relative path is
-	// taken relative to WorkspaceFolder.
+	// Command is the executable to run (required). A bare name ("gopls")
+	// is looked up in the PATH of the server's environment, whose relative
+	// entries ("." or an empty one) are never used; a relative path
+	// ("bin/srv") is taken relative to Root, the plugin's own directory,
+	// never the project or the current directory, and needs Root.
 	Command string
 	// Args are the command's arguments.
 	Args []string
@@ -168,8 +170,9 @@ func configKey(c *ServerConfig) any {
 }
 
 // Validate checks what loading a .lsp.json checks, for a configuration
-// built in Go: a name, a command, at least one extension like ".go" with a
-// language id, a known transport and no negative timeout. The error is a
+// built in Go: a name, a command (a relative path only with a Root), at
+// least one extension like ".go" with a language id, a known transport and
+// no negative timeout. The error is a
 // *ConfigError naming the field.
 func (c *ServerConfig) Validate() error {
 	bad := func(field string, err error) error {
@@ -180,6 +183,8 @@ func (c *ServerConfig) Validate() error {
 		return bad("", errors.New("empty server name"))
 	case c.Command == "":
 		return bad("command", errors.New("required"))
+	case c.Root == "" && !filepath.IsAbs(c.Command) && strings.ContainsAny(c.Command, `/\`):
+		return bad("command", fmt.Errorf("%q is a relative path, and there is no Root (the plugin directory) to take it from", c.Command))
 	case len(c.ExtensionToLanguage) == 0:
 		return bad("extensionToLanguage", errors.New("required: at least one extension"))
 	case c.Transport != "" && c.Transport != TransportStdio && c.Transport != TransportSocket:
@@ -339,7 +344,8 @@ func (e *MissingVariableError) Is(target error) bool { return target == ErrMissi
 // extension (compared without regard to case) goes to the first server
 // that claims it, every later claim being removed from its server and
 // reported as an *ExtensionConflictError. A server left without
-// extensions is dropped. The input is not modified.
+// extensions is dropped. A relative command path is made absolute against
+// Root. The input is not modified.
 func ResolveConflicts(cfgs []ServerConfig) ([]ServerConfig, []error) {
 	owner := map[string]string{}
 	names := map[string]bool{}
@@ -353,6 +359,7 @@ func ResolveConflicts(cfgs []ServerConfig) ([]ServerConfig, []error) {
 		if c.Name == "" {
 			c.Name = c.Server
 		}
+		c.Command = commandIn(c.Root, c.Command)
 		if names[c.Name] {
 			errs = append(errs, &ConfigError{Plugin: c.Plugin, File: c.File, Server: c.Server,
 				Err: fmt.Errorf("duplicate server name %s; the first one is kept", c.Name)})
@@ -386,6 +393,13 @@ func ResolveConflicts(cfgs []ServerConfig) ([]ServerConfig, []error) {
 // LoadFile loads a standalone .lsp.json that belongs to no plugin, as the
 // command line uses it. Servers are named by their keys; ${CLAUDE_PLUGIN_ROOT}
 // is the file's directory. Conflicts are resolved as by ResolveConflicts.
+//
+// The errors are a list, not one error, because loading is partial: an
+// invalid entry (a *ConfigError) or an extension lost to another server (an
+// *ExtensionConflictError) is left out while the other servers load, so a
+// caller can start what loaded and show each problem on its own line (as
+// `idebridge lsp list` does). A file that cannot be read or parsed gives no
+// servers and one *ConfigError. errors.Join(errs...) makes one error of them.
 func LoadFile(path string, opts *LoadOptions) ([]ServerConfig, []error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

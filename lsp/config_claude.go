@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/idebridge/idebridge/internal/env"
 	"github.com/idebridge/idebridge/internal/jsonrpc"
@@ -50,6 +50,11 @@ type ClaudeCodeOptions struct {
 	// UserConfig holds non-sensitive plugin user options for
 	// ${user_config.KEY}, for every plugin. Never put secrets here.
 	UserConfig map[string]string
+	// TrustProject makes the project's own configuration count for this
+	// load even when Claude Code has no record of the user trusting the
+	// project (see ProjectTrust), as the command line's --trust-project
+	// does. By default it counts only in a trusted project.
+	TrustProject bool
 }
 
 // ClaudeCodeConfig is what Claude Code would load for a project: the
@@ -68,7 +73,19 @@ type ClaudeCodeConfig struct {
 	// Errors are the problems found: *ConfigError (unreadable files,
 	// invalid entries), *ExtensionConflictError, *RedefinedError.
 	Errors []error
+	// Trust says whether the project's own settings and project-scoped
+	// installs counted, and what was ignored because they did not.
+	Trust ProjectTrust
+	// Unlisted counts the enabledPlugins entries that name no installed
+	// plugin and have no entry in Plugins: past the first
+	// MaxUninstalledStatuses such plugins, entries are counted rather than
+	// each described, so that the work stays bounded by what is installed.
+	Unlisted int
 }
+
+// MaxUninstalledStatuses bounds the plugins that settings enable or
+// disable without an install that get a PluginStatus of their own.
+const MaxUninstalledStatuses = 64
 
 // PluginStatus is one plugin of a Claude Code installation, and whether
 // and why it contributes servers.
@@ -102,6 +119,11 @@ type PluginStatus struct {
 	// Reason says why the plugin contributes no servers; empty when it
 	// does.
 	Reason string `json:"reason,omitempty"`
+	// IgnoredFile is the settings file of the untrusted project whose
+	// enabledPlugins entry for the plugin did not count (see
+	// ClaudeCodeConfig.Trust); IgnoredEnabled is that entry's value.
+	IgnoredFile    string `json:"ignoredFile,omitempty"`
+	IgnoredEnabled bool   `json:"ignoredEnabled,omitempty"`
 }
 
 // LoadClaudeCode loads what Claude Code would load for a project: the
@@ -132,7 +154,14 @@ func LoadClaudeCode(opts *ClaudeCodeOptions) *ClaudeCodeConfig {
 	if o.ConfigDir == "" {
 		o.ConfigDir = ClaudeConfigDir(o.Env)
 	}
+	recordFile := ClaudeGlobalConfigFile(o.Env)
+	if opts != nil && opts.ConfigDir != "" && filepath.Clean(opts.ConfigDir) != filepath.Clean(ClaudeConfigDir(o.Env)) {
+		// A configuration directory of the caller's choosing is taken as
+		// CLAUDE_CONFIG_DIR would be.
+		recordFile = filepath.Join(opts.ConfigDir, ".claude.json")
+	}
 	l := &claudeLoader{
+		recordFile:   recordFile,
 		opts:         o,
 		out:          &ClaudeCodeConfig{ConfigDir: o.ConfigDir, ProjectDir: o.ProjectDir},
 		marketplaces: map[string]*Marketplace{},
@@ -149,12 +178,7 @@ func ClaudeConfigDir(environ []string) string {
 	if d := env.Get(environ, "CLAUDE_CONFIG_DIR"); d != "" {
 		return d
 	}
-	home := env.Get(environ, "HOME")
-	if runtime.GOOS == "windows" {
-		if p := env.Get(environ, "USERPROFILE"); p != "" {
-			home = p
-		}
-	}
+	home := homeDir(environ)
 	if home == "" {
 		return ""
 	}
@@ -163,8 +187,11 @@ func ClaudeConfigDir(environ []string) string {
 
 // claudeLoader carries one LoadClaudeCode.
 type claudeLoader struct {
+	recordFile   string
 	opts         ClaudeCodeOptions
 	out          *ClaudeCodeConfig
+	trusted      bool                    // the project's own configuration counts
+	ignored      map[string]enablement   // untrusted project settings' entries, by id
 	marketplaces map[string]*Marketplace // by name; nil value: not found
 	known        map[string]string       // known_marketplaces.json: name -> installLocation
 }
@@ -172,29 +199,8 @@ type claudeLoader struct {
 func (l *claudeLoader) errorf(err error) { l.out.Errors = append(l.out.Errors, err) }
 
 func (l *claudeLoader) load() {
-	enabled := map[string]enablement{}
-	var enabledOrder []string
 	if l.opts.ConfigDir == "" {
 		l.errorf(&ConfigError{Err: errors.New("no Claude Code configuration directory: neither CLAUDE_CONFIG_DIR nor HOME is set")})
-	}
-	for _, s := range l.settingsFiles() {
-		data, err := readConfigFile(s.file)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				l.errorf(&ConfigError{File: s.file, Err: bareErr(err)})
-			}
-			continue
-		}
-		ids, values, errs := parseEnabledPlugins(data, s.file)
-		for _, err := range errs {
-			l.errorf(err)
-		}
-		for i, id := range ids {
-			if _, ok := enabled[id]; !ok {
-				enabledOrder = append(enabledOrder, id)
-			}
-			enabled[id] = enablement{on: values[i], scope: s.scope, file: s.file}
-		}
 	}
 	var installs map[string][]install
 	var order []string
@@ -210,11 +216,66 @@ func (l *claudeLoader) load() {
 			l.errorf(&ConfigError{File: file, Err: bareErr(err)})
 		}
 	}
+	l.out.Trust = projectTrust(&l.opts, l.recordFile)
+	l.trusted = l.out.Trust.Trusted
+
+	// Only entries that name an installed plugin are kept, and the first
+	// MaxUninstalledStatuses others; the rest are counted.
+	enabled := map[string]enablement{}
+	ignored := map[string]enablement{}
+	var enabledOrder []string
+	uninstalled := map[string]bool{}
+	for _, s := range l.settingsFiles() {
+		data, err := readConfigFile(s.file)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				l.errorf(&ConfigError{File: s.file, Err: bareErr(err)})
+			}
+			continue
+		}
+		fresh := map[string]bool{}
+		entries, errs := scanEnabledPlugins(data, s.file, func(id []byte) bool {
+			if installs[string(id)] != nil || uninstalled[string(id)] || fresh[string(id)] {
+				return true
+			}
+			if len(uninstalled)+len(fresh) < MaxUninstalledStatuses {
+				fresh[string(id)] = true
+				return true
+			}
+			return false
+		})
+		for _, err := range errs {
+			l.errorf(err)
+		}
+		untrusted := s.scope != ScopeUser && !l.trusted
+		if untrusted {
+			if entries.total > 0 {
+				l.out.Trust.Ignored = append(l.out.Trust.Ignored, IgnoredSettings{Scope: s.scope, File: s.file, Entries: entries.total})
+			}
+			for i, id := range entries.ids {
+				if installs[id] != nil {
+					ignored[id] = enablement{on: entries.on[i], scope: s.scope, file: s.file}
+				}
+			}
+			continue
+		}
+		l.out.Unlisted += entries.dropped
+		for id := range fresh {
+			uninstalled[id] = true
+		}
+		for i, id := range entries.ids {
+			if _, ok := enabled[id]; !ok {
+				enabledOrder = append(enabledOrder, id)
+			}
+			enabled[id] = enablement{on: entries.on[i], scope: s.scope, file: s.file}
+		}
+	}
 	for _, id := range enabledOrder {
 		if _, ok := installs[id]; !ok {
 			order = append(order, id)
 		}
 	}
+	l.ignored = ignored
 
 	var servers []ServerConfig
 	for _, id := range order {
@@ -274,9 +335,28 @@ func (l *claudeLoader) settingsFiles() []settingsFile {
 func (l *claudeLoader) plugin(id string, records []install, en enablement) (PluginStatus, []ServerConfig) {
 	name, market := splitPluginID(id)
 	st := PluginStatus{ID: id, Name: name, Marketplace: market, Enabled: en.on, EnabledScope: en.scope, EnabledFile: en.file}
-	inst, ok := pickInstall(records, l.opts.ProjectDir)
+	if ig, ok := l.ignored[id]; ok {
+		st.IgnoredFile, st.IgnoredEnabled = ig.file, ig.on
+	}
+	usable := records
+	if !l.trusted {
+		usable = nil
+		for _, r := range records {
+			if r.scope != ScopeProject && r.scope != ScopeLocal {
+				usable = append(usable, r)
+			}
+		}
+	}
+	inst, ok := pickInstall(usable, l.opts.ProjectDir)
+	projectInst, projectOK := pickInstall(records, l.opts.ProjectDir)
+	untrustedInstall := !l.trusted && projectOK && (!ok || projectInst != inst)
+	if untrustedInstall {
+		l.out.Trust.IgnoredInstalls = append(l.out.Trust.IgnoredInstalls, id)
+	}
 	if ok {
 		st.Installed = true
+	} else if untrustedInstall {
+		inst = projectInst
 	} else if len(records) > 0 {
 		inst = records[0]
 	}
@@ -287,10 +367,18 @@ func (l *claudeLoader) plugin(id string, records []install, en enablement) (Plug
 		st.Reason = fmt.Sprintf("enabled in %s settings (%s), but not installed", en.scope, en.file)
 	case len(records) == 0:
 		st.Reason = fmt.Sprintf("disabled in %s settings (%s), and not installed", en.scope, en.file)
+	case !st.Installed && untrustedInstall:
+		st.Reason = fmt.Sprintf("installed with %s scope for %s, which counts only in a trusted project: %s", inst.scope, inst.projectPath, l.out.Trust.Reason)
 	case !st.Installed:
 		st.Reason = fmt.Sprintf("installed with %s scope for %s only", inst.scope, inst.projectPath)
+	case en.file == "" && st.IgnoredFile != "":
+		st.Reason = fmt.Sprintf("%s in the project's own settings (%s), which count only in a trusted project: %s",
+			map[bool]string{true: "enabled", false: "disabled"}[st.IgnoredEnabled], st.IgnoredFile, l.out.Trust.Reason)
 	case en.file == "":
 		st.Reason = "installed, but no settings file enables it (enabledPlugins)"
+	case !en.on && st.IgnoredFile != "" && st.IgnoredEnabled:
+		st.Reason = fmt.Sprintf("disabled in %s settings (%s); the project's own settings (%s) enable it, but count only in a trusted project: %s",
+			en.scope, en.file, st.IgnoredFile, l.out.Trust.Reason)
 	case !en.on:
 		st.Reason = fmt.Sprintf("disabled in %s settings (%s)", en.scope, en.file)
 	}
@@ -578,36 +666,175 @@ func parseInstall(raw json.RawMessage, v1 bool, pluginsDir string) (install, err
 	return r, nil
 }
 
-// parseEnabledPlugins returns the enabledPlugins of a settings file, in
-// document order; an entry whose value is not a boolean is reported and
-// left out. A file without the key enables nothing.
+// parseEnabledPlugins returns every enabledPlugins entry of a settings
+// file, in document order (see scanEnabledPlugins).
 func parseEnabledPlugins(data []byte, file string) ([]string, []bool, []error) {
-	doc, err := objectFields(data)
-	if err != nil {
-		return nil, nil, []error{&ConfigError{File: file, Err: fmt.Errorf("settings: %w", err)}}
-	}
-	raw := doc["enabledPlugins"]
-	if len(raw) == 0 || jsonrpc.Kind(raw) == "null" {
-		return nil, nil, nil
-	}
-	keys, vals, err := orderedObject(raw)
-	if err != nil {
-		return nil, nil, []error{&ConfigError{File: file, Field: "enabledPlugins", Err: err}}
-	}
-	var ids []string
-	var on []bool
-	var errs []error
-	for i, k := range keys {
-		v := bytes.TrimSpace(vals[i])
-		if jsonrpc.Kind(v) != "boolean" {
-			errs = append(errs, &ConfigError{File: file, Field: "enabledPlugins." + k,
-				Err: fmt.Errorf("%s, not a boolean", jsonrpc.WithArticle(jsonrpc.Kind(v)))})
-			continue
+	e, errs := scanEnabledPlugins(data, file, func([]byte) bool { return true })
+	return e.ids, e.on, errs
+}
+
+// maxEntryErrors bounds the entries of one settings file reported one by
+// one as not booleans; the rest are counted in one more error.
+const maxEntryErrors = 8
+
+// enabledEntries is what the enabledPlugins of one settings file hold.
+type enabledEntries struct {
+	// ids and on are the entries kept, in first-seen order with their
+	// last value.
+	ids []string
+	on  []bool
+	// total counts the boolean entries, dropped those keep refused.
+	total, dropped int
+}
+
+// scanEnabledPlugins reads the enabledPlugins of a settings file, keeping
+// only the boolean entries keep accepts, so that a huge file costs memory
+// for what is kept, not for each entry it holds. An entry whose value is
+// not a boolean is reported and left out. A file without the key enables
+// nothing; a file that does not parse as a whole gives an error and no
+// entries. Repeated keys keep their first position and their last value.
+func scanEnabledPlugins(data []byte, file string, keep func(id []byte) bool) (enabledEntries, []error) {
+	data = bytes.TrimSpace(data)
+	if jsonrpc.Kind(data) != "object" || !json.Valid(data) {
+		_, err := objectFields(data) // for its error
+		if err == nil {
+			err = errors.New("invalid JSON")
 		}
-		ids = append(ids, k)
-		on = append(on, v[0] == 't')
+		return enabledEntries{}, []error{&ConfigError{File: file, Err: fmt.Errorf("settings: %w", err)}}
 	}
-	return ids, on, errs
+	var raw []byte
+	eachMember(data, func(key, v []byte) {
+		if string(key) == "enabledPlugins" {
+			raw = v // the last one wins, as in a plain decode
+		}
+	})
+	switch k := jsonrpc.Kind(raw); k {
+	case "", "null":
+		return enabledEntries{}, nil
+	case "object":
+		return scanEntries(raw, file, keep)
+	default:
+		return enabledEntries{}, []error{&ConfigError{File: file, Field: "enabledPlugins", Err: fmt.Errorf("%s, not an object", jsonrpc.WithArticle(k))}}
+	}
+}
+
+// scanEntries reads the entries of an enabledPlugins object, which must be
+// valid JSON.
+func scanEntries(raw []byte, file string, keep func(id []byte) bool) (enabledEntries, []error) {
+	var out enabledEntries
+	var errs []error
+	var dead []bool // the entry's last value was not a boolean
+	pos := map[string]int{}
+	bad := 0
+	eachMember(raw, func(key, v []byte) {
+		at, seen := pos[string(key)]
+		if k := jsonrpc.Kind(v); k != "boolean" {
+			if bad++; bad <= maxEntryErrors {
+				errs = append(errs, &ConfigError{File: file, Field: "enabledPlugins." + string(key),
+					Err: fmt.Errorf("%s, not a boolean", jsonrpc.WithArticle(k))})
+			}
+			if seen {
+				dead[at] = true
+			}
+			return
+		}
+		out.total++
+		switch {
+		case seen:
+			out.on[at], dead[at] = v[0] == 't', false
+		case keep(key):
+			id := string(key)
+			pos[id] = len(out.ids)
+			out.ids = append(out.ids, id)
+			out.on = append(out.on, v[0] == 't')
+			dead = append(dead, false)
+		default:
+			out.dropped++
+		}
+	})
+	if bad > maxEntryErrors {
+		errs = append(errs, &ConfigError{File: file, Field: "enabledPlugins",
+			Err: fmt.Errorf("%d more entries are not booleans", bad-maxEntryErrors)})
+	}
+	n := 0
+	for i := range out.ids {
+		if !dead[i] {
+			out.ids[n], out.on[n] = out.ids[i], out.on[i]
+			n++
+		}
+	}
+	out.ids, out.on = out.ids[:n], out.on[:n]
+	return out, errs
+}
+
+// eachMember calls fn with each member of obj, a valid JSON object, in
+// document order: its key decoded (the bytes of obj when it has no escape)
+// and its value as it is written. It scans with a scanner of its own: the
+// encoding/json decoder takes microseconds a member, too slow for the
+// million entries a settings file at the read cap can hold.
+func eachMember(obj []byte, fn func(key, v []byte)) {
+	i := skipSpace(obj, 1) // past '{'
+	for i < len(obj) && obj[i] != '}' {
+		kend := skipValue(obj, i)
+		key := obj[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+			var s string
+			_ = json.Unmarshal(obj[i:kend], &s) // valid JSON: decodes
+			key = []byte(s)
+		}
+		j := skipSpace(obj, skipSpace(obj, kend)+1) // past ':'
+		vend := skipValue(obj, j)
+		fn(key, obj[j:vend])
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the valid JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			i++
+			for i < len(b) && b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+		case c == '{' || c == '[':
+			depth++
+			i++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i // the end of the enclosing object or array
+			}
+			depth--
+			i++
+		case depth == 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i
+		default:
+			i++
+		}
+		if depth == 0 && (c == '"' || c == '}' || c == ']') {
+			return i
+		}
+	}
+	return i
 }
 
 // sortedKeys returns a map's keys in order.

@@ -14,7 +14,7 @@ import (
 )
 
 // copyDir copies the tree at src to dst.
-func copyDir(t *testing.T, src, dst string) {
+func copyDir(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -36,7 +36,7 @@ func copyDir(t *testing.T, src, dst string) {
 	}
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -56,7 +56,7 @@ func (in *installation) cachePath(marketplace, plugin, version string) string {
 	return filepath.Join(in.config, "plugins", "cache", marketplace, plugin, version)
 }
 
-func newInstallation(t *testing.T) *installation {
+func newInstallation(t testing.TB) *installation {
 	t.Helper()
 	base := t.TempDir()
 	in := &installation{config: filepath.Join(base, "config"), project: filepath.Join(base, "project"), other: filepath.Join(base, "other")}
@@ -121,10 +121,22 @@ func newInstallation(t *testing.T) *installation {
 			"clangd-lsp@claude-plugins-official":     true,
 			"typescript-lsp@claude-plugins-official": true,
 		}})
+	trustProject(t, in.config, in.project, true)
 	return in
 }
 
-func mustJSON(t *testing.T, v any) string {
+// trustProject records in configDir/.claude.json, as Claude Code does when
+// the user accepts its trust dialog, whether dir is trusted.
+func trustProject(t testing.TB, configDir, dir string, accepted bool) {
+	t.Helper()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	writeJSON(t, filepath.Join(configDir, ".claude.json"), map[string]any{"numStartups": 3,
+		"projects": map[string]any{filepath.ToSlash(dir): map[string]any{"allowedTools": []string{}, "hasTrustDialogAccepted": accepted}}})
+}
+
+func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -229,7 +241,7 @@ func TestLoadClaudeCodeProjectScope(t *testing.T) {
 		cfg := t.TempDir()
 		copyDir(t, in.config, cfg)
 		writeJSON(t, filepath.Join(cfg, "settings.json"), map[string]any{"enabledPlugins": map[string]bool{"gopls-lsp@claude-plugins-official": true}})
-		got := LoadClaudeCode(&ClaudeCodeOptions{ProjectDir: dir, ConfigDir: cfg})
+		got := LoadClaudeCode(&ClaudeCodeOptions{ProjectDir: dir, ConfigDir: cfg, TrustProject: true})
 		var st *PluginStatus
 		for i := range got.Plugins {
 			if got.Plugins[i].ID == "gopls-lsp@claude-plugins-official" {
@@ -369,5 +381,55 @@ func TestLoadClaudeCodeEnabledNotInstalled(t *testing.T) {
 	p := got.Plugins[0]
 	if p.Installed || !p.Enabled || fmt.Sprint(p.Extensions) != "[.py .pyi]" || !strings.HasSuffix(p.Reason, "but not installed") {
 		t.Errorf("%+v", p)
+	}
+}
+
+// hugeSettings writes user settings that enable pyright-lsp and n plugins
+// that are not installed.
+func hugeSettings(t testing.TB, file string, n int) {
+	var b strings.Builder
+	b.WriteString(`{"enabledPlugins": {"pyright-lsp@claude-plugins-official": true`)
+	for i := range n {
+		fmt.Fprintf(&b, `, "g%d@m": true`, i)
+	}
+	b.WriteString("}}")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Settings that name a great many plugins that are not installed cost work
+// bounded by what is installed: the first few get a status, the rest are
+// counted.
+func TestLoadClaudeCodeHugeSettings(t *testing.T) {
+	in := newInstallation(t)
+	const n = 200_000
+	hugeSettings(t, filepath.Join(in.config, "settings.json"), n)
+	got := LoadClaudeCode(&ClaudeCodeOptions{ProjectDir: in.project, ConfigDir: in.config})
+	uninstalled := 0
+	for _, p := range got.Plugins {
+		if p.InstallScope == "" {
+			uninstalled++
+		}
+	}
+	if uninstalled != MaxUninstalledStatuses || got.Unlisted != n-MaxUninstalledStatuses {
+		t.Errorf("%d plugins (%d not installed), %d unlisted", len(got.Plugins), uninstalled, got.Unlisted)
+	}
+	if p := pluginByID(t, got, "pyright-lsp@claude-plugins-official"); !p.Enabled || len(p.Servers) != 1 {
+		t.Errorf("pyright-lsp %+v", p)
+	}
+	if p := pluginByID(t, got, "g0@m"); !p.Enabled || p.Installed {
+		t.Errorf("g0@m %+v", p)
+	}
+}
+
+// BenchmarkLoadClaudeCodeHugeSettings loads settings near the read cap: a
+// million enabledPlugins entries naming plugins that are not installed.
+func BenchmarkLoadClaudeCodeHugeSettings(b *testing.B) {
+	in := newInstallation(b)
+	hugeSettings(b, filepath.Join(in.config, "settings.json"), 800_000)
+	b.ResetTimer()
+	for b.Loop() {
+		LoadClaudeCode(&ClaudeCodeOptions{ProjectDir: in.project, ConfigDir: in.config})
 	}
 }

@@ -12,24 +12,20 @@ import (
 )
 
 // ResolveCommand returns the executable the configuration's Command
-// starts, found as the manager finds it: a bare name in the PATH of the
-// server's environment (environ in os.Environ form, nil for the
-// process's, with the configuration's Env on top), a relative path
-// against the workspace folder. A missing command is an error matching
-// exec.ErrNotFound.
+// starts, found as the manager finds it: a bare name in the absolute
+// directories of the PATH of the server's environment (environ in
+// os.Environ form, nil for the process's, with the configuration's Env on
+// top), a relative path against Root, the plugin's directory. A missing
+// command is an error matching exec.ErrNotFound.
 func (c *ServerConfig) ResolveCommand(environ []string) (string, error) {
 	name := c.Command
 	if name == "" {
 		return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 	}
 	if strings.ContainsAny(name, `/\`) {
-		p := name
+		p := commandIn(c.Root, name)
 		if !filepath.IsAbs(p) {
-			dir := c.WorkspaceFolder
-			if dir == "" {
-				dir = c.ProjectDir
-			}
-			p = filepath.Join(dir, p)
+			return "", &exec.Error{Name: name, Err: fmt.Errorf("a relative path needs the plugin directory (Root) to resolve against: %w", exec.ErrNotFound)}
 		}
 		if !isExecutable(p) {
 			if _, err := os.Stat(p); err == nil {

@@ -41,7 +41,7 @@ func parseEntry(key string, raw json.RawMessage, src Source, o *LoadOptions) (Se
 	}
 	// The fields in the order their problems are reported: the first
 	// problem makes the decoder return zero values for the rest.
-	c.Command = d.command()
+	c.Command = d.command(src.Root)
 	c.Args = d.args()
 	c.Transport = d.transport()
 	c.Env = d.env()
@@ -138,12 +138,22 @@ func (d *entryDecoder) str(field string) (string, bool) {
 	return s, true
 }
 
-func (d *entryDecoder) command() string {
+func (d *entryDecoder) command(root string) string {
 	cmd, ok := d.str("command")
 	if d.err == nil && (!ok || cmd == "") {
 		d.fail("command", errors.New("required"))
 	}
-	return d.expand("command", cmd)
+	return commandIn(root, d.expand("command", cmd))
+}
+
+// commandIn makes a relative command path ("bin/srv") absolute against the
+// plugin's root, so that it never runs a file of the project or the
+// current directory of that name. A bare name ("gopls") is left for PATH.
+func commandIn(root, cmd string) string {
+	if root == "" || cmd == "" || filepath.IsAbs(cmd) || !strings.ContainsAny(cmd, `/\`) {
+		return cmd
+	}
+	return filepath.Join(root, filepath.FromSlash(cmd))
 }
 
 func (d *entryDecoder) args() []string {

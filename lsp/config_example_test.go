@@ -37,7 +37,8 @@ func ExampleParseServers() {
 // What Claude Code would load for a project: a plugin installed from a
 // marketplace whose entry declares its server inline (as the official
 // marketplace does), enabled in the user's settings, and disabled again
-// in the project's local settings.
+// in the project's local settings, which count only once the project is
+// trusted (in Claude Code, or by the caller with TrustProject).
 func ExampleLoadClaudeCode() {
 	base, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(base)
@@ -61,9 +62,12 @@ func ExampleLoadClaudeCode() {
 	}
 	write(filepath.Join(project, ".claude", "settings.local.json"), `{"enabledPlugins": {"python-lsp@tools": false}}`)
 	cc = lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: project, Env: []string{"CLAUDE_CONFIG_DIR=" + config}})
+	fmt.Println(len(cc.Servers), "servers; trusted:", cc.Trust.Trusted, "; ignored:", cc.Trust.Ignored[0].Scope, "settings")
+	cc = lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: project, Env: []string{"CLAUDE_CONFIG_DIR=" + config}, TrustProject: true})
 	p := cc.Plugins[0]
 	fmt.Println(len(cc.Servers), "servers;", p.ID, "enabled:", p.Enabled, "in", p.EnabledScope, "settings; would serve", p.Extensions)
 	// Output:
 	// plugin:python-lsp:pyright pyright-langserver [--stdio]
+	// 1 servers; trusted: false ; ignored: local settings
 	// 0 servers; python-lsp@tools enabled: false in local settings; would serve [.py]
 }

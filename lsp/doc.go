@@ -25,7 +25,9 @@
 // and a column in characters, or the symbol's text on the line), each
 // result typed and rendered for a model, and marked incomplete when the
 // server had not finished loading the workspace. Rename only proposes;
-// ApplyRename writes, through a caller's review when it has one:
+// ApplyRename writes, through a caller's review when it has one, else all
+// files or none (atomicfile.WriteAll), and never outside
+// ManagerOptions.Roots (default: the project directory):
 //
 //	refs, err := m.References(ctx, lsp.Pos{Path: "use.go", Line: 7, Symbol: "total", Occurrence: 2}, true)
 //	prompt += refs.Render(&lsp.NavRenderOptions{ProjectDir: dir})

@@ -52,6 +52,13 @@ type ManagerOptions struct {
 	// does not name one, and their default workspace folder. Default: the
 	// current directory.
 	ProjectDir string
+	// Roots are the project's roots: the directories the manager writes
+	// in (ApplyRename), symbolic links resolved. A rename with a file
+	// outside them (a module replaced by ../lib, a file reached through a
+	// link out of the project) is refused whole, naming those files,
+	// before anything is written. Default: ProjectDir alone. To allow
+	// writes anywhere, give the file system's root ("/").
+	Roots []string
 	// MaxOpenDocuments bounds the documents kept open in servers; the
 	// least recently used one is closed (didClose) to make room. Default
 	// 50.
@@ -102,6 +109,47 @@ type ManagerOptions struct {
 	// Logger receives the servers' log messages and the manager's
 	// warnings. Nil is silent.
 	Logger *slog.Logger
+	// OnEvent, when set, is told what the servers are doing, for a
+	// progress display: a start beginning and ending, and the servers'
+	// work-done progress (a workspace load with its percentage). It is
+	// called on the manager's goroutines, possibly concurrently, with no
+	// lock held; it must return quickly.
+	OnEvent func(Event)
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// The kinds of Event.
+const (
+	// EventStarting: a server process is being started and initialized.
+	EventStarting EventKind = "starting"
+	// EventRunning: the server answered initialize and is in use.
+	EventRunning EventKind = "running"
+	// EventFailed: the start failed (Err says why).
+	EventFailed EventKind = "failed"
+	// EventProgress: the server's work-done progress began, reported or
+	// ended (Progress says which).
+	EventProgress EventKind = "progress"
+)
+
+// Event is one thing a server did, as ManagerOptions.OnEvent receives it.
+type Event struct {
+	// Server is the server's name.
+	Server string
+	Kind   EventKind
+	// Progress is "begin", "report" or "end" for EventProgress.
+	Progress string
+	// Token identifies the work-done progress (as the server sent it).
+	Token string
+	// Title and Message are the progress's words, as the server sent
+	// them (a report repeats no title).
+	Title, Message string
+	// Percentage is the progress's percentage, or -1 when the server
+	// gave none.
+	Percentage int
+	// Err is the failure, for EventFailed.
+	Err error
 }
 
 // ErrInvalidOptions is matched (errors.Is) by the error NewManager returns
@@ -150,6 +198,19 @@ func (o ManagerOptions) withDefaults() (ManagerOptions, error) {
 		o.ProjectDir = wd
 	} else if abs, err := filepath.Abs(o.ProjectDir); err == nil {
 		o.ProjectDir = abs
+	}
+	if len(o.Roots) == 0 {
+		o.Roots = []string{o.ProjectDir}
+	} else {
+		roots := make([]string, len(o.Roots))
+		for i, r := range o.Roots {
+			abs, err := filepath.Abs(r)
+			if r == "" || err != nil {
+				return o, fmt.Errorf("%w: Roots[%d] is %q, not a directory", ErrInvalidOptions, i, r)
+			}
+			roots[i] = abs
+		}
+		o.Roots = roots
 	}
 	return o, nil
 }
@@ -402,19 +463,15 @@ func (m *Manager) Close(ctx context.Context, path string) error {
 
 // syncDoc is Open, Change and Save: text nil means the file on disk.
 func (m *Manager) syncDoc(ctx context.Context, path string, text *string, save bool) error {
+	orig := text
 	for attempt := 0; ; attempt++ {
 		r, abs, err := m.route(path)
 		if err != nil {
 			return err
 		}
-		inst, err := r.srv.ensure(ctx)
-		if errors.Is(err, errRetired) && attempt < 3 {
-			continue // Reload replaced the server; route again
-		}
-		if err != nil {
-			m.noteFailure(abs, r.srv, err)
-			return err
-		}
+		// The file is read before the server is started, so that a
+		// missing or unreadable file is reported at once, not after a
+		// start of seconds.
 		var disk *diskView
 		if text == nil {
 			dv, err := readDisk(abs)
@@ -426,8 +483,18 @@ func (m *Manager) syncDoc(ctx context.Context, path string, text *string, save b
 		} else if dv, err := readDisk(abs); err == nil {
 			disk = &dv // what is on disk now, to tell a later change by someone else
 		}
+		inst, err := r.srv.ensure(ctx)
+		if errors.Is(err, errRetired) && attempt < 3 {
+			text = orig
+			continue // Reload replaced the server; route again
+		}
+		if err != nil {
+			m.noteFailure(abs, r.srv, err)
+			return err
+		}
 		retry, err := m.send(ctx, r, abs, inst, *text, save, disk)
 		if retry && attempt < 3 {
+			text = orig
 			continue // the instance was replaced meanwhile
 		}
 		if err != nil {
@@ -689,10 +756,11 @@ func (m *Manager) Reload(ctx context.Context, configs []ServerConfig) []error {
 
 // Shutdown stops every server: a graceful shutdown within each server's
 // timeout (and ctx), then its process group is killed, so nothing is left
-// behind even when a server misbehaves. It clears all documents and
-// pending diagnostics. Later operations return ErrManagerClosed. Shutdown
-// may be called more than once; it returns ctx.Err() when ctx ended before
-// every server stopped gracefully.
+// behind even when a server misbehaves; a server still starting (it has
+// not answered initialize) is killed at once, never waited for. It clears
+// all documents and pending diagnostics. Later operations return
+// ErrManagerClosed. Shutdown may be called more than once; it returns
+// ctx.Err() when ctx ended before every server stopped gracefully.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {

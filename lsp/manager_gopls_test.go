@@ -3,9 +3,11 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -363,5 +365,154 @@ func TestGoplsAnalyzerFindings(t *testing.T) {
 			!strings.Contains(att.Files[0].Diagnostics[0].Message, "fmt.Printf format %d has arg") {
 			t.Errorf("change %d: settled without the finding: %+v %+v", i, res, att)
 		}
+	}
+}
+
+// A missing file, or a place that names nothing in a file, is reported
+// before the server is started (gopls takes seconds to start), by Open,
+// by the navigation operations and by Settle's callers alike; a good
+// place then starts it.
+func TestBadInputReportedBeforeTheServerStarts(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {\n\tprintln(1)\n}\n")
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t)})
+	ctx := context.Background()
+	notStarted := func(what string) {
+		t.Helper()
+		for _, st := range m.Servers() {
+			if st.PID != 0 || st.State != StateStopped {
+				t.Errorf("%s: the server was started: %+v", what, st)
+			}
+		}
+	}
+	missing := filepath.Join(dir, "missing.go")
+	if err := m.Open(ctx, missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(missing): %v, want ErrNotExist", err)
+	}
+	notStarted("Open of a missing file")
+	if _, err := m.Definition(ctx, Pos{Path: missing, Line: 1, Column: 1}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Definition in a missing file: %v, want ErrNotExist", err)
+	}
+	notStarted("Definition in a missing file")
+	for _, p := range []Pos{{Path: main, Line: 26, Column: 1}, {Path: main, Line: 4, Symbol: "nothere"}, {Path: main, Line: 4, Column: 80}} {
+		_, err := m.References(ctx, p, true)
+		if !errors.Is(err, ErrBadPos) || !strings.Contains(err.Error(), "main.go:") {
+			t.Errorf("References at %v: %v, want ErrBadPos naming main.go", p, err)
+		}
+	}
+	notStarted("References at places that name nothing")
+	if _, err := m.Hover(ctx, Pos{Path: main, Line: 4, Symbol: "println"}); err != nil {
+		t.Fatalf("Hover at a good place: %v", err)
+	}
+	if st := m.Servers(); len(st) != 1 || st[0].PID == 0 {
+		t.Errorf("after a good place the server runs: %+v", st)
+	}
+}
+
+// A server whose command is not installed is not restarted: every use
+// says what is missing and how such servers are installed, without
+// using a restart; once the command is installed, the next use starts it.
+func TestMissingCommandIsNotRestarted(t *testing.T) {
+	gopls := goplsForTest(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+filepath.Dir(goBin)) // go, without gopls
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {}\n")
+	cfg := GoplsConfig("gopls", dir)
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t)})
+	ctx := context.Background()
+	for i := range 5 {
+		err := m.Open(ctx, main)
+		var cnf *CommandNotFoundError
+		if !errors.As(err, &cnf) || !errors.Is(err, ErrCommandNotFound) || !errors.Is(err, ErrServerFailed) {
+			t.Fatalf("use %d: %v, want a CommandNotFoundError", i, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, `command "gopls" is not installed`) || !strings.Contains(msg, "install it: "+GoplsInstallCommand) {
+			t.Errorf("use %d: %q does not say what is missing and how to install it", i, msg)
+		}
+		if strings.Contains(msg, "restart") {
+			t.Errorf("use %d: %q speaks of restarts", i, msg)
+		}
+		if st := m.Servers(); st[0].Restarts != 0 {
+			t.Errorf("use %d: %d restarts used for a missing command", i, st[0].Restarts)
+		}
+	}
+	if err := os.Symlink(gopls, filepath.Join(bin, "gopls")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatalf("once installed: %v", err)
+	}
+	if st := m.Servers(); st[0].PID == 0 || st[0].Restarts != 0 {
+		t.Errorf("once installed: %+v", st[0])
+	}
+}
+
+// OnEvent tells a progress display what gopls does: its start, and its
+// work-done progress (the workspace load) from begin to end.
+func TestOnEventReportsStartAndProgress(t *testing.T) {
+	gopls := goplsForTest(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	main := filepath.Join(dir, "main.go")
+	writeFile(t, main, "package main\n\nfunc main() {}\n")
+	var mu sync.Mutex
+	var events []Event
+	m := newManager(t, []ServerConfig{GoplsConfig(gopls, dir)}, &ManagerOptions{ProjectDir: dir, Env: goplsEnviron(t), WaitForProgress: true,
+		OnEvent: func(e Event) {
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+		}})
+	ctx := context.Background()
+	if err := m.Open(ctx, main); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, main)
+	mu.Lock()
+	defer mu.Unlock()
+	var kinds []string
+	begun, ended := map[string]bool{}, map[string]bool{}
+	for _, e := range events {
+		if e.Server != "gopls" {
+			t.Errorf("event of server %q", e.Server)
+		}
+		if e.Kind != EventProgress {
+			kinds = append(kinds, string(e.Kind))
+			continue
+		}
+		switch e.Progress {
+		case "begin":
+			if e.Title == "" {
+				t.Errorf("a progress began without a title: %+v", e)
+			}
+			begun[e.Token] = true
+		case "end":
+			ended[e.Token] = true
+		}
+	}
+	if strings.Join(kinds, " ") != "starting running" {
+		t.Errorf("start events %q, want starting running", kinds)
+	}
+	// Settle waited for the progress active when it ran (WaitForProgress);
+	// gopls may begin more work afterwards, so only some must have ended.
+	done := 0
+	for tok := range begun {
+		if ended[tok] {
+			done++
+		}
+	}
+	if done == 0 {
+		t.Errorf("no work-done progress reported from begin to end: %+v", events)
 	}
 }

@@ -307,6 +307,10 @@ type EditConflictError = atomicfile.ConflictError
 // is the same error as idebridge.ErrConflict.
 var ErrEditConflict = atomicfile.ErrConflict
 
+// ErrOutsideRoots is matched (errors.Is) by the error of an ApplyRename
+// refused because some of its files lie outside ManagerOptions.Roots.
+var ErrOutsideRoots = atomicfile.ErrOutside
+
 // FileEdit is a rename's proposed change of one file.
 type FileEdit struct {
 	// Path is the file's absolute path.

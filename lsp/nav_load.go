@@ -366,7 +366,12 @@ func (inst *instance) firstAnswerGrace(wait time.Duration) time.Duration {
 
 // awaitLoad waits, at most wait (and ctx), until inst is no longer loading.
 // It returns the state at the end.
-func (inst *instance) awaitLoad(ctx context.Context, tun loadTuning, wait time.Duration) loadState {
+//
+// A progress that has stopped reporting (stallAfter) is not waited for
+// once the server has answered about the document uri (published or
+// pulled its diagnostics, or answered a navigation request about it with
+// something; any time when uri is ""): the state then says so.
+func (inst *instance) awaitLoad(ctx context.Context, tun loadTuning, uri string, wait time.Duration) loadState {
 	deadline := time.Now().Add(wait)
 	var timer *time.Timer
 	defer func() {
@@ -381,11 +386,15 @@ func (inst *instance) awaitLoad(ctx context.Context, tun loadTuning, wait time.D
 		ch := inst.fresh
 		working, stalled, next := inst.workActive(now)
 		created, _ := inst.createdPending(now)
+		answered := uri == "" || inst.nav.answered[uri]
+		if dt := inst.docs[uri]; dt != nil && (dt.everPub || dt.pulled.ok) {
+			answered = true
+		}
 		inst.fmu.Unlock()
 		if !st.loading || wait <= 0 || !now.Before(deadline) {
 			return st
 		}
-		if working == 0 && created == 0 && len(stalled) > 0 {
+		if working == 0 && created == 0 && len(stalled) > 0 && answered {
 			// Only stalled progress: not waited for; the answer says so.
 			st.reason += fmt.Sprintf(" (it stopped reporting %v before)", stallAfter)
 			return st

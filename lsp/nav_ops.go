@@ -137,8 +137,25 @@ func (inst *instance) docIndex(uri string, version int) *lineIndex {
 	return nil
 }
 
-// navResolve opens the file of p and finds p in it.
+// navResolve opens the file of p and finds p in it. A file that is not
+// open yet is read and p checked in it first, so that a missing file or a
+// place that names nothing is reported before a server is started.
 func (m *Manager) navResolve(ctx context.Context, p Pos) (*navTarget, resolved, error) {
+	if p.Path != "" && m.navOpenUnchanged(p.Path) == nil {
+		if _, abs, err := m.route(p.Path); err == nil {
+			dv, err := readDisk(abs)
+			if err != nil {
+				return nil, resolved{}, fmt.Errorf("reading %s: %w", abs, err)
+			}
+			if _, err := resolvePos(newLineIndex(dv.text), p); err != nil {
+				var pe *PosError
+				if errors.As(err, &pe) {
+					pe.Pos.Path = displayPath(m.opts.ProjectDir, abs)
+				}
+				return nil, resolved{}, err
+			}
+		}
+	}
 	t, err := m.navOpen(ctx, p.Path)
 	if err != nil {
 		return nil, resolved{}, err
@@ -200,7 +217,7 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 	}
 	wait := m.opts.LoadWait
 	deadline := time.Now().Add(max(wait, 0))
-	before := t.inst.awaitLoad(ctx, t.tun, wait)
+	before := t.inst.awaitLoad(ctx, t.tun, t.uri, wait)
 	backoff := 100 * time.Millisecond
 	for {
 		if err := ctx.Err(); err != nil {
@@ -237,24 +254,32 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 			t.inst.navAnswered(t.uri)
 		}
 		graceEnd := t.inst.nav.start.Add(t.inst.firstAnswerGrace(wait))
+		// A server that publishes diagnostics for the documents it has
+		// analysed, and has not for this one yet, is still at it.
+		publishes := false
+		for _, dt := range t.inst.docs {
+			publishes = publishes || dt.everPub
+		}
 		t.inst.fmu.Unlock()
 		// An empty answer from a server that is loading, began loading
 		// right after the request, or has not answered anything about the
-		// document yet (within its first-load grace), is asked again
-		// within the load wait before it is reported.
+		// document yet (within its first-load grace, or, for a server
+		// that publishes diagnostics, until it has published for the
+		// document), is asked again within the load wait before it is
+		// reported.
 		var retry bool
 		switch {
 		case !empty || wait < 0 || !now.Before(deadline):
 		case before.loading || after.loading || after.beganAfter:
 			retry = true
-			before = t.inst.awaitLoad(ctx, t.tun, deadline.Sub(now))
-		case !answered && now.Before(graceEnd):
+			before = t.inst.awaitLoad(ctx, t.tun, t.uri, deadline.Sub(now))
+		case !answered && (now.Before(graceEnd) || publishes):
 			retry = true
-			if !sleepCtx(ctx, min(backoff, graceEnd.Sub(now))) {
+			if !sleepCtx(ctx, min(backoff, deadline.Sub(now))) {
 				continue // ctx ended: said above
 			}
 			backoff = min(2*backoff, time.Second)
-			before = t.inst.awaitLoad(ctx, t.tun, max(time.Until(deadline), 0))
+			before = t.inst.awaitLoad(ctx, t.tun, t.uri, max(time.Until(deadline), 0))
 		}
 		if retry {
 			continue

@@ -98,7 +98,7 @@ func resolvePos(idx *lineIndex, p Pos) (resolved, error) {
 	}
 	text, ok := idx.line(p.Line - 1)
 	if !ok {
-		return resolved{}, fail(fmt.Sprintf("the file has %d lines; there is no line %d", len(idx.start), p.Line), "", nil)
+		return resolved{}, fail(fmt.Sprintf("the file has %d line%s; there is no line %d", idx.lines(), plural(idx.lines()), p.Line), "", nil)
 	}
 	n := utf8.RuneCountInString(text)
 	if p.Column > 0 {

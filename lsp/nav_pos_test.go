@@ -50,6 +50,27 @@ func TestParsePos(t *testing.T) {
 	}
 }
 
+// A line break that ends the text does not start a line of its own in
+// the count an error shows.
+func TestResolvePosCountsLinesAsPeopleDo(t *testing.T) {
+	for text, want := range map[string]string{
+		"a\nb\nc\n": "the file has 3 lines; there is no line 9",
+		"a\nb\nc":   "the file has 3 lines; there is no line 9",
+		"x\r\n":     "the file has 1 line; there is no line 9",
+		"a\n\n":     "the file has 2 lines; there is no line 9",
+		"":          "the file has 1 line; there is no line 9",
+	} {
+		_, err := resolvePos(newLineIndex(text), Pos{Path: "f.go", Line: 9, Column: 1})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+	// The empty line after the last line break is still a place (the end).
+	if _, err := resolvePos(newLineIndex("a\n"), Pos{Path: "f.go", Line: 2, Column: 1}); err != nil {
+		t.Errorf("the end of a text ending in a line break: %v", err)
+	}
+}
+
 func TestResolvePos(t *testing.T) {
 	text := "package p\n\n\ttotal = total + s.Area()\n\ts := \"😀 🎉\"; n := max(x, 1)\nx"
 	idx := newLineIndex(text)
@@ -72,6 +93,7 @@ func TestResolvePos(t *testing.T) {
 		{pos: Pos{Line: 3, Symbol: "total", Occurrence: 3}, problems: []string{"no occurrence #3", "columns 2, 10"}},
 		{pos: Pos{Line: 3, Symbol: "Perimeter"}, problems: []string{`"Perimeter" is not on line 3`, "     3 | \ttotal = total + s.Area()"}},
 		{pos: Pos{Line: 9, Column: 1}, problems: []string{"the file has 5 lines; there is no line 9"}},
+
 		{pos: Pos{Line: 3, Column: 40}, problems: []string{"line 3 has 25 characters; column 40 is past its end"}},
 		{pos: Pos{Line: 0, Column: 1}, problems: []string{"lines are 1-based"}},
 		{pos: Pos{Line: 3}, problems: []string{"give a column or the symbol's text"}},

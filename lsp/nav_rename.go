@@ -232,14 +232,29 @@ func (m *Manager) syncOpen(ctx context.Context, s *server) error {
 	return nil
 }
 
-// ApplyRename writes the files of p, one by one in order. With propose
-// nil, each file is written atomically unless it changed on disk since the
-// rename was computed (ApplyConflict). With propose (an IDE's diff review,
-// see ProposeFunc), each file is shown to the user, who decides; after
-// ApplyCancelled, or once ctx has ended, the remaining files are
-// ApplySkipped. The files written that are open in their servers are then
-// synced with them, as Open does. The error is not nil only when nothing
-// could be attempted (a nil p, a manager shut down).
+// ApplyRename writes the files of p.
+//
+// With propose nil, it writes them all or none (atomicfile.WriteAll):
+// every file must still be what the rename was computed from (its content
+// and identity: a file replaced since, even by a link to a file with the
+// same text, counts as changed), every new text is staged beside its file
+// before any file is replaced, and a failure while replacing puts back
+// the files already replaced. The error then names the file that stopped
+// the write and why (errors.Is ErrEditConflict when it changed on disk);
+// nothing was written.
+//
+// With propose (an IDE's diff review, see ProposeFunc), each file is shown
+// to the user, who decides; after ApplyCancelled, or once ctx has ended,
+// the remaining files are ApplySkipped. Since the user may accept some
+// files and not others, this path is not all or nothing, but every file
+// is checked before the first is shown: a rename with a file already
+// changed on disk is refused whole, as above.
+//
+// Either way, a rename with a file outside ManagerOptions.Roots (symbolic
+// links resolved) is refused whole before anything is shown or written,
+// with an error naming those files (errors.Is ErrOutsideRoots). The files
+// written that are open in their servers are then synced with them, as
+// Open does.
 func (m *Manager) ApplyRename(ctx context.Context, p *RenameProposal, propose ProposeFunc) (*RenameApplied, error) {
 	if p == nil {
 		return nil, errors.New("applying a rename: no proposal")
@@ -250,7 +265,45 @@ func (m *Manager) ApplyRename(ctx context.Context, p *RenameProposal, propose Pr
 	if closed {
 		return nil, ErrManagerClosed
 	}
+	changes := make([]atomicfile.Change, len(p.Files))
+	for i, f := range p.Files {
+		changes[i] = atomicfile.Change{Path: f.Path, Data: []byte(f.NewText), Base: f.Base}
+	}
+	wopts := &atomicfile.Options{Roots: m.opts.Roots}
 	res := &RenameApplied{Files: make([]FileApplied, 0, len(p.Files))}
+	if propose == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("rename not applied: %w", err)
+		}
+		if err := atomicfile.WriteAll(changes, wopts); err != nil {
+			return nil, fmt.Errorf("rename not applied: %w", err)
+		}
+		for _, f := range p.Files {
+			res.Files = append(res.Files, FileApplied{Path: f.Path, Status: ApplyWritten})
+		}
+		res.Written = len(p.Files)
+	} else {
+		if err := atomicfile.Check(changes, wopts); err != nil {
+			return nil, fmt.Errorf("rename not applied: %w", err)
+		}
+		m.review(ctx, p, propose, res)
+	}
+	open := map[string]bool{}
+	for _, p := range m.OpenDocuments() {
+		open[p] = true
+	}
+	for _, f := range res.Files {
+		if f.Status == ApplyWritten && open[f.Path] {
+			if err := m.Open(context.WithoutCancel(ctx), f.Path); err != nil {
+				m.log.Debug("lsp: syncing a renamed file failed", "path", f.Path, "err", err)
+			}
+		}
+	}
+	return res, nil
+}
+
+// review proposes each file of p in turn, recording the outcomes in res.
+func (m *Manager) review(ctx context.Context, p *RenameProposal, propose ProposeFunc, res *RenameApplied) {
 	stop := false
 	for i := range p.Files {
 		f := &p.Files[i]
@@ -261,12 +314,7 @@ func (m *Manager) ApplyRename(ctx context.Context, p *RenameProposal, propose Pr
 			continue
 		}
 		var err error
-		if propose == nil {
-			out.Status = ApplyWritten
-			err = atomicfile.Write(f.Path, []byte(f.NewText), f.Base)
-		} else {
-			out.Status, err = propose(ctx, f)
-		}
+		out.Status, err = propose(ctx, f)
 		switch {
 		case errors.Is(err, atomicfile.ErrConflict):
 			out.Status = ApplyConflict
@@ -286,16 +334,4 @@ func (m *Manager) ApplyRename(ctx context.Context, p *RenameProposal, propose Pr
 		}
 		res.Files = append(res.Files, out)
 	}
-	open := map[string]bool{}
-	for _, p := range m.OpenDocuments() {
-		open[p] = true
-	}
-	for _, f := range res.Files {
-		if f.Status == ApplyWritten && open[f.Path] {
-			if err := m.Open(context.WithoutCancel(ctx), f.Path); err != nil {
-				m.log.Debug("lsp: syncing a renamed file failed", "path", f.Path, "err", err)
-			}
-		}
-	}
-	return res, nil
 }

@@ -467,37 +467,28 @@ func TestApplyRename(t *testing.T) {
 		return out
 	}
 
-	// A file changed on disk after the proposal is not overwritten; the
-	// other is written.
+	// A file changed on disk after the proposal: all or nothing, so
+	// neither file is written, and the error names the changed one.
 	p := propose()
 	changed := strings.Replace(readFixture(t, dir, "shapes.go"), "roughly", "more or less", 1)
 	writeFile(t, shapes, changed)
 	res, err := m.ApplyRename(ctx, p, nil)
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, ErrEditConflict) || res != nil || !strings.Contains(err.Error(), shapes+" not written") ||
+		!strings.Contains(err.Error(), "none of the 2 files was written") {
+		t.Fatalf("apply after a change: %+v, %v", res, err)
 	}
-	if got := statuses(res); !cmp.Equal(got, []ApplyStatus{ApplyConflict, ApplyWritten}) || res.Written != 1 {
-		t.Fatalf("apply after a change: %v (%d written)", got, res.Written)
+	if readFixture(t, dir, "shapes.go") != changed || readFixture(t, dir, "use.go") != readFixtureFile(t, "go", "use.go") {
+		t.Errorf("a file was written although the rename could not be:\n%s", readFixture(t, dir, "use.go"))
 	}
-	if !strings.Contains(res.Files[0].Error, "changed on disk") || readFixture(t, dir, "shapes.go") != changed {
-		t.Errorf("the changed file: %+v", res.Files[0])
-	}
-	if got := readFixture(t, dir, "use.go"); !strings.Contains(got, "s.Size()") {
-		t.Errorf("use.go not renamed:\n%s", got)
-	}
-	if out := res.Render(&NavRenderOptions{ProjectDir: dir}); out != "Rename: 1 of 2 files written.\n"+
-		"shapes.go: not written: it changed on disk since the rename was computed\nuse.go: written\n" {
-		t.Errorf("rendering:\n%s", out)
-	}
-	// The server sees the written file: the half-done rename is an error
-	// that gopls reports, and definition follows the new name.
-	def, err := m.Definition(ctx, pos(t, dir, "use.go:7:Size"))
-	if err != nil || len(def.Locations) != 0 {
-		t.Errorf("definition of the half-renamed Size: %+v, %v", def, err)
+	// A review is refused whole too, before any file is shown.
+	res, err = m.ApplyRename(ctx, p, func(ctx context.Context, e *FileEdit) (ApplyStatus, error) {
+		t.Errorf("%s proposed although the rename is stale", e.Path)
+		return ApplyRejected, nil
+	})
+	if !errors.Is(err, ErrEditConflict) || res != nil {
+		t.Fatalf("review after a change: %+v, %v", res, err)
 	}
 
-	// Undo through a proposal in the other direction, written directly.
-	writeFile(t, use, readFixtureFile(t, "go", "use.go"))
 	writeFile(t, shapes, readFixtureFile(t, "go", "shapes.go"))
 
 	// A callback that rejects the first file and cancels the second; the
@@ -540,7 +531,7 @@ func TestApplyRename(t *testing.T) {
 	if err != nil || res.Written != 2 {
 		t.Fatalf("apply: %+v, %v", res, err)
 	}
-	def, err = m.Definition(ctx, pos(t, dir, "use.go:7:Size"))
+	def, err := m.Definition(ctx, pos(t, dir, "use.go:7:Size"))
 	if err != nil || !cmp.Equal(places(dir, def.Locations), []string{"shapes.go:5:2"}) {
 		t.Errorf("definition after the rename: %+v, %v", def, err)
 	}

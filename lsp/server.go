@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -131,6 +132,18 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 			s.mu.Unlock()
 			return inst, nil
 		case StateError:
+			if errors.Is(s.lastErr.Err, ErrCommandNotFound) {
+				// Not a crash: start again, without using a restart,
+				// only once the command is installed.
+				if !s.commandFound() {
+					e := *s.lastErr
+					e.Final, e.Restarts = true, s.restarts
+					s.mu.Unlock()
+					return nil, &e
+				}
+				s.beginStart()
+				break
+			}
 			if s.restarts >= s.cfg.restartLimit() {
 				e := *s.lastErr
 				e.Final, e.Restarts = true, s.restarts
@@ -164,16 +177,39 @@ func (s *server) ensure(ctx context.Context) (*instance, error) {
 	}
 }
 
+// commandFound reports whether the server's command may now start: a
+// bare name is found on PATH as exec.Command finds it, an absolute path
+// is an executable file (a relative one is tried again).
+func (s *server) commandFound() bool {
+	c := exec.Command(s.cfg.Command)
+	if c.Err != nil {
+		return false
+	}
+	return !filepath.IsAbs(c.Path) || isExecutable(c.Path)
+}
+
 // beginStart starts an instance in the background. Call with s.mu held.
 func (s *server) beginStart() {
 	s.setState(StateStarting)
 	go s.runStart()
 }
 
+// event tells ManagerOptions.OnEvent, when set, about e.
+func (s *server) event(e Event) {
+	if f := s.m.opts.OnEvent; f != nil {
+		e.Server = s.cfg.Name
+		if e.Kind != EventProgress {
+			e.Percentage = -1
+		}
+		f(e)
+	}
+}
+
 // runStart starts an instance and reopens the documents routed to the
 // server, then settles the state: Running, Error, or Stopped when the
 // server was retired meanwhile.
 func (s *server) runStart() {
+	s.event(Event{Kind: EventStarting})
 	inst, err := s.spawn()
 	if err == nil {
 		s.m.reopen(s, inst)
@@ -203,11 +239,13 @@ func (s *server) runStart() {
 		s.mu.Unlock()
 		s.log.Warn("lsp: language server failed to start", "err", err)
 		s.m.reg.ReportFailure(s.cfg.Name, err)
+		s.event(Event{Kind: EventFailed, Err: err})
 		return
 	}
 	s.inst = inst
 	s.setState(StateRunning)
 	s.mu.Unlock()
+	s.event(Event{Kind: EventRunning})
 	s.log.Debug("lsp: language server running", "pid", inst.proc.cmd.Process.Pid, "encoding", inst.encoding())
 }
 
@@ -269,13 +307,27 @@ func (s *server) spawn() (*instance, error) {
 	cmd.Env = s.environ()
 	p, err := startProc(cmd)
 	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			err = &CommandNotFoundError{Command: s.cfg.Command, Hint: InstallHint(s.cfg.Command), Err: err}
+			e := fail(err).(*ServerError)
+			e.Final = true
+			return nil, e
+		}
 		return nil, fail(fmt.Errorf("starting %s: %w", s.cfg.Command, err))
 	}
 	s.mu.Lock()
 	inst := newInstance(s, p, s.restarts)
 	s.inst = inst
+	retired := s.retired
 	s.mu.Unlock()
 	go inst.watch()
+	if retired {
+		// stop ran before the instance was known: it kills what it
+		// finds, so this start ends here.
+		inst.kill()
+		<-inst.gone
+		return nil, inst.failure(errShutDown)
+	}
 
 	timeout := s.startupTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -428,7 +480,7 @@ func (s *server) failure() error {
 	if s.state == StateError && s.lastErr != nil {
 		e := *s.lastErr
 		e.Restarts = s.restarts
-		e.Final = s.restarts >= s.cfg.restartLimit()
+		e.Final = s.restarts >= s.cfg.restartLimit() || errors.Is(e.Err, ErrCommandNotFound)
 		return &e
 	}
 	return nil
@@ -436,13 +488,27 @@ func (s *server) failure() error {
 
 // stop stops the server for good: a running instance is shut down
 // gracefully within the shutdown timeout (and ctx), then its process group
-// is killed; a start in progress is abandoned.
+// is killed; a start in progress is killed at once (a server that has not
+// answered initialize has nothing to save, and waiting for it would let
+// a server that never answers hold stop for its whole startup timeout).
 func (s *server) stop(ctx context.Context) {
 	s.mu.Lock()
 	s.retired = true
 	for {
 		switch s.state {
-		case StateStarting, StateStopping:
+		case StateStarting:
+			// spawn sees retired when it has no instance yet; otherwise
+			// the kill ends its initialize, and runStart, seeing the
+			// server retired, settles it Stopped.
+			ch, inst := s.stateCh, s.inst
+			s.mu.Unlock()
+			if inst != nil {
+				inst.kill()
+			}
+			<-ch
+			s.mu.Lock()
+			continue
+		case StateStopping:
 			ch, inst := s.stateCh, s.inst
 			s.mu.Unlock()
 			select {
@@ -930,7 +996,10 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	var p struct {
 		Token json.RawMessage `json:"token"`
 		Value struct {
-			Kind string `json:"kind"`
+			Kind       string `json:"kind"`
+			Title      string `json:"title"`
+			Message    string `json:"message"`
+			Percentage *int   `json:"percentage"`
 		} `json:"value"`
 	}
 	if json.Unmarshal(params, &p) != nil {
@@ -939,6 +1008,13 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	tok := string(p.Token)
 	if isNavToken(tok) {
 		return // a navigation request's own progress, not the server's work
+	}
+	if inst.s.m.opts.OnEvent != nil {
+		e := Event{Kind: EventProgress, Progress: p.Value.Kind, Token: tok, Title: p.Value.Title, Message: p.Value.Message, Percentage: -1}
+		if p.Value.Percentage != nil {
+			e.Percentage = *p.Value.Percentage
+		}
+		inst.s.event(e)
 	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()

@@ -29,7 +29,41 @@ var (
 	ErrManagerClosed = errors.New("language server manager is shut down")
 	// ErrNotOpen: the file is not open in the manager.
 	ErrNotOpen = errors.New("file is not open")
+	// ErrCommandNotFound: the server's command is not installed. Matched
+	// by every *CommandNotFoundError (and by exec.ErrNotFound).
+	ErrCommandNotFound = errors.New("language server command not found")
 )
+
+// CommandNotFoundError says that a server's command is not installed: a
+// bare name not found on PATH, or a path that names no executable. Such a
+// server is not restarted (a restart would fail alike); it is started
+// again, without using a restart, once its command is found, after the
+// user installs it.
+type CommandNotFoundError struct {
+	// Command is the configured command.
+	Command string
+	// Hint says how such servers are usually installed (InstallHint);
+	// empty when the command is not a well-known server.
+	Hint string
+	// Err is the cause from os/exec.
+	Err error
+}
+
+func (e *CommandNotFoundError) Error() string {
+	msg := fmt.Sprintf("command %q is not installed (%v)", e.Command, e.Err)
+	if e.Hint != "" {
+		msg += "; install it: " + e.Hint
+	} else {
+		msg += "; install it, or set PATH to find it"
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *CommandNotFoundError) Unwrap() error { return e.Err }
+
+// Is makes every CommandNotFoundError match ErrCommandNotFound.
+func (e *CommandNotFoundError) Is(target error) bool { return target == ErrCommandNotFound }
 
 // NoServerError says why no server serves a file.
 type NoServerError struct {
@@ -79,7 +113,7 @@ func (e *ServerError) Error() string {
 	if e.ExitStatus != "" {
 		fmt.Fprintf(&b, " (%s)", e.ExitStatus)
 	}
-	if e.Final {
+	if e.Final && !errors.Is(e.Err, ErrCommandNotFound) {
 		fmt.Fprintf(&b, "; not restarting (%d restarts used)", e.Restarts)
 	}
 	if e.Stderr != "" {

@@ -650,6 +650,54 @@ func TestScriptedStartupTimeout(t *testing.T) {
 	}
 }
 
+// Shutdown kills a server still starting: with a server that never
+// answers initialize, after the Open that started it was cancelled,
+// Shutdown used to wait for the whole startup timeout (59 s of a 60 s
+// setting). The bound asserted is a third of that timeout, far above
+// what Shutdown takes; the figure is logged.
+func TestScriptedShutdownKillsServerStillStarting(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	cfg := scriptConfig("mute", ".s", "-no-init", "-pidfile", pidFile)
+	cfg.StartupTimeout = 3 * time.Minute
+	m := newManager(t, []ServerConfig{cfg}, testOptions(dir))
+	a := writeSource(t, dir, "a.s", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	opened := make(chan error, 1)
+	go func() { opened <- m.Open(ctx, a) }()
+	var pid int
+	waitFor(t, "the server to start", func() bool {
+		data, _ := os.ReadFile(pidFile)
+		_, err := fmt.Sscan(string(data), &pid)
+		return err == nil && pid > 0
+	})
+	cancel()
+	if err := <-opened; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Open: %v, want it cancelled", err)
+	}
+	if st := m.Servers()[0].State; st != StateStarting {
+		t.Fatalf("server %v, want still starting", st)
+	}
+	start := time.Now()
+	shut := make(chan error, 1)
+	go func() { shut <- m.Shutdown(context.Background()) }()
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	case <-time.After(cfg.StartupTimeout / 3):
+		t.Fatalf("Shutdown still waiting after %v: it waits for the server's startup timeout (%v)", time.Since(start), cfg.StartupTimeout)
+	}
+	t.Logf("Shutdown took %v (startup timeout %v, shutdown timeout %v)", time.Since(start), cfg.StartupTimeout, cfg.ShutdownTimeout)
+	if processAlive(pid) {
+		t.Errorf("server process %d alive after Shutdown", pid)
+	}
+	if st := m.Servers()[0].State; st != StateStopped {
+		t.Errorf("server %v after Shutdown, want stopped", st)
+	}
+}
+
 func TestScriptedShutdownKillsStubbornServerAndGrandchild(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")

@@ -48,9 +48,44 @@ type Tool struct {
 	Description string `json:"description,omitempty"`
 	// InputSchema is the JSON Schema of the arguments object.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	// OutputSchema and Annotations are passed through as received.
+	// OutputSchema is the JSON Schema (an object schema) of the result's
+	// StructuredContent, for a tool that sends one; passed through as
+	// received.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Annotations are hints about the tool's behaviour (see
+	// ToolAnnotations and its Encode); passed through as received.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+}
+
+// ToolAnnotations are MCP's hints about a tool, for clients that decide
+// what to approve without asking (a read-only tool) or what to confirm (a
+// destructive one). They are hints: a client must not trust them from a
+// server it does not trust. A nil hint is left out, and means the
+// specification's default (readOnly false, destructive true, idempotent
+// false, openWorld true).
+type ToolAnnotations struct {
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint: the tool changes nothing.
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint: a tool that changes things may overwrite or delete
+	// (meaningful when not read-only).
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint: calling again with the same arguments changes
+	// nothing more.
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint: the tool reaches outside a closed domain (the web,
+	// say), not only the local project.
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// Encode returns the annotations as Tool.Annotations carries them.
+func (a *ToolAnnotations) Encode() json.RawMessage {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil // a struct of strings and bools always encodes
+	}
+	return b
 }
 
 // ListToolsParams are the params of tools/list.
@@ -94,7 +129,8 @@ type Content struct {
 type ToolResult struct {
 	// Content are the result's content blocks, in order.
 	Content []Content `json:"content"`
-	// StructuredContent is passed through as received.
+	// StructuredContent is the result as a JSON object, for a tool with an
+	// OutputSchema it fits; passed through as received.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	// IsError is true when the tool reported a failure as a result (a
 	// decoded one comes back inside a *ToolError).

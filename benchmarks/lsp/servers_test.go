@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -181,7 +180,7 @@ func startAny(tb testing.TB, dir string, pull bool, initOpts json.RawMessage, cm
 	tb.Helper()
 	c := &anyServer{cmd: exec.Command(cmd, args...), dir: dir, pull: pull, wake: make(chan struct{}, 1), start: time.Now()}
 	c.cmd.Dir, c.cmd.Env = dir, env
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(c.cmd)
 	in, err := c.cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -391,7 +390,7 @@ func (c *anyServer) close() {
 	case <-done:
 	case <-ctx.Done():
 	}
-	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	killProcessGroup(c.cmd)
 	<-done
 	_ = c.conn.Close()
 }

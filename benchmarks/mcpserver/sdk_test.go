@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -217,11 +218,50 @@ func (s *syncBuffer) String() string {
 
 // call calls a tool and returns its text; the result must be one text
 // block, and isError must be as expected.
+// outputSchemas are the tools' output schemas as tools/list gave them,
+// resolved by the JSON Schema library the SDK uses; call validates every
+// result's structured content against its tool's.
+var outputSchemas = map[string]*jsonschema.Resolved{}
+
+// resolveOutputSchema resolves a listed tool's output schema.
+func resolveOutputSchema(t *testing.T, tool *mcp.Tool) {
+	t.Helper()
+	raw, err := json.Marshal(tool.OutputSchema)
+	if err != nil || tool.OutputSchema == nil {
+		t.Errorf("tool %s has no output schema (%v)", tool.Name, err)
+		return
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Errorf("tool %s: output schema %s: %v", tool.Name, raw, err)
+		return
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Errorf("tool %s: output schema %s does not resolve: %v", tool.Name, raw, err)
+		return
+	}
+	outputSchemas[tool.Name] = rs
+}
+
 func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, wantErr bool, name string, args map[string]any) string {
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	if rs := outputSchemas[name]; rs == nil {
+		t.Errorf("%s: no output schema listed", name)
+	} else if res.StructuredContent == nil {
+		t.Errorf("%s %v answered no structured content", name, args)
+	} else {
+		// The SDK decodes it as any; validate the JSON value.
+		raw, _ := json.Marshal(res.StructuredContent)
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		if err := rs.Validate(v); err != nil {
+			t.Errorf("%s %v: structured content %s does not fit the output schema: %v", name, args, raw, err)
+		}
 	}
 	if len(res.Content) != 1 {
 		t.Fatalf("%s answered %d content blocks, want 1", name, len(res.Content))
@@ -279,6 +319,11 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 			t.Fatal(err)
 		}
 		names = append(names, tool.Name)
+		resolveOutputSchema(t, tool)
+		if a := tool.Annotations; a == nil || a.Title == "" || a.OpenWorldHint == nil || *a.OpenWorldHint ||
+			a.ReadOnlyHint == (tool.Name == "rename" || tool.Name == "propose_edit" || tool.Name == "ide_open_file") {
+			t.Errorf("tool %s: annotations %+v", tool.Name, a)
+		}
 		schema, _ := json.Marshal(tool.InputSchema)
 		if tool.Description == "" || !strings.Contains(string(schema), `"type":"object"`) {
 			t.Errorf("tool %s: description %q, schema %s", tool.Name, tool.Description, schema)

@@ -305,7 +305,11 @@ export interface ClaudeCodeReport {
   configDir: string;
   projectDir: string;
   servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
-  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string; ignoredFile?: string; ignoredEnabled?: boolean }[];
+  /** Whether the project's own settings and project-scoped installs counted (Go: lsp.ProjectTrust). */
+  trust: { trusted: boolean; source?: string; key?: string; file?: string; reason?: string; ignored?: { scope: string; file: string; entries: number }[]; ignoredInstalls?: string[] };
+  /** enabledPlugins entries naming no installed plugin that plugins does not list. */
+  unlisted: number;
   errors: string[];
 }
 
@@ -318,6 +322,8 @@ export interface FileState {
   modTime: string;
   mode: number;
   sha256?: string;
+  /** The file's identity (device and inode), opaque: a write against this state replaces only this file. */
+  id?: string;
 }
 
 /** What became of an edit: accepted (FILE_SAVED, the IDE's final text written), tab_closed (TAB_CLOSED, the proposal written), rejected (DIFF_REJECTED, or cancelled), not_accepted (another answer), applied (written without an IDE). */
@@ -485,6 +491,10 @@ export interface LSPManagerInitOptions {
   userConfig?: Record<string, string>;
   /** safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND. */
   safeMode?: boolean;
+  /** the path of a .lsp.json file whose servers are added to those of config (pass {} as config to use the file alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory. */
+  configFile?: string;
+  /** the directories a rename may write in, symbolic links resolved; a rename with a file outside them is refused whole (default: the project directory; ["/"] allows any). */
+  roots?: string[];
 }
 
 /** Options of LSPManager.loadClaudeCode. */
@@ -497,16 +507,18 @@ export interface LoadClaudeCodeOptions {
   env?: Record<string, string>;
   /** non-sensitive plugin user options for ${user_config.KEY}. */
   userConfig?: Record<string, string>;
+  /** let the project's own settings and project-scoped installs count even though Claude Code has no record of the user trusting the project (default: only a trusted project's do). */
+  trustProject?: boolean;
   /** Milliseconds to wait; omitted for the servers' own shutdown timeouts, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
 
 /** Options of LSPManager.definition. */
 export interface DefinitionOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -521,10 +533,10 @@ export interface DefinitionOptions {
 
 /** Options of LSPManager.declaration. */
 export interface DeclarationOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -539,10 +551,10 @@ export interface DeclarationOptions {
 
 /** Options of LSPManager.typeDefinition. */
 export interface TypeDefinitionOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -557,10 +569,10 @@ export interface TypeDefinitionOptions {
 
 /** Options of LSPManager.implementation. */
 export interface ImplementationOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -575,10 +587,10 @@ export interface ImplementationOptions {
 
 /** Options of LSPManager.references. */
 export interface ReferencesOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -595,10 +607,10 @@ export interface ReferencesOptions {
 
 /** Options of LSPManager.hover. */
 export interface HoverOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -613,8 +625,8 @@ export interface HoverOptions {
 
 /** Options of LSPManager.documentSymbols. */
 export interface DocumentSymbolsOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
@@ -624,7 +636,7 @@ export interface DocumentSymbolsOptions {
 /** Options of LSPManager.workspaceSymbols. */
 export interface WorkspaceSymbolsOptions {
   /** the query (a name or part of one). */
-  query?: string;
+  query: string;
   /** a file whose server to ask (default: every running server). */
   path?: string;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
@@ -635,10 +647,10 @@ export interface WorkspaceSymbolsOptions {
 
 /** Options of LSPManager.prepareCallHierarchy. */
 export interface PrepareCallHierarchyOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -653,10 +665,10 @@ export interface PrepareCallHierarchyOptions {
 
 /** Options of LSPManager.incomingCalls. */
 export interface IncomingCallsOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -671,10 +683,10 @@ export interface IncomingCallsOptions {
 
 /** Options of LSPManager.outgoingCalls. */
 export interface OutgoingCallsOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -689,10 +701,10 @@ export interface OutgoingCallsOptions {
 
 /** Options of LSPManager.rename. */
 export interface RenameOptions {
-  /** the file (required). */
-  path?: string;
+  /** the file. */
+  path: string;
   /** the 1-based line. */
-  line?: number;
+  line: number;
   /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
   column?: number;
   /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
@@ -702,7 +714,7 @@ export interface RenameOptions {
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
   /** the new name. */
-  newName?: string;
+  newName: string;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -922,7 +934,8 @@ export declare function applyEdit(path: string, newText: string | Uint8Array, op
  * state too.
  *
  * @param path the file.
- * @returns {"path", "exists", "size", "modTime", "mode", "sha256"?}.
+ * @returns {"path", "exists", "size", "modTime", "mode", "sha256"?,
+ *   "id"?}.
  * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
  */
 export declare function fileState(path: string): FileState;
@@ -1030,9 +1043,10 @@ export declare class LSPManager {
    * server starts until a file needs it; its diagnostics feed a registry of
    * the manager's own.
    *
-   * @param config the servers, as a .lsp.json document: {"name":
-   *   {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}
-   *   (a JSON-serialisable value, or a string holding JSON).
+   * @param config the servers, as the content of a .lsp.json (not its
+   *   path: see configFile): {"name": {"command", "extensionToLanguage",
+   *   "args"?, "env"?, "settings"?, ...}} (a JSON-serialisable value, or a
+   *   string holding JSON).
    * @param projectDir the project directory (CLAUDE_PROJECT_DIR, and the
    *   servers' default workspace folder).
    * @param [options] options.
@@ -1253,9 +1267,12 @@ export declare class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1273,7 +1290,10 @@ export declare class LSPManager {
    *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
    *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
    *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
-   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   *   "servers", "extensions", "reason"?, "ignoredFile"?,
+   *   "ignoredEnabled"?}], "trust": {"trusted", "source"?, "key"?, "file"?,
+   *   "reason"?, "ignored"?: [{"scope", "file", "entries"}],
+   *   "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * Rejects with an IdebridgeError: HandleError, TimeoutError,
    *   ArgumentError, ClosedError, InternalError.
    */
@@ -1284,9 +1304,12 @@ export declare class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1302,7 +1325,10 @@ export declare class LSPManager {
    *   "resolved"?, "commandError"?, "installHint"?}], "plugins": [{"id",
    *   "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?,
    *   "installed", "installScope"?, "projectPath"?, "root"?, "version"?,
-   *   "servers", "extensions", "reason"?}], "errors": [string]}.
+   *   "servers", "extensions", "reason"?, "ignoredFile"?,
+   *   "ignoredEnabled"?}], "trust": {"trusted", "source"?, "key"?, "file"?,
+   *   "reason"?, "ignored"?: [{"scope", "file", "entries"}],
+   *   "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
    *   ClosedError, InternalError.
    */
@@ -1348,16 +1374,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  definition(options?: DefinitionOptions & AsyncOptions): Promise<NavLocations>;
+  definition(options: DefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is defined (textDocument/definition). The file
    * is opened in its server (started when needed) or brought up to date with
@@ -1368,15 +1394,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  definitionSync(options?: DefinitionOptions): NavLocations;
+  definitionSync(options: DefinitionOptions): NavLocations;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
    * and C++ the header's declaration rather than the definition. The file is
@@ -1390,16 +1416,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  declaration(options?: DeclarationOptions & AsyncOptions): Promise<NavLocations>;
+  declaration(options: DeclarationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
    * and C++ the header's declaration rather than the definition. The file is
@@ -1411,15 +1437,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  declarationSync(options?: DeclarationOptions): NavLocations;
+  declarationSync(options: DeclarationOptions): NavLocations;
   /**
    * Where the type of the symbol at a place is defined
    * (textDocument/typeDefinition). The file is opened in its server (started
@@ -1433,16 +1459,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  typeDefinition(options?: TypeDefinitionOptions & AsyncOptions): Promise<NavLocations>;
+  typeDefinition(options: TypeDefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the type of the symbol at a place is defined
    * (textDocument/typeDefinition). The file is opened in its server (started
@@ -1454,15 +1480,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  typeDefinitionSync(options?: TypeDefinitionOptions): NavLocations;
+  typeDefinitionSync(options: TypeDefinitionOptions): NavLocations;
   /**
    * The implementations of the interface, abstract method or virtual function
    * at a place (textDocument/implementation). The file is opened in its server
@@ -1476,16 +1502,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  implementation(options?: ImplementationOptions & AsyncOptions): Promise<NavLocations>;
+  implementation(options: ImplementationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The implementations of the interface, abstract method or virtual function
    * at a place (textDocument/implementation). The file is opened in its server
@@ -1497,15 +1523,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  implementationSync(options?: ImplementationOptions): NavLocations;
+  implementationSync(options: ImplementationOptions): NavLocations;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
    * by file and position. The file is opened in its server (started when
@@ -1519,16 +1545,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  references(options?: ReferencesOptions & AsyncOptions): Promise<NavLocations>;
+  references(options: ReferencesOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
    * by file and position. The file is opened in its server (started when
@@ -1540,15 +1566,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  referencesSync(options?: ReferencesOptions): NavLocations;
+  referencesSync(options: ReferencesOptions): NavLocations;
   /**
    * What the server shows when hovering over a place (textDocument/hover), as
    * Markdown. The file is opened in its server (started when needed) or
@@ -1561,16 +1587,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  hover(options?: HoverOptions & AsyncOptions): Promise<NavHover>;
+  hover(options: HoverOptions & AsyncOptions): Promise<NavHover>;
   /**
    * What the server shows when hovering over a place (textDocument/hover), as
    * Markdown. The file is opened in its server (started when needed) or
@@ -1581,15 +1607,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  hoverSync(options?: HoverOptions): NavHover;
+  hoverSync(options: HoverOptions): NavHover;
   /**
    * The symbols declared in a file, as a tree (textDocument/documentSymbol).
    * The file is opened in its server (started when needed) or brought up to
@@ -1602,16 +1628,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  documentSymbols(options?: DocumentSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
+  documentSymbols(options: DocumentSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
   /**
    * The symbols declared in a file, as a tree (textDocument/documentSymbol).
    * The file is opened in its server (started when needed) or brought up to
@@ -1622,15 +1648,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  documentSymbolsSync(options?: DocumentSymbolsOptions): NavSymbols;
+  documentSymbolsSync(options: DocumentSymbolsOptions): NavSymbols;
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
@@ -1645,16 +1671,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  workspaceSymbols(options?: WorkspaceSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
+  workspaceSymbols(options: WorkspaceSymbolsOptions & AsyncOptions): Promise<NavSymbols>;
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
@@ -1667,15 +1693,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  workspaceSymbolsSync(options?: WorkspaceSymbolsOptions): NavSymbols;
+  workspaceSymbolsSync(options: WorkspaceSymbolsOptions): NavSymbols;
   /**
    * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
    * the function or method named there. The file is opened in its server
@@ -1689,16 +1715,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  prepareCallHierarchy(options?: PrepareCallHierarchyOptions & AsyncOptions): Promise<NavCallHierarchy>;
+  prepareCallHierarchy(options: PrepareCallHierarchyOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The call hierarchy items at a place (textDocument/prepareCallHierarchy):
    * the function or method named there. The file is opened in its server
@@ -1710,15 +1736,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  prepareCallHierarchySync(options?: PrepareCallHierarchyOptions): NavCallHierarchy;
+  prepareCallHierarchySync(options: PrepareCallHierarchyOptions): NavCallHierarchy;
   /**
    * The callers of the function or method at a place, with the call sites
    * (callHierarchy/incomingCalls). The file is opened in its server (started
@@ -1732,16 +1758,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  incomingCalls(options?: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
+  incomingCalls(options: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The callers of the function or method at a place, with the call sites
    * (callHierarchy/incomingCalls). The file is opened in its server (started
@@ -1753,15 +1779,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  incomingCallsSync(options?: IncomingCallsOptions): NavCallHierarchy;
+  incomingCallsSync(options: IncomingCallsOptions): NavCallHierarchy;
   /**
    * What the function or method at a place calls, with the call sites
    * (callHierarchy/outgoingCalls). The file is opened in its server (started
@@ -1775,16 +1801,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  outgoingCalls(options?: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
+  outgoingCalls(options: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * What the function or method at a place calls, with the call sites
    * (callHierarchy/outgoingCalls). The file is opened in its server (started
@@ -1796,15 +1822,15 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  outgoingCallsSync(options?: OutgoingCallsOptions): NavCallHierarchy;
+  outgoingCallsSync(options: OutgoingCallsOptions): NavCallHierarchy;
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing
@@ -1819,16 +1845,16 @@ export declare class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param [options] options; signal cancels the call.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
    */
-  rename(options?: RenameOptions & AsyncOptions): Promise<NavRenameProposal>;
+  rename(options: RenameOptions & AsyncOptions): Promise<NavRenameProposal>;
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing
@@ -1841,20 +1867,24 @@ export declare class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param [options] options.
-   * @returns the lsp package's result (the same JSON as idebridge lsp ...
-   *   --json) with "text", its rendering for a model: paths relative to the
-   *   project, path:line:col with each location's source line, at most
-   *   maxLocations (100) of them.
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
-  renameSync(options?: RenameOptions): NavRenameProposal;
+  renameSync(options: RenameOptions): NavRenameProposal;
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Resolves when every file is written or refused, without blocking the event
    * loop. Aborting the signal cancels the call (a pending edit review closes
@@ -1865,8 +1895,8 @@ export declare class LSPManager {
    * @param [options] timeoutMs: milliseconds to wait (omitted for no
    *   limit, negative or Infinity to wait without limit); signal cancels the
    *   call.
-   * @returns {"files": [{"path", "status" ("written", "conflict",
-   *   "failed"), "error"?}], "written", "text"}.
+   * @returns {"files": [{"path", "status" ("written")}], "written",
+   *   "text"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1874,9 +1904,13 @@ export declare class LSPManager {
   applyRename(proposal: NavRenameProposal | string, options?: CallOptions): Promise<NavRenameApplied>;
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Blocks until every file is written or refused: the event loop waits too.
    *
@@ -1884,8 +1918,8 @@ export declare class LSPManager {
    *   JSON-serialisable value, or a string holding JSON).
    * @param [timeoutMs] milliseconds to wait; omitted for no limit,
    *   negative or Infinity to wait without limit.
-   * @returns {"files": [{"path", "status" ("written", "conflict",
-   *   "failed"), "error"?}], "written", "text"}.
+   * @returns {"files": [{"path", "status" ("written")}], "written",
+   *   "text"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -121,6 +121,104 @@ const ERRORS = {
   [IDB_ERR_CANCELLED]: CancelledError,
 };
 
+/** What the user called, by C function: an error says LSPManager.references, not idb_lsp_references. */
+const NAMES = {
+  idb_version: "version",
+  idb_handle_count: "handleCount",
+  idb_parse_lockfile: "parseLockfile",
+  idb_path_to_local: "pathToLocal",
+  idb_path_to_ide: "pathToIde",
+  idb_discover: "discover",
+  idb_discover_start: "discover",
+  idb_ide_connect: "IDEClient.connect",
+  idb_ide_connect_start: "IDEClient.connect",
+  idb_ide_info: "IDEClient.info",
+  idb_ide_tools: "IDEClient.tools",
+  idb_ide_tools_start: "IDEClient.tools",
+  idb_ide_call: "IDEClient.call",
+  idb_ide_call_start: "IDEClient.call",
+  idb_ide_next_notification: "IDEClient.nextNotification",
+  idb_ide_next_notification_start: "IDEClient.nextNotification",
+  idb_ide_close: "IDEClient.close",
+  idb_registry_new: "new Registry",
+  idb_registry_publish: "Registry.publish",
+  idb_registry_set_version: "Registry.setVersion",
+  idb_registry_drain: "Registry.drain",
+  idb_registry_reset: "Registry.reset",
+  idb_registry_stats: "Registry.stats",
+  idb_registry_free: "Registry.close",
+  idb_lsp_new: "new LSPManager",
+  idb_lsp_open: "LSPManager.open",
+  idb_lsp_open_start: "LSPManager.open",
+  idb_lsp_change: "LSPManager.change",
+  idb_lsp_change_start: "LSPManager.change",
+  idb_lsp_save: "LSPManager.save",
+  idb_lsp_save_start: "LSPManager.save",
+  idb_lsp_close_file: "LSPManager.closeFile",
+  idb_lsp_close_file_start: "LSPManager.closeFile",
+  idb_lsp_settle: "LSPManager.settle",
+  idb_lsp_settle_start: "LSPManager.settle",
+  idb_lsp_drain: "LSPManager.drain",
+  idb_lsp_servers: "LSPManager.servers",
+  idb_lsp_load_claude_code: "LSPManager.loadClaudeCode",
+  idb_lsp_load_claude_code_start: "LSPManager.loadClaudeCode",
+  idb_lsp_shutdown: "LSPManager.shutdown",
+  idb_lsp_shutdown_start: "LSPManager.shutdown",
+  idb_lsp_definition: "LSPManager.definition",
+  idb_lsp_definition_start: "LSPManager.definition",
+  idb_lsp_declaration: "LSPManager.declaration",
+  idb_lsp_declaration_start: "LSPManager.declaration",
+  idb_lsp_type_definition: "LSPManager.typeDefinition",
+  idb_lsp_type_definition_start: "LSPManager.typeDefinition",
+  idb_lsp_implementation: "LSPManager.implementation",
+  idb_lsp_implementation_start: "LSPManager.implementation",
+  idb_lsp_references: "LSPManager.references",
+  idb_lsp_references_start: "LSPManager.references",
+  idb_lsp_hover: "LSPManager.hover",
+  idb_lsp_hover_start: "LSPManager.hover",
+  idb_lsp_document_symbols: "LSPManager.documentSymbols",
+  idb_lsp_document_symbols_start: "LSPManager.documentSymbols",
+  idb_lsp_workspace_symbols: "LSPManager.workspaceSymbols",
+  idb_lsp_workspace_symbols_start: "LSPManager.workspaceSymbols",
+  idb_lsp_prepare_call_hierarchy: "LSPManager.prepareCallHierarchy",
+  idb_lsp_prepare_call_hierarchy_start: "LSPManager.prepareCallHierarchy",
+  idb_lsp_incoming_calls: "LSPManager.incomingCalls",
+  idb_lsp_incoming_calls_start: "LSPManager.incomingCalls",
+  idb_lsp_outgoing_calls: "LSPManager.outgoingCalls",
+  idb_lsp_outgoing_calls_start: "LSPManager.outgoingCalls",
+  idb_lsp_rename: "LSPManager.rename",
+  idb_lsp_rename_start: "LSPManager.rename",
+  idb_lsp_apply_rename: "LSPManager.applyRename",
+  idb_lsp_apply_rename_start: "LSPManager.applyRename",
+  idb_render_attachment: "renderAttachment",
+  idb_ide_propose_edit: "IDEClient.proposeEdit",
+  idb_ide_propose_edit_start: "IDEClient.proposeEdit",
+  idb_ide_cancel_all_edits: "IDEClient.cancelAllEdits",
+  idb_ide_cancel_all_edits_start: "IDEClient.cancelAllEdits",
+  idb_apply_edit: "applyEdit",
+  idb_file_state: "fileState",
+  idb_ide_snapshot_diagnostics: "IDEClient.snapshotDiagnostics",
+  idb_ide_snapshot_diagnostics_start: "IDEClient.snapshotDiagnostics",
+  idb_ide_new_diagnostics: "IDEClient.newDiagnostics",
+  idb_ide_new_diagnostics_start: "IDEClient.newDiagnostics",
+  idb_ide_get_diagnostics: "IDEClient.getDiagnostics",
+  idb_ide_get_diagnostics_start: "IDEClient.getDiagnostics",
+  idb_should_auto_connect: "shouldAutoConnect",
+  idb_wait_for_ide: "waitForIde",
+  idb_wait_for_ide_start: "waitForIde",
+  idb_remove_stale: "removeStale",
+  idb_remove_stale_start: "removeStale",
+  idb_lsp_reload: "LSPManager.reload",
+  idb_lsp_reload_start: "LSPManager.reload",
+};
+
+/** The library's message with its leading C function name replaced by what the user called. */
+function userMessage(message) {
+  const i = message.indexOf(': ');
+  const head = i < 0 ? '' : message.slice(0, i);
+  return Object.prototype.hasOwnProperty.call(NAMES, head) ? NAMES[head] + message.slice(i) : message;
+}
+
 /** An edit was not written: the file changed on disk since the edit's base. */
 class ConflictError extends IdebridgeError {
   /** @param {object} result the edit's outcome, with its conflict */
@@ -198,7 +296,7 @@ function raise(fns, status, fn) {
     }
   }
   const Cls = ERRORS[status] || IdebridgeError;
-  throw new Cls(message, status, fn);
+  throw new Cls(userMessage(message), status, fn);
 }
 
 /** Returns the error of a failed asynchronous call, from its JSON error. */
@@ -210,7 +308,7 @@ function callError(status, text) {
     err = { message: text };
   }
   const Cls = ERRORS[status] || IdebridgeError;
-  return new Cls(err.message || 'call failed with status ' + status, status, err.function, err.code, err.data);
+  return new Cls(userMessage(err.message || 'call failed with status ' + status), status, err.function, err.code, err.data);
 }
 
 function textIn(value) {
@@ -1254,7 +1352,7 @@ function applyEdit(path, newText, options = {}) {
  *
  * @param {string} path the file.
  * @returns {FileState} {"path", "exists", "size", "modTime", "mode",
- *   "sha256"?}.
+ *   "sha256"?, "id"?}.
  * @throws {IdebridgeError} IdebridgeError, ArgumentError, InternalError.
  */
 function fileState(path) {
@@ -1381,9 +1479,9 @@ class LSPManager {
    * the manager's own.
    *
    * @param {Record<string, LSPServerConfig> | string} config the servers,
-   *   as a .lsp.json document: {"name": {"command", "extensionToLanguage",
-   *   "args"?, "env"?, "settings"?, ...}} (a JSON-serialisable value, or a
-   *   string holding JSON).
+   *   as the content of a .lsp.json (not its path: see configFile): {"name":
+   *   {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}
+   *   (a JSON-serialisable value, or a string holding JSON).
    * @param {string} projectDir the project directory (CLAUDE_PROJECT_DIR,
    *   and the servers' default workspace folder).
    * @param {LSPManagerInitOptions} [options] options.
@@ -1391,7 +1489,7 @@ class LSPManager {
    */
   constructor(config, projectDir, options = {}) {
     /** @type {bigint} */
-    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode}));
+    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode, configFile: options.configFile, roots: options.roots}));
   }
 
   /** The C handle as a bigint; 0n once closed. */
@@ -1658,9 +1756,12 @@ class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1680,13 +1781,15 @@ class LSPManager {
    *   "installHint"?}], "plugins": [{"id", "name", "marketplace", "enabled",
    *   "enabledScope"?, "enabledFile"?, "installed", "installScope"?,
    *   "projectPath"?, "root"?, "version"?, "servers", "extensions",
-   *   "reason"?}], "errors": [string]}.
+   *   "reason"?, "ignoredFile"?, "ignoredEnabled"?}], "trust": {"trusted",
+   *   "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope", "file",
+   *   "entries"}], "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * Rejects with an IdebridgeError: HandleError, TimeoutError,
    *   ArgumentError, ClosedError, InternalError.
    */
   loadClaudeCode(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig, trustProject: options.trustProject}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
@@ -1695,9 +1798,12 @@ class LSPManager {
    * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
    * user, project and local settings, later scopes winning, each read from its
    * install path with its marketplace entry. Servers are named
-   * "plugin:<plugin>:<server>". Running servers whose configuration is
-   * unchanged keep running; others are stopped. No server starts until a file
-   * needs it.
+   * "plugin:<plugin>:<server>". The project's own settings and its project-
+   * and local-scoped installs count only if the user trusted the project in
+   * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+   * .claude.json), or with trustProject; the result's trust says what was
+   * ignored. Running servers whose configuration is unchanged keep running;
+   * others are stopped. No server starts until a file needs it.
    *
    * It fails only for a bad handle or options: problems with the installation
    * (unreadable files, invalid entries, extension conflicts) are in the
@@ -1713,12 +1819,15 @@ class LSPManager {
    *   "command", "args", "resolved"?, "commandError"?, "installHint"?}],
    *   "plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?,
    *   "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?,
-   *   "version"?, "servers", "extensions", "reason"?}], "errors": [string]}.
+   *   "version"?, "servers", "extensions", "reason"?, "ignoredFile"?,
+   *   "ignoredEnabled"?}], "trust": {"trusted", "source"?, "key"?, "file"?,
+   *   "reason"?, "ignored"?: [{"scope", "file", "entries"}],
+   *   "ignoredInstalls"?}, "unlisted", "errors": [string]}.
    * @throws {IdebridgeError} HandleError, TimeoutError, ArgumentError,
    *   ClosedError, InternalError.
    */
   loadClaudeCodeSync(options = {}) {
-    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_load_claude_code(this._handle(), pick({projectDir: options.projectDir, configDir: options.configDir, env: options.env ?? { ...process.env }, userConfig: options.userConfig, trustProject: options.trustProject}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
@@ -1733,12 +1842,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {DefinitionOptions & AsyncOptions} [options] options; signal
+   * @param {DefinitionOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1758,11 +1867,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {DefinitionOptions} [options] options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {DefinitionOptions} options options.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1783,12 +1892,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {DeclarationOptions & AsyncOptions} [options] options; signal
+   * @param {DeclarationOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1809,11 +1918,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {DeclarationOptions} [options] options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {DeclarationOptions} options options.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1834,12 +1943,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {TypeDefinitionOptions & AsyncOptions} [options] options;
-   *   signal cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @param {TypeDefinitionOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1860,11 +1969,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {TypeDefinitionOptions} [options] options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {TypeDefinitionOptions} options options.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1885,12 +1994,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {ImplementationOptions & AsyncOptions} [options] options;
-   *   signal cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @param {ImplementationOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1911,11 +2020,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {ImplementationOptions} [options] options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {ImplementationOptions} options options.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1936,12 +2045,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {ReferencesOptions & AsyncOptions} [options] options; signal
+   * @param {ReferencesOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavLocations>} the lsp package's result (the same
-   *   JSON as idebridge lsp ... --json) with "text", its rendering for a
-   *   model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavLocations>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -1962,11 +2071,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {ReferencesOptions} [options] options.
-   * @returns {NavLocations} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {ReferencesOptions} options options.
+   * @returns {NavLocations} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -1986,12 +2095,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {HoverOptions & AsyncOptions} [options] options; signal cancels
+   * @param {HoverOptions & AsyncOptions} options options; signal cancels
    *   the call.
-   * @returns {Promise<NavHover>} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavHover>} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2011,11 +2120,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {HoverOptions} [options] options.
-   * @returns {NavHover} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {HoverOptions} options options.
+   * @returns {NavHover} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2035,12 +2144,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {DocumentSymbolsOptions & AsyncOptions} [options] options;
-   *   signal cancels the call.
-   * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {DocumentSymbolsOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<NavSymbols>} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2060,11 +2169,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {DocumentSymbolsOptions} [options] options.
-   * @returns {NavSymbols} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {DocumentSymbolsOptions} options options.
+   * @returns {NavSymbols} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2086,12 +2195,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {WorkspaceSymbolsOptions & AsyncOptions} [options] options;
+   * @param {WorkspaceSymbolsOptions & AsyncOptions} options options;
    *   signal cancels the call.
-   * @returns {Promise<NavSymbols>} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavSymbols>} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2113,11 +2222,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {WorkspaceSymbolsOptions} [options] options.
-   * @returns {NavSymbols} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {WorkspaceSymbolsOptions} options options.
+   * @returns {NavSymbols} the answer (the same JSON as idebridge lsp ...
+   *   --json) with "text", its rendering for a model: paths relative to the
+   *   project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2138,12 +2247,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {PrepareCallHierarchyOptions & AsyncOptions} [options] options;
+   * @param {PrepareCallHierarchyOptions & AsyncOptions} options options;
    *   signal cancels the call.
-   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavCallHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2164,11 +2273,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {PrepareCallHierarchyOptions} [options] options.
-   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {PrepareCallHierarchyOptions} options options.
+   * @returns {NavCallHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2189,12 +2298,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {IncomingCallsOptions & AsyncOptions} [options] options; signal
+   * @param {IncomingCallsOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavCallHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2215,11 +2324,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {IncomingCallsOptions} [options] options.
-   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {IncomingCallsOptions} options options.
+   * @returns {NavCallHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2240,12 +2349,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {OutgoingCallsOptions & AsyncOptions} [options] options; signal
+   * @param {OutgoingCallsOptions & AsyncOptions} options options; signal
    *   cancels the call.
-   * @returns {Promise<NavCallHierarchy>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @returns {Promise<NavCallHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2266,11 +2375,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {OutgoingCallsOptions} [options] options.
-   * @returns {NavCallHierarchy} the lsp package's result (the same JSON as
-   *   idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {OutgoingCallsOptions} options options.
+   * @returns {NavCallHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2292,12 +2401,12 @@ class LSPManager {
    * loop. Aborting the signal cancels the call (a pending edit review closes
    * its diff tab) and rejects with the signal's reason once that is done.
    *
-   * @param {RenameOptions & AsyncOptions} [options] options; signal
-   *   cancels the call.
-   * @returns {Promise<NavRenameProposal>} the lsp package's result (the
-   *   same JSON as idebridge lsp ... --json) with "text", its rendering for
-   *   a model: paths relative to the project, path:line:col with each
-   *   location's source line, at most maxLocations (100) of them.
+   * @param {RenameOptions & AsyncOptions} options options; signal cancels
+   *   the call.
+   * @returns {Promise<NavRenameProposal>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2319,11 +2428,11 @@ class LSPManager {
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
    *
-   * @param {RenameOptions} [options] options.
-   * @returns {NavRenameProposal} the lsp package's result (the same JSON
-   *   as idebridge lsp ... --json) with "text", its rendering for a model:
-   *   paths relative to the project, path:line:col with each location's
-   *   source line, at most maxLocations (100) of them.
+   * @param {RenameOptions} options options.
+   * @returns {NavRenameProposal} the answer (the same JSON as idebridge
+   *   lsp ... --json) with "text", its rendering for a model: paths relative
+   *   to the project, path:line:col with each location's source line, at
+   *   most maxLocations (100) of them.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
@@ -2333,9 +2442,13 @@ class LSPManager {
 
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Resolves when every file is written or refused, without blocking the event
    * loop. Aborting the signal cancels the call (a pending edit review closes
@@ -2348,7 +2461,7 @@ class LSPManager {
    *   (omitted for no limit, negative or Infinity to wait without limit);
    *   signal cancels the call.
    * @returns {Promise<NavRenameApplied>} {"files": [{"path", "status"
-   *   ("written", "conflict", "failed"), "error"?}], "written", "text"}.
+   *   ("written")}], "written", "text"}.
    * Rejects with an IdebridgeError: IdebridgeError, HandleError,
    *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
    *   InternalError.
@@ -2360,9 +2473,13 @@ class LSPManager {
 
   /**
    * Writes the files of a rename proposal (as LSPManager.rename() returned
-   * it), one by one, each atomically, and not a file that changed on disk
-   * since the proposal (its outcome is "conflict"). The files written that are
-   * open in their servers are synced with them.
+   * it), all or none: when a file changed on disk since the proposal (or was
+   * replaced, even by a link), or one cannot be written, nothing is written
+   * (files already replaced are put back) and the call fails with IDB_ERR
+   * naming that file. A proposal with a file outside the manager's roots
+   * (option roots; default the project directory) is refused whole, naming
+   * those files. The files written that are open in their servers are synced
+   * with them.
    *
    * Blocks until every file is written or refused: the event loop waits too.
    *
@@ -2371,8 +2488,8 @@ class LSPManager {
    *   holding JSON).
    * @param {number} [timeoutMs] milliseconds to wait; omitted for no
    *   limit, negative or Infinity to wait without limit.
-   * @returns {NavRenameApplied} {"files": [{"path", "status" ("written",
-   *   "conflict", "failed"), "error"?}], "written", "text"}.
+   * @returns {NavRenameApplied} {"files": [{"path", "status"
+   *   ("written")}], "written", "text"}.
    * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */

@@ -3,6 +3,8 @@
 #   C       make install PREFIX=<tmp>; a program built with pkg-config
 #   Python  pip install ./bindings/python into a fresh venv (no index)
 #   Node    npm pack; npm install of the tarball into a fresh project
+#   Go      a module of its own requiring the clone with a replace directive
+#   CLI     the command's flows (help, ide list, lsp list, diag, lsp def, ide call)
 # Each drives the installed `idebridge ide serve` (a headless IDE whose
 # diagnostics come from gopls) with CLAUDE_CONFIG_DIR in a temporary
 # directory, and runs the README's quickstart for its language as written.
@@ -27,6 +29,29 @@ TYPESCRIPT_VERSION=5.9.3
 PYRIGHT_VERSION=1.1.414
 
 step() { printf '\n== %s\n' "$*"; }
+
+# demo DIR: a Go module in DIR with a headless IDE serving it (accepting
+# every diff), its lockfile under DIR-config; stop_serve stops it.
+demo() {
+	mkdir "$1"
+	(cd "$1" &&
+		printf 'module example.com/demo\n\ngo 1.22\n' > go.mod &&
+		printf 'package main\n\nfunc main() {\n}\n' > main.go)
+	(cd "$1" && CLAUDE_CONFIG_DIR="$1-config" exec "$IDEBRIDGE_CMD" ide serve --diff accept > "$1.out" 2> "$1.err") &
+	SERVE_PID=$!
+	i=0
+	until [ -s "$1.out" ]; do
+		i=$((i + 1))
+		if [ $i -gt 300 ]; then cat "$1.err"; exit 1; fi
+		sleep 0.1
+	done
+	cd "$1"
+}
+stop_serve() {
+	kill "$SERVE_PID"
+	wait "$SERVE_PID" || true
+	SERVE_PID=
+}
 
 for tool in go cc pkg-config python3 node npm; do
 	command -v "$tool" > /dev/null || { echo "make package-test needs $tool on PATH"; exit 1; }
@@ -79,6 +104,61 @@ case $out in
 *'"status":"accepted","written":true'*'undefined: fromC'*) echo "ok   the C quickstart works as written" ;;
 *) echo "the C quickstart printed: $out"; exit 1 ;;
 esac
+
+step "Go: a module outside the checkout requiring a clone, as the README says"
+mkdir "$TMP/goagent"
+cp "$REPO/bindings/test/testdata/goagent/main.go" "$TMP/goagent/"
+cd "$TMP/goagent"
+go mod init example.com/goagent > /dev/null 2>&1
+go mod edit -require=github.com/idebridge/idebridge@v0.0.0 -replace=github.com/idebridge/idebridge="$REPO"
+cp "$REPO/go.sum" . # the clone's checksums: tidy needs no checksum database
+go mod tidy
+go doc github.com/idebridge/idebridge/idebridge NewAutoConnectOptions > /dev/null
+go build -o goagent .
+demo "$TMP/godemo"
+out=$(CLAUDE_CONFIG_DIR="$TMP/godemo-config" "$TMP/goagent/goagent")
+stop_serve
+case $out in
+*'accepted true'*'main.go:'*'undefined: fromGo'*) echo "ok   the Go agent of the README works from outside the checkout" ;;
+*) echo "the Go agent printed: $out"; exit 1 ;;
+esac
+
+step "CLI: the command line's flows in a project of its own"
+demo "$TMP/clidemo"
+cd "$TMP/clidemo"
+printf 'package main\n\nfunc main() {\n\tundefinedName()\n}\n' > broken.go
+export CLAUDE_CONFIG_DIR="$TMP/clidemo-config"
+"$IDEBRIDGE_CMD" --help > help.out
+if awk 'length($0) > 80 { exit 1 }' help.out; then echo "ok   idebridge --help fits 80 columns"; else echo "idebridge --help has lines over 80 columns"; exit 1; fi
+"$IDEBRIDGE_CMD" ide list | grep -q 'usable' || { echo "ide list does not show the IDE"; exit 1; }
+set +e
+out=$("$IDEBRIDGE_CMD" lsp list main.go foo.py 2>&1); code=$?
+set -e
+case $code:$out in
+2:*'foo.py: the file does not exist'*) echo "ok   lsp list says which file does not exist" ;;
+*) echo "lsp list exited $code: $out"; exit 1 ;;
+esac
+set +e
+out=$("$IDEBRIDGE_CMD" diag broken.go 2>&1); code=$?
+set -e
+case $out in
+*'undefined: undefinedName'*) echo "ok   diag prints gopls's diagnostics" ;;
+*) echo "diag exited $code: $out"; exit 1 ;;
+esac
+out=$("$IDEBRIDGE_CMD" lsp def broken.go:3:main 2>&1) || { echo "lsp def: $out"; exit 1; }
+echo "ok   lsp def answers"
+set +e
+out=$("$IDEBRIDGE_CMD" lsp def broken.go:40:1 2>&1); code=$?
+set -e
+case $code:$out in
+1:*'the file has 5 lines; there is no line 40'*) echo "ok   a bad position is reported as such" ;;
+*) echo "lsp def at a bad position exited $code: $out"; exit 1 ;;
+esac
+"$IDEBRIDGE_CMD" ide call getDiagnostics "{\"uri\":\"file://$PWD/broken.go\"}" | grep -q undefinedName ||
+	{ echo "ide call getDiagnostics does not report broken.go's error"; exit 1; }
+echo "ok   ide call getDiagnostics through the headless IDE"
+stop_serve
+unset CLAUDE_CONFIG_DIR
 
 step "Python: pip install into a fresh venv, a script in another directory"
 python3 -m venv "$TMP/venv"

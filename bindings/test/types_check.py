@@ -26,14 +26,14 @@ def sync_use() -> None:
         problems: List[str] = mgr.reload({})
         print(r.elapsed + 1.0, r.freshness.fresh, att.render() if att else "", problems)
         refs: idebridge.NavLocations = mgr.references(path="x", line=1, symbol="f", include_declaration=True)
-        first: idebridge.NavLocation = refs["locations"][0]
+        first: idebridge.NavLocation = refs.locations[0]
         hov: idebridge.NavHover = mgr.hover(path="x", line=1, column=2)
         syms: idebridge.NavSymbols = mgr.document_symbols(path="x")
         calls: idebridge.NavCallHierarchy = mgr.incoming_calls(path="x", line=1, symbol="f")
         proposal: idebridge.NavRenameProposal = mgr.rename(path="x", line=1, symbol="f", new_name="g")
         applied: idebridge.NavRenameApplied = mgr.apply_rename(proposal)
-        print(first["line"], refs.get("incomplete"), hov.get("markdown"), len(syms.get("symbols", [])),
-              calls.get("calls"), applied["files"][0]["status"])
+        print(first.line, first.end_column, refs.incomplete, hov.markdown, len(syms.symbols),
+              calls.calls[0].item.name, applied.files[0].status, proposal.files[0].new_text)
     try:
         pass
     except idebridge.ToolError as e:
@@ -50,5 +50,7 @@ async def async_use() -> None:
     async with aio.LSPManager({}, ".") as mgr:
         await mgr.open("x")
         defs: idebridge.NavLocations = await mgr.definition(path="x", line=1, symbol="f")
-        print(defs["text"])
+        print(defs.text)
         await mgr.shutdown(timeout=1)
+    ide2 = await aio.IDEClient.connect(timeout=1)
+    await ide2.close()

@@ -112,6 +112,11 @@ type Field struct {
 	// Seconds marks a member in milliseconds that Python takes in seconds
 	// (a float, like every duration of the Python binding) and converts.
 	Seconds bool
+	// Required members are required arguments in Python (before the
+	// optional ones, without a default) and required properties in
+	// TypeScript (the options object is then required too); PyType is
+	// then not Optional.
+	Required bool
 }
 
 // Param is one parameter.

@@ -295,7 +295,7 @@ var Funcs = []Func{
 		Doc: "Creates a language-server manager from a plugin LSP configuration. " +
 			"No server starts until a file needs it; its diagnostics feed a registry of the manager's own.",
 		Params: []Param{
-			{Name: "config_json", Kind: JSON, Required: true, Doc: `the servers, as a .lsp.json document: {"name": {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}`, TS: "Record<string, LSPServerConfig> | string"},
+			{Name: "config_json", Kind: JSON, Required: true, Doc: `the servers, as the content of a .lsp.json (not its path: see configFile): {"name": {"command", "extensionToLanguage", "args"?, "env"?, "settings"?, ...}}`, TS: "Record<string, LSPServerConfig> | string"},
 			{Name: "project_dir", Kind: String, Doc: "the project directory (CLAUDE_PROJECT_DIR, and the servers' default workspace folder)"},
 			{Name: "options_json", Kind: JSON, Doc: "the manager's settings", Fields: lspFields},
 			{Name: "out_handle", Kind: OutHandle, Doc: "the new manager's handle"},
@@ -408,6 +408,8 @@ var Funcs = []Func{
 		Doc: "Replaces the manager's servers with those Claude Code would load for the project: the language servers of the plugins " +
 			"installed for it (plugins/installed_plugins.json) and enabled by enabledPlugins in the user, project and local settings, " +
 			"later scopes winning, each read from its install path with its marketplace entry. Servers are named \"plugin:<plugin>:<server>\". " +
+			"The project's own settings and its project- and local-scoped installs count only if the user trusted the project in Claude Code " +
+			"(projects[<git root or project>].hasTrustDialogAccepted in .claude.json), or with trustProject; the result's trust says what was ignored. " +
 			"Running servers whose configuration is unchanged keep running; others are stopped. No server starts until a file needs it.\n\n" +
 			"It fails only for a bad handle or options: problems with the installation (unreadable files, invalid entries, extension conflicts) " +
 			"are in the result's errors, and every plugin is in its plugins with the reason when it contributes nothing.",
@@ -422,7 +424,8 @@ var Funcs = []Func{
 		DefaultTimeout: "the servers' own shutdown timeouts",
 		Result:         ResultJSON,
 		ResultDoc: `{"configDir", "projectDir", "servers": [{"name", "plugin", "marketplace", "file", "root", "extensions", "command", "args", "resolved"?, "commandError"?, "installHint"?}], ` +
-			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?}], "errors": [string]}`,
+			`"plugins": [{"id", "name", "marketplace", "enabled", "enabledScope"?, "enabledFile"?, "installed", "installScope"?, "projectPath"?, "root"?, "version"?, "servers", "extensions", "reason"?, "ignoredFile"?, "ignoredEnabled"?}], ` +
+			`"trust": {"trusted", "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope", "file", "entries"}], "ignoredInstalls"?}, "unlisted", "errors": [string]}`,
 		Binding: Method, Class: "LSPManager", Method: "load_claude_code", PyReturn: "Dict[str, Any]", TSReturn: "ClaudeCodeReport",
 	},
 	{
@@ -449,7 +452,7 @@ var Funcs = []Func{
 	navFunc("document_symbols", "The symbols declared in a file, as a tree (textDocument/documentSymbol).", []Field{navPathField, navMaxField}, "NavSymbols"),
 	navFunc("workspace_symbols", "The symbols of the workspace matching a query (workspace/symbol): from the server of path when given "+
 		"(started and given the file when needed), else from every running server.", []Field{
-		{JSON: "query", Py: "query", PyType: "Optional[str]", TS: "string", Doc: "the query (a name or part of one)"},
+		{JSON: "query", Py: "query", PyType: "str", TS: "string", Required: true, Doc: "the query (a name or part of one)"},
 		{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "a file whose server to ask (default: every running server)"},
 		navMaxField,
 	}, "NavSymbols"),
@@ -458,11 +461,13 @@ var Funcs = []Func{
 	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls).", navPosFields, "NavCallHierarchy"),
 	navFunc("rename", "Asks the server how to rename the symbol at a place (textDocument/rename) and returns its edit as proposed file texts "+
 		"with a unified diff. Nothing is written: pass the result to apply_rename (idb_lsp_apply_rename).",
-		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "Optional[str]", TS: "string", Doc: "the new name"}), "NavRenameProposal"),
+		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "str", TS: "string", Required: true, Doc: "the new name"}), "NavRenameProposal"),
 	{
 		Name: "idb_lsp_apply_rename",
-		Doc: "Writes the files of a rename proposal (as idb_lsp_rename returned it), one by one, each atomically, " +
-			"and not a file that changed on disk since the proposal (its outcome is \"conflict\"). " +
+		Doc: "Writes the files of a rename proposal (as idb_lsp_rename returned it), all or none: " +
+			"when a file changed on disk since the proposal (or was replaced, even by a link), or one cannot be written, " +
+			"nothing is written (files already replaced are put back) and the call fails with IDB_ERR naming that file. " +
+			"A proposal with a file outside the manager's roots (option roots; default the project directory) is refused whole, naming those files. " +
 			"The files written that are open in their servers are synced with them.",
 		Params: []Param{
 			{Name: "manager", Kind: Handle, Class: "LSPManager"},
@@ -474,8 +479,8 @@ var Funcs = []Func{
 		Blocking:       "every file is written or refused",
 		DefaultTimeout: "no limit",
 		Result:         ResultJSON,
-		ResultDoc:      `{"files": [{"path", "status" ("written", "conflict", "failed"), "error"?}], "written", "text"}`,
-		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "NavRenameApplied", TSReturn: "NavRenameApplied",
+		ResultDoc:      `{"files": [{"path", "status" ("written")}], "written", "text"}`,
+		Binding:        Method, Class: "LSPManager", Method: "apply_rename", PyReturn: "NavRenameApplied", PyConv: "_nav_rename_applied", TSReturn: "NavRenameApplied",
 	},
 	{
 		Name: "idb_render_attachment",
@@ -560,7 +565,7 @@ var Funcs = []Func{
 		},
 		Statuses:  []int{StError, StArgument, StPanic},
 		Result:    ResultJSON,
-		ResultDoc: `{"path", "exists", "size", "modTime", "mode", "sha256"?}`,
+		ResultDoc: `{"path", "exists", "size", "modTime", "mode", "sha256"?, "id"?}`,
 		Binding:   Function, Method: "file_state", PyReturn: "FileState", PyConv: "_file_state", TSReturn: "FileState",
 	},
 	{
@@ -754,20 +759,26 @@ func navFunc(op, doc string, fields []Field, tsReturn string) Func {
 		Blocking:       "the server answered (after starting, initializing and loading when needed) or the timeout elapses",
 		DefaultTimeout: "60 seconds",
 		Result:         ResultJSON,
-		ResultDoc: `the lsp package's result (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
+		ResultDoc: `the answer (the same JSON as idebridge lsp ... --json) with "text", its rendering for a model: ` +
 			`paths relative to the project, path:line:col with each location's source line, at most maxLocations (100) of them`,
-		Binding: Method, Class: "LSPManager", Method: op, PyReturn: tsReturn, TSReturn: tsReturn,
+		Binding: Method, Class: "LSPManager", Method: op, PyReturn: tsReturn, TSReturn: tsReturn, PyConv: navConv[tsReturn],
 	}
+}
+
+// navConv names the Python converter of each navigation result.
+var navConv = map[string]string{
+	"NavLocations": "_nav_locations", "NavHover": "_nav_hover", "NavSymbols": "_nav_symbols",
+	"NavCallHierarchy": "_nav_call_hierarchy", "NavRenameProposal": "_nav_rename_proposal",
 }
 
 // navPathField, navMaxField and navPosFields are the members of a
 // navigation request.
 var (
-	navPathField = Field{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "the file (required)"}
+	navPathField = Field{JSON: "path", Py: "path", PyType: "str", TS: "string", Required: true, Doc: "the file"}
 	navMaxField  = Field{JSON: "maxLocations", Py: "max_locations", PyType: "Optional[int]", TS: "number", Doc: "how many locations, symbols or calls the text shows (default 100; negative for all)"}
 	navPosFields = []Field{
 		navPathField,
-		{JSON: "line", Py: "line", PyType: "Optional[int]", TS: "number", Doc: "the 1-based line"},
+		{JSON: "line", Py: "line", PyType: "int", TS: "number", Required: true, Doc: "the 1-based line"},
 		{JSON: "column", Py: "column", PyType: "Optional[int]", TS: "number", Doc: "the 1-based column, counted in characters (Unicode code points); or give symbol"},
 		{JSON: "symbol", Py: "symbol", PyType: "Optional[str]", TS: "string", Doc: "the symbol's text on the line, when no column is given (a qualified name names its last part)"},
 		{JSON: "occurrence", Py: "occurrence", PyType: "Optional[int]", TS: "number", Doc: "which occurrence of symbol on the line, 1-based, when it occurs more than once"},
@@ -788,6 +799,8 @@ var lspFields = []Field{
 	{JSON: "waitForProgress", Py: "wait_for_progress", PyType: "Optional[bool]", TS: "boolean", Doc: "make settle wait for the server's work-done progress to end, not only for a publish"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive user options for ${user_config.KEY} in the configuration"},
 	{JSON: "safeMode", Py: "safe_mode", PyType: "Optional[bool]", TS: "boolean", Doc: "safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND"},
+	{JSON: "configFile", Py: "config_file", PyType: "Optional[str]", TS: "string", Doc: "the path of a .lsp.json file whose servers are added to those of config (pass {} as config to use the file alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory"},
+	{JSON: "roots", Py: "roots", PyType: "Optional[List[str]]", TS: "string[]", Doc: "the directories a rename may write in, symbolic links resolved; a rename with a file outside them is refused whole (default: the project directory; [\"/\"] allows any)"},
 }
 
 // claudeCodeFields are the options of idb_lsp_load_claude_code.
@@ -797,6 +810,7 @@ var claudeCodeFields = []Field{
 	{JSON: "env", Py: "env", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for the commands); " +
 		"default: the process environment as the library saw it when it was loaded (the Python and Node bindings send the current one)", PyDefault: "dict(os.environ)", JSDefault: "{ ...process.env }"},
 	{JSON: "userConfig", Py: "user_config", PyType: "Optional[Dict[str, str]]", TS: "Record<string, string>", Doc: "non-sensitive plugin user options for ${user_config.KEY}"},
+	{JSON: "trustProject", Py: "trust_project", PyType: "Optional[bool]", TS: "boolean", Doc: "let the project's own settings and project-scoped installs count even though Claude Code has no record of the user trusting the project (default: only a trusted project's do)"},
 }
 
 // wslFields are the options of the path conversions.
@@ -1095,7 +1109,11 @@ var TSTypes = []TSType{
   configDir: string;
   projectDir: string;
   servers: { name: string; plugin: string; marketplace: string; file: string; root: string; extensions: Record<string, string>; command: string; args: string[]; resolved?: string; commandError?: string; installHint?: string }[];
-  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string }[];
+  plugins: { id: string; name: string; marketplace: string; enabled: boolean; enabledScope?: string; enabledFile?: string; installed: boolean; installScope?: string; projectPath?: string; root?: string; version?: string; servers: string[]; extensions: string[]; reason?: string; ignoredFile?: string; ignoredEnabled?: boolean }[];
+  /** Whether the project's own settings and project-scoped installs counted (Go: lsp.ProjectTrust). */
+  trust: { trusted: boolean; source?: string; key?: string; file?: string; reason?: string; ignored?: { scope: string; file: string; entries: number }[]; ignoredInstalls?: string[] };
+  /** enabledPlugins entries naming no installed plugin that plugins does not list. */
+  unlisted: number;
   errors: string[];
 }`,
 	},
@@ -1111,6 +1129,8 @@ var TSTypes = []TSType{
   modTime: string;
   mode: number;
   sha256?: string;
+  /** The file's identity (device and inode), opaque: a write against this state replaces only this file. */
+  id?: string;
 }`,
 	},
 	{

@@ -211,11 +211,18 @@ func jsSig(f abispec.Func, form int) (params []jsParam, call []string, optsField
 			}
 		}
 	}
+	// The options object is optional unless a member is required.
+	optionalOpts := true
+	for _, fl := range optsFields {
+		if fl.Required {
+			optionalOpts = false
+		}
+	}
 	switch {
 	case hasFields && form == jsAsync:
-		params = append(params, jsParam{"options", optionsTypeName(f) + " & AsyncOptions", "options; signal cancels the call", true})
+		params = append(params, jsParam{"options", optionsTypeName(f) + " & AsyncOptions", "options; signal cancels the call", optionalOpts})
 	case hasFields:
-		params = append(params, jsParam{"options", optionsTypeName(f), "options", true})
+		params = append(params, jsParam{"options", optionsTypeName(f), "options", optionalOpts})
 	case form == jsAsync:
 		ts := "AsyncOptions"
 		doc := "signal cancels the call"
@@ -423,6 +430,30 @@ func nodeJS() []byte {
 		}
 	}
 	b.p("};")
+	b.p("")
+	b.p("/** What the user called, by C function: an error says LSPManager.references, not idb_lsp_references. */")
+	b.p("const NAMES = {")
+	for _, f := range abispec.Funcs {
+		if f.Binding == abispec.Internal || isInternalClass(f.Class) {
+			continue
+		}
+		n := jsName(f)
+		if f.Method == "__init__" {
+			n = "new " + f.Class
+		}
+		b.p("  %s: %q,", f.Name, n)
+		if isBlocking(f) {
+			b.p("  %s_start: %q,", f.Name, n)
+		}
+	}
+	b.p("};")
+	b.p("")
+	b.p("/** The library's message with its leading C function name replaced by what the user called. */")
+	b.p("function userMessage(message) {")
+	b.p("  const i = message.indexOf(': ');")
+	b.p("  const head = i < 0 ? '' : message.slice(0, i);")
+	b.p("  return Object.prototype.hasOwnProperty.call(NAMES, head) ? NAMES[head] + message.slice(i) : message;")
+	b.p("}")
 	b.WriteString(jsRuntime)
 	b.p("")
 	b.p("/** Declares every export with koffi. */")
@@ -741,7 +772,11 @@ func nodeTS() []byte {
 		b.p("export interface %s {", optionsTypeName(f))
 		for _, fl := range fields {
 			b.p("  /** %s. */", jsFieldDoc(fl))
-			b.p("  %s?: %s;", fl.JSON, or(fl.TS, "unknown"))
+			if fl.Required {
+				b.p("  %s: %s;", fl.JSON, or(fl.TS, "unknown"))
+			} else {
+				b.p("  %s?: %s;", fl.JSON, or(fl.TS, "unknown"))
+			}
 		}
 		for _, p := range f.Params {
 			if p.Kind == abispec.TimeoutMS {
@@ -949,7 +984,7 @@ function raise(fns, status, fn) {
     }
   }
   const Cls = ERRORS[status] || IdebridgeError;
-  throw new Cls(message, status, fn);
+  throw new Cls(userMessage(message), status, fn);
 }
 
 /** Returns the error of a failed asynchronous call, from its JSON error. */
@@ -961,7 +996,7 @@ function callError(status, text) {
     err = { message: text };
   }
   const Cls = ERRORS[status] || IdebridgeError;
-  return new Cls(err.message || 'call failed with status ' + status, status, err.function, err.code, err.data);
+  return new Cls(userMessage(err.message || 'call failed with status ' + status), status, err.function, err.code, err.data);
 }
 
 function textIn(value) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
@@ -201,6 +202,12 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 			if len(p.Fields) > 0 {
 				var members []string
 				for _, fl := range p.Fields {
+					if fl.Required {
+						sig = append(sig, fmt.Sprintf("%s: %s", fl.Py, or(fl.PyType, "Any")))
+						members = append(members, fmt.Sprintf("%q: %s", fl.JSON, fl.Py))
+						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl)})
+						continue
+					}
 					sig = append(sig, fmt.Sprintf("%s: %s = None", fl.Py, or(fl.PyType, "Any")))
 					val := fl.Py
 					if fl.Seconds {
@@ -211,7 +218,7 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl) + "; None sends " + fl.PyDefault})
 					} else {
 						members = append(members, fmt.Sprintf("%q: %s", fl.JSON, val))
-						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl) + "; None for the default"})
+						docs = append(docs, [2]string{fl.Py, pyFieldDoc(fl)})
 					}
 				}
 				call = append(call, "_options({"+strings.Join(members, ", ")+"})")
@@ -223,7 +230,7 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON)"})
 			} else {
 				sig = append(sig, fmt.Sprintf("%s: %s = None", bindName(p), typ))
-				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON; None for the default)"})
+				docs = append(docs, [2]string{bindName(p), p.Doc + " (a JSON-serialisable value, or a str holding JSON)"})
 			}
 			call = append(call, bindName(p))
 		case abispec.Int:
@@ -237,6 +244,10 @@ func pySig(f abispec.Func) (sig []string, call []string, docs [][2]string) {
 			docs = append(docs, [2]string{"timeout", "seconds to wait; None for " + def + ", a negative number to wait without limit"})
 		}
 	}
+	// Required arguments come before those with a default (stable).
+	sort.SliceStable(sig, func(i, j int) bool {
+		return !strings.Contains(sig[i], " = ") && strings.Contains(sig[j], " = ")
+	})
 	return sig, call, docs
 }
 
@@ -272,6 +283,19 @@ func bindingNames(doc string, name func(abispec.Func) string) string {
 
 var idbName = regexp.MustCompile(`\bidb_[a-z0-9_]+\b`)
 
+// pyFieldNames rewrites the JSON names of f's option members in doc into
+// their Python keyword names (maxLocations is max_locations in Python).
+func pyFieldNames(f abispec.Func, doc string) string {
+	for _, p := range f.Params {
+		for _, fl := range p.Fields {
+			if fl.JSON != fl.Py {
+				doc = regexp.MustCompile(`\b`+regexp.QuoteMeta(fl.JSON)+`\b`).ReplaceAllString(doc, fl.Py)
+			}
+		}
+	}
+	return doc
+}
+
 func pyName(f abispec.Func) string {
 	switch {
 	case f.Binding == abispec.Function:
@@ -289,10 +313,10 @@ var convRaises = map[string]string{
 
 // pyDoc writes a docstring at the given indentation.
 func pyDoc(b *buf, indent string, f abispec.Func, docs [][2]string, isCtor, async bool) {
-	f.Doc = pyEscape(bindingNames(f.Doc, pyName))
-	f.ResultDoc = pyEscape(f.ResultDoc)
+	f.Doc = pyEscape(pyFieldNames(f, bindingNames(f.Doc, pyName)))
+	f.ResultDoc = pyEscape(pyFieldNames(f, f.ResultDoc))
 	for i := range docs {
-		docs[i][1] = pyEscape(bindingNames(docs[i][1], pyName))
+		docs[i][1] = pyEscape(pyFieldNames(f, bindingNames(docs[i][1], pyName)))
 	}
 	lines := wrap(f.Doc, 76-len(indent))
 	b.p(`%s"""%s`, indent, lines[0])
@@ -507,6 +531,31 @@ func python() []byte {
 	b.p(")")
 	b.p("")
 	b.WriteString(pyRuntime)
+	b.p("# What the user called, by C function: an error says IDEClient.connect,")
+	b.p("# not idb_ide_connect.")
+	b.p("_NAMES = {")
+	for _, f := range abispec.Funcs {
+		if f.Binding == abispec.Internal || isInternalClass(f.Class) {
+			continue
+		}
+		n := strings.TrimSuffix(pyName(f), "()")
+		b.p("    %q: %q,", f.Name, n)
+		if isBlocking(f) {
+			b.p("    %q: %q,", f.Name+"_start", n)
+		}
+	}
+	b.p("}")
+	b.p("")
+	b.p("")
+	b.p("def _user_message(message: str) -> str:")
+	b.p(`    """The library's message with its leading C function name, if any,`)
+	b.p(`    replaced by the name of what the user called."""`)
+	b.p(`    head, sep, rest = message.partition(": ")`)
+	b.p(`    if sep and head in _NAMES:`)
+	b.p(`        return _NAMES[head] + ": " + rest`)
+	b.p(`    return message`)
+	b.p("")
+	b.p("")
 	b.p("def _declare(lib: ctypes.CDLL) -> None:")
 	b.p(`    """Declares argtypes and restype of every export."""`)
 	for _, f := range abispec.Funcs {
@@ -648,27 +697,60 @@ func pyClass(b *buf, c abispec.Class, async bool) {
 	if aw {
 		def = "async def"
 	}
+	// In idebridge.aio a close() that does not block returns _CLOSED, so
+	// that both ide.close() and await ide.close() work.
+	closedRet, closedType, closedNote := "", "None", ""
+	if async {
+		closedRet, closedType = "return _CLOSED", "Awaitable[None]"
+		closedNote = "It closes at once; awaiting the result (await x.close()) is allowed and returns at once."
+	}
 	b.p("")
-	b.p("    %s %s(self%s) -> None:", def, dtor.Method, prefixComma(sig))
+	if aw || dtor.Method != "close" {
+		b.p("    %s %s(self%s) -> None:", def, dtor.Method, prefixComma(sig))
+	} else {
+		b.p("    %s %s(self%s) -> %s:", def, dtor.Method, prefixComma(sig), closedType)
+		if closedNote != "" {
+			dtor.Doc += " " + closedNote
+		}
+	}
 	pyDoc(b, "        ", dtor, docs, false, aw)
 	b.p("        with self._lock:")
 	b.p("            h, self._h = self._h, 0")
-	b.p("        if not h:")
-	b.p("            return")
 	call[0] = "h"
 	if aw {
+		b.p("        if not h:")
+		b.p("            return")
 		b.p("        await _await(_start_%s(%s))", dtor.Name, strings.Join(call, ", "))
-	} else {
+	} else if dtor.Method != "close" {
+		b.p("        if not h:")
+		b.p("            return")
 		b.p("        _%s(%s)", dtor.Name, strings.Join(call, ", "))
+	} else {
+		b.p("        if h:")
+		b.p("            _%s(%s)", dtor.Name, strings.Join(call, ", "))
+		if closedRet != "" {
+			b.p("        %s", closedRet)
+		}
 	}
 	if dtor.Method != "close" {
 		b.p("")
-		b.p("    def close(self) -> None:")
-		b.p(`        """%s() with its defaults, blocking; does nothing once closed."""`, dtor.Method)
+		b.p("    def close(self) -> %s:", closedType)
+		if closedNote != "" {
+			b.p(`        """%s() with its defaults, blocking; does nothing once closed.`, dtor.Method)
+			for _, l := range wrap(closedNote, 68) {
+				b.p("        %s", l)
+			}
+			b.p(`        """`)
+		} else {
+			b.p(`        """%s() with its defaults, blocking; does nothing once closed."""`, dtor.Method)
+		}
 		b.p("        with self._lock:")
 		b.p("            h, self._h = self._h, 0")
 		b.p("        if h:")
 		b.p("            _%s(%s)", dtor.Name, strings.Join(call[:1], ", ")+strings.Repeat(", 0", len(call)-1))
+		if closedRet != "" {
+			b.p("        %s", closedRet)
+		}
 	}
 	b.p("")
 	b.p("    def __enter__(self) -> %q:", c.Name)
@@ -835,10 +917,11 @@ that hold a handle (Registry, IDEClient, LSPManager) are context managers;
 close them when done. Results are typed (idebridge.types): dataclasses and
 enums.
 
-Every duration is in seconds, as a float: None means the function's
-default, a negative number waits without limit, and a positive one is
-rounded up to whole milliseconds. Ctrl-C interrupts any blocking call (it
-is cancelled, as in idebridge.aio).
+An optional argument left at None takes the default its description
+gives (or the library's). Every duration is in seconds, as a float: None
+means the function's default, a negative number waits without limit, and
+a positive one is rounded up to whole milliseconds. Ctrl-C interrupts any
+blocking call (it is cancelled, as in idebridge.aio).
 
 The shared library is the one installed inside this package (pip builds
 it), unless the IDEBRIDGE_LIB environment variable names another; in the
@@ -915,7 +998,7 @@ def _raise(lib: ctypes.CDLL, status: int, function: str) -> None:
             lib.idb_free(p)
     else:
         message = "%s failed with status %d" % (function, status)
-    raise _ERRORS.get(status, IdebridgeError)(message, status, function)
+    raise _ERRORS.get(status, IdebridgeError)(_user_message(message), status, function)
 
 
 def _raise_call(status: int, text: Optional[str]) -> None:
@@ -925,7 +1008,7 @@ def _raise_call(status: int, text: Optional[str]) -> None:
     except ValueError:
         err = {"message": text}
     raise _ERRORS.get(status, IdebridgeError)(
-        err.get("message") or "call failed with status %d" % status,
+        _user_message(err.get("message") or "call failed with status %d" % status),
         status,
         err.get("function"),
         err.get("code"),
@@ -1144,11 +1227,27 @@ import ctypes
 import os
 import select
 import threading
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Awaitable, Dict, Generator, List, Optional, Union
 
 `
 
 const pyAioRuntime = `
+
+class _Closed:
+    """What close() returns: it has already closed, and awaiting it (await
+    ide.close(), as a coroutine API invites) returns at once."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+    def __repr__(self) -> str:
+        return "<closed>"
+
+
+_CLOSED = _Closed()
 
 async def _await(call: int) -> Optional[str]:
     """Waits for a call on the running event loop and returns its result

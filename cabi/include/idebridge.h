@@ -580,10 +580,10 @@ int idb_registry_free(uint64_t registry);
  * the manager's own.
  *
  * Parameters:
- *   config_json   the servers, as a .lsp.json document: {"name":
- *                 {"command", "extensionToLanguage", "args"?, "env"?,
- *                 "settings"?, ...}}. UTF-8 JSON text, required; borrowed
- *                 for the call.
+ *   config_json   the servers, as the content of a .lsp.json (not its
+ *                 path: see configFile): {"name": {"command",
+ *                 "extensionToLanguage", "args"?, "env"?, "settings"?,
+ *                 ...}}. UTF-8 JSON text, required; borrowed for the call.
  *   project_dir   the project directory (CLAUDE_PROJECT_DIR, and the
  *                 servers' default workspace folder). UTF-8,
  *                 NUL-terminated, required; borrowed for the call.
@@ -613,6 +613,14 @@ int idb_registry_free(uint64_t registry);
  *                        in the configuration.
  *   "safeMode"           safe mode: start no language server at all;
  *                        document operations fail with IDB_ERR_NOT_FOUND.
+ *   "configFile"         the path of a .lsp.json file whose servers are
+ *                        added to those of config (pass {} as config to
+ *                        use the file alone); ${CLAUDE_PLUGIN_ROOT} in it
+ *                        is the file's directory.
+ *   "roots"              the directories a rename may write in, symbolic
+ *                        links resolved; a rename with a file outside them
+ *                        is refused whole (default: the project directory;
+ *                        ["/"] allows any).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -779,9 +787,12 @@ int idb_lsp_servers(uint64_t manager, char **out);
  * (plugins/installed_plugins.json) and enabled by enabledPlugins in the
  * user, project and local settings, later scopes winning, each read from
  * its install path with its marketplace entry. Servers are named
- * "plugin:<plugin>:<server>". Running servers whose configuration is
- * unchanged keep running; others are stopped. No server starts until a
- * file needs it.
+ * "plugin:<plugin>:<server>". The project's own settings and its project-
+ * and local-scoped installs count only if the user trusted the project in
+ * Claude Code (projects[<git root or project>].hasTrustDialogAccepted in
+ * .claude.json), or with trustProject; the result's trust says what was
+ * ignored. Running servers whose configuration is unchanged keep running;
+ * others are stopped. No server starts until a file needs it.
  *
  * It fails only for a bad handle or options: problems with the
  * installation (unreadable files, invalid entries, extension conflicts)
@@ -804,20 +815,28 @@ int idb_lsp_servers(uint64_t manager, char **out);
  *                 "marketplace", "enabled", "enabledScope"?,
  *                 "enabledFile"?, "installed", "installScope"?,
  *                 "projectPath"?, "root"?, "version"?, "servers",
- *                 "extensions", "reason"?}], "errors": [string]}. Left
- *                 unchanged on failure. Must not be NULL.
+ *                 "extensions", "reason"?, "ignoredFile"?,
+ *                 "ignoredEnabled"?}], "trust": {"trusted", "source"?,
+ *                 "key"?, "file"?, "reason"?, "ignored"?: [{"scope",
+ *                 "file", "entries"}], "ignoredInstalls"?}, "unlisted",
+ *                 "errors": [string]}. Left unchanged on failure. Must not
+ *                 be NULL.
  *
  * Members of options_json:
- *   "projectDir"  the project whose settings and project-scoped installs
- *                 count (default: the manager's project directory).
- *   "configDir"   Claude Code's configuration directory (default:
- *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
- *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
- *                 for the commands); default: the process environment as
- *                 the library saw it when it was loaded (the Python and
- *                 Node bindings send the current one).
- *   "userConfig"  non-sensitive plugin user options for
- *                 ${user_config.KEY}.
+ *   "projectDir"    the project whose settings and project-scoped installs
+ *                   count (default: the manager's project directory).
+ *   "configDir"     Claude Code's configuration directory (default:
+ *                   CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"           the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                   for the commands); default: the process environment as
+ *                   the library saw it when it was loaded (the Python and
+ *                   Node bindings send the current one).
+ *   "userConfig"    non-sensitive plugin user options for
+ *                   ${user_config.KEY}.
+ *   "trustProject"  let the project's own settings and project-scoped
+ *                   installs count even though Claude Code has no record
+ *                   of the user trusting the project (default: only a
+ *                   trusted project's do).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_TIMEOUT, IDB_ERR_ARGUMENT,
  * IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -861,15 +880,15 @@ int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms);
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -905,15 +924,15 @@ int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeo
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -949,15 +968,15 @@ int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t time
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -993,15 +1012,15 @@ int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t 
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1037,15 +1056,15 @@ int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"                the file (required).
+ *   "path"                the file.
  *   "line"                the 1-based line.
  *   "column"              the 1-based column, counted in characters
  *                         (Unicode code points); or give symbol.
@@ -1082,15 +1101,15 @@ int idb_lsp_references(uint64_t manager, const char *request_json, int64_t timeo
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1125,15 +1144,15 @@ int idb_lsp_hover(uint64_t manager, const char *request_json, int64_t timeout_ms
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
  *
@@ -1163,12 +1182,12 @@ int idb_lsp_document_symbols(uint64_t manager, const char *request_json, int64_t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
  *   "query"         the query (a name or part of one).
@@ -1202,15 +1221,15 @@ int idb_lsp_workspace_symbols(uint64_t manager, const char *request_json, int64_
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1246,15 +1265,15 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1290,15 +1309,15 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1336,15 +1355,15 @@ int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t t
  *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
  *                 value waits without limit.
  *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the lsp
- *                 package's result (the same JSON as idebridge lsp ...
- *                 --json) with "text", its rendering for a model: paths
- *                 relative to the project, path:line:col with each
- *                 location's source line, at most maxLocations (100) of
- *                 them. Left unchanged on failure. Must not be NULL.
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -1367,9 +1386,13 @@ int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_m
  * idb_lsp_apply_rename
  *
  * Writes the files of a rename proposal (as idb_lsp_rename returned it),
- * one by one, each atomically, and not a file that changed on disk since
- * the proposal (its outcome is "conflict"). The files written that are
- * open in their servers are synced with them.
+ * all or none: when a file changed on disk since the proposal (or was
+ * replaced, even by a link), or one cannot be written, nothing is written
+ * (files already replaced are put back) and the call fails with IDB_ERR
+ * naming that file. A proposal with a file outside the manager's roots
+ * (option roots; default the project directory) is refused whole, naming
+ * those files. The files written that are open in their servers are synced
+ * with them.
  *
  * Parameters:
  *   manager        the LSP manager handle (from idb_lsp_new).
@@ -1379,9 +1402,8 @@ int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_m
  *                  value waits without limit.
  *   out            on IDB_OK receives each file's outcome, as a JSON
  *                  object, a new string the caller frees with idb_free():
- *                  {"files": [{"path", "status" ("written", "conflict",
- *                  "failed"), "error"?}], "written", "text"}. Left
- *                  unchanged on failure. Must not be NULL.
+ *                  {"files": [{"path", "status" ("written")}], "written",
+ *                  "text"}. Left unchanged on failure. Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1548,8 +1570,8 @@ int idb_apply_edit(const char *path, const char *new_text, size_t new_text_len, 
  *         call.
  *   out   on IDB_OK receives the state as a JSON object, a new string the
  *         caller frees with idb_free(): {"path", "exists", "size",
- *         "modTime", "mode", "sha256"?}. Left unchanged on failure. Must
- *         not be NULL.
+ *         "modTime", "mode", "sha256"?, "id"?}. Left unchanged on failure.
+ *         Must not be NULL.
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2174,16 +2196,20 @@ int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms,
  *                 not be NULL.
  *
  * Members of options_json:
- *   "projectDir"  the project whose settings and project-scoped installs
- *                 count (default: the manager's project directory).
- *   "configDir"   Claude Code's configuration directory (default:
- *                 CLAUDE_CONFIG_DIR from env, else ~/.claude).
- *   "env"         the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
- *                 for the commands); default: the process environment as
- *                 the library saw it when it was loaded (the Python and
- *                 Node bindings send the current one).
- *   "userConfig"  non-sensitive plugin user options for
- *                 ${user_config.KEY}.
+ *   "projectDir"    the project whose settings and project-scoped installs
+ *                   count (default: the manager's project directory).
+ *   "configDir"     Claude Code's configuration directory (default:
+ *                   CLAUDE_CONFIG_DIR from env, else ~/.claude).
+ *   "env"           the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH
+ *                   for the commands); default: the process environment as
+ *                   the library saw it when it was loaded (the Python and
+ *                   Node bindings send the current one).
+ *   "userConfig"    non-sensitive plugin user options for
+ *                   ${user_config.KEY}.
+ *   "trustProject"  let the project's own settings and project-scoped
+ *                   installs count even though Claude Code has no record
+ *                   of the user trusting the project (default: only a
+ *                   trusted project's do).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2230,7 +2256,7 @@ int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, uint64_t *out_c
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2265,7 +2291,7 @@ int idb_lsp_definition_start(uint64_t manager, const char *request_json, int64_t
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2301,7 +2327,7 @@ int idb_lsp_declaration_start(uint64_t manager, const char *request_json, int64_
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2337,7 +2363,7 @@ int idb_lsp_type_definition_start(uint64_t manager, const char *request_json, in
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2372,7 +2398,7 @@ int idb_lsp_implementation_start(uint64_t manager, const char *request_json, int
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"                the file (required).
+ *   "path"                the file.
  *   "line"                the 1-based line.
  *   "column"              the 1-based column, counted in characters
  *                         (Unicode code points); or give symbol.
@@ -2408,7 +2434,7 @@ int idb_lsp_references_start(uint64_t manager, const char *request_json, int64_t
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2444,7 +2470,7 @@ int idb_lsp_hover_start(uint64_t manager, const char *request_json, int64_t time
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
  *
@@ -2504,7 +2530,7 @@ int idb_lsp_workspace_symbols_start(uint64_t manager, const char *request_json, 
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2540,7 +2566,7 @@ int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_j
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2576,7 +2602,7 @@ int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.
@@ -2611,7 +2637,7 @@ int idb_lsp_outgoing_calls_start(uint64_t manager, const char *request_json, int
  *                 not be NULL.
  *
  * Members of request_json:
- *   "path"          the file (required).
+ *   "path"          the file.
  *   "line"          the 1-based line.
  *   "column"        the 1-based column, counted in characters (Unicode
  *                   code points); or give symbol.

@@ -81,6 +81,12 @@ func TestDemoServeAndCallGetDiagnostics(t *testing.T) {
 	args := `{"uri":"file://` + mainGo + `"}`
 	for _, extra := range [][]string{nil, {"--port", strconv.Itoa(info.Port)}} {
 		code, out, errOut := run(append([]string{"ide", "call", "getDiagnostics", args}, extra...)...)
+		// A cold gopls on a busy machine may not be done within the
+		// headless IDE's wait: its answer then says so in a note, and
+		// asking again gets more, as the README says.
+		for deadline := time.Now().Add(serveTestTimeout); code == exitOK && strings.Contains(out, `"note"`) && time.Now().Before(deadline); {
+			code, out, errOut = run(append([]string{"ide", "call", "getDiagnostics", args}, extra...)...)
+		}
 		if code != exitOK || !strings.Contains(out, "undefined: undefinedThing") || !strings.Contains(out, "Error") {
 			t.Fatalf("ide call %v: exit %d\nstdout:\n%s\nstderr:\n%s", extra, code, out, errOut)
 		}

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "diag",
-		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] FILE...",
+		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] [-q] FILE...",
 		Summary: "print the language-server diagnostics of files",
 		Help: "Opens each FILE in the language server that serves its extension, waits until\n" +
 			"its diagnostics are known (see --timeout), and prints them as the block a model\n" +
@@ -28,6 +28,7 @@ func init() {
 			"Each file's line says how its diagnostics were known to be current (its server\n" +
 			"answered a pull for its text, published for its version, ended its work, or,\n" +
 			"without versions, published and then went quiet), or that they are not.\n\n" +
+			progressHelp + "\n\n" +
 			"Each file's status is one of complete, partial (its server reported on it but\n" +
 			"was still at work), unknown (its server reported nothing on it in time) or\n" +
 			"server-down; \"No diagnostics.\" is printed only when every file is complete.\n\n" +
@@ -42,6 +43,7 @@ func init() {
 			src.register(fs)
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, status, reason, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
+			quiet := fs.Bool("q", false, "print no progress line on standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -51,7 +53,7 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return runDiag(ctx, inv, &src, *asJSON, *timeout, args)
+				return runDiag(ctx, inv, &src, *asJSON, *timeout, *quiet, args)
 			}
 		},
 	})
@@ -83,7 +85,7 @@ type diagFile struct {
 	err error
 }
 
-func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, quiet bool, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
@@ -99,11 +101,14 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
+	progress := newProgressLine(inv, quiet)
+	defer progress.Close()
 	m, err := lsp.NewManager(configs, &lsp.ManagerOptions{
 		ProjectDir:      wd,
 		Env:             environ,
 		SettleTimeout:   timeout,
 		WaitForProgress: true, // one shot: wait for analysis results too
+		OnEvent:         progress.onEvent(),
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
@@ -147,6 +152,7 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 		}
 	}
 	att, _ := m.Drain()
+	progress.Close()
 
 	code = exitOK
 	for _, f := range files {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -357,5 +358,41 @@ func TestDiagRealServers(t *testing.T) {
 				t.Errorf("stdout:\n%s", out)
 			}
 		})
+	}
+}
+
+// On a terminal, diag draws its progress line on standard error only, and
+// erases it before the output; with -q nothing is drawn.
+func TestDiagProgressLine(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delay, isTerm := progressDelay, stderrIsTerminal
+	t.Cleanup(func() { progressDelay, stderrIsTerminal = delay, isTerm })
+	progressDelay = 0 // every step shows, however quick
+	stderrIsTerminal = func(io.Writer) bool { return true }
+	args := []string{"diag", "--timeout", "5m", "examples/brokenmod/main.go"} // a busy machine is slow
+
+	code, out, errOut := runIn(t, root, diagEnv(t), args...)
+	if code != exitOK || !strings.Contains(out, "undefined: total") || strings.Contains(out, "\x1b") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// gopls starts and loads for seconds, over many ticks, but what the
+	// ticks catch is up to the scheduler: every drawing is checked.
+	if errOut != "" {
+		if !strings.HasSuffix(errOut, "\r\x1b[K") {
+			t.Errorf("the progress line was not erased at the end: %q", errOut)
+		}
+		for _, d := range strings.Split(errOut, "\r\x1b[K") {
+			if d != "" && !strings.HasPrefix(d, "gopls: ") {
+				t.Errorf("a drawing that is not gopls's: %q", d)
+			}
+		}
+	}
+
+	code, out, errOut = runIn(t, root, diagEnv(t), append(args, "-q")...)
+	if code != exitOK || !strings.Contains(out, "undefined: total") || errOut != "" {
+		t.Errorf("-q: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -186,7 +186,7 @@ func TestIDEDiffUsageAndNoIDE(t *testing.T) {
 func TestIDEDiffDiagnostics(t *testing.T) {
 	s := newDiffScene(t)
 	srv := s.ide(t, ideserver.AcceptDiffs)
-	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsTestEnviron(t)})
+	diags, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsTestEnviron(t), AnswerTimeout: time.Minute})
 	if err != nil {
 		t.Fatalf("this test needs gopls: %v", err)
 	}

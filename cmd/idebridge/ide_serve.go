@@ -31,7 +31,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "ide serve",
-		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [--unconfined] [-v]",
+		Usage:   "[--workspace DIR]... [--transport ws|sse] [--diff accept|reject|prompt] [--lsp-config FILE] [--diagnostics-wait D] [--selection FILE:LINE] [--port N] [--lockfile-dir DIR] [--unconfined] [-v]",
 		Summary: "run a headless IDE that agents connect to, until interrupted",
 		Help: "Serves the workspace folders as an IDE would: writes a lockfile (mode 0600) that\n" +
 			"agents discover, and answers MCP over WebSocket (or legacy SSE) on 127.0.0.1 with\n" +
@@ -42,6 +42,9 @@ func init() {
 			"through $GOPLS, PATH or $(go env GOPATH)/bin), or the servers of --lsp-config\n" +
 			"(a .lsp.json, as in Claude Code plugins). Each call re-reads the file from disk,\n" +
 			"so an agent that writes a file and asks at once gets the new diagnostics.\n" +
+			"getDiagnostics waits at most --diagnostics-wait (default 5s) for the servers,\n" +
+			"then answers with what they have, each file they had not finished with\n" +
+			"carrying a \"note\" beside its diagnostics, as an editor answers at once.\n" +
 			"\n" +
 			"The first line of standard output is a JSON object with port, lockfile,\n" +
 			"transport, workspaceFolders, url and pid. SIGINT, SIGTERM or SIGHUP stop the\n" +
@@ -77,6 +80,7 @@ func init() {
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received to standard error (JSON lines)")
 			fs.StringVar(&o.lspConfig, "lsp-config", "", "a .lsp.json configuring the language servers behind getDiagnostics (default: gopls for .go)")
 			fs.StringVar(&o.selection, "selection", "", "FILE:LINE to announce as the user's selection (selection_changed) to each client")
+			fs.DurationVar(&o.diagWait, "diagnostics-wait", ideserver.DefaultAnswerTimeout, "how long getDiagnostics waits for the language servers before it answers with what they have")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
 					fmt.Fprintf(inv.Stderr, "idebridge ide serve: unexpected argument %q\n", args[0])
@@ -101,6 +105,7 @@ type serveFlags struct {
 	unconfined  bool
 	lspConfig   string
 	selection   string
+	diagWait    time.Duration // DiagnosticsOptions.AnswerTimeout
 }
 
 // stringList is a repeatable string flag.
@@ -138,6 +143,10 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 	case lockfile.TransportWS, lockfile.TransportSSE:
 	default:
 		fmt.Fprintf(inv.Stderr, "%s: --transport must be ws or sse, not %q\n", name, o.transport)
+		return exitUsage
+	}
+	if o.diagWait <= 0 {
+		fmt.Fprintf(inv.Stderr, "%s: --diagnostics-wait must be positive, not %v\n", name, o.diagWait)
 		return exitUsage
 	}
 	wd, err := inv.Getwd()
@@ -209,7 +218,7 @@ func ideServe(ctx context.Context, inv *invocation, o *serveFlags) int {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitUsage
 	}
-	diags, code := serveDiagnostics(inv, srv, wd, o.lspConfig, logger)
+	diags, code := serveDiagnostics(inv, srv, wd, o, logger)
 	if code != exitOK {
 		return code
 	}
@@ -377,14 +386,15 @@ func editProposal(ctx context.Context, inv *invocation, editor string, req *ides
 // serveDiagnostics registers getDiagnostics backed by the language servers
 // of lspConfig, or by gopls; without gopls it warns and answers every file
 // with an empty list.
-func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd, lspConfig string, logger *slog.Logger) (*ideserver.Diagnostics, int) {
+func serveDiagnostics(inv *invocation, srv *ideserver.Server, wd string, o *serveFlags, logger *slog.Logger) (*ideserver.Diagnostics, int) {
 	const name = "idebridge ide serve"
+	lspConfig := o.lspConfig
 	environ := make([]string, 0, len(inv.Env))
 	for k, v := range inv.Env {
 		environ = append(environ, k+"="+v)
 	}
 	sort.Strings(environ)
-	opts := &ideserver.DiagnosticsOptions{Env: environ, Logger: logger}
+	opts := &ideserver.DiagnosticsOptions{Env: environ, Logger: logger, AnswerTimeout: o.diagWait}
 	if lspConfig != "" {
 		if !filepath.IsAbs(lspConfig) {
 			lspConfig = filepath.Join(wd, lspConfig)

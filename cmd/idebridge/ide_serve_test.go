@@ -72,7 +72,10 @@ func startServe(t *testing.T, wd string, env map[string]string, stdin io.Reader,
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		code := run(ctx, append([]string{"ide", "serve"}, args...), inv)
+		// A cold gopls on a busy machine may take longer than the
+		// default wait: tests want the complete answer (args may still
+		// set another).
+		code := run(ctx, append([]string{"ide", "serve", "--diagnostics-wait", "1m"}, args...), inv)
 		pw.Close()
 		done <- code
 	}()
@@ -362,6 +365,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"extra"},
 		{"--workspace", filepath.Join(wd, "missing")},
 		{"--port", "-1"},
+		{"--diagnostics-wait", "0s"},
+		{"--diagnostics-wait", "-1s"},
 	} {
 		var stdout, stderr bytes.Buffer
 		inv := &invocation{Stdout: &stdout, Stderr: &stderr, Env: map[string]string{}, Getwd: func() (string, error) { return wd, nil }}

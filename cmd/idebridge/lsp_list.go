@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "lsp list",
-		Usage:   "[--json] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [FILE...]",
+		Usage:   "[--json] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--trust-project] [FILE...]",
 		Summary: "list the language servers diag would use, where each comes from, and what is wrong",
 		Help: "The first thing to run when diagnostics do not appear. For every server: where\n" +
 			"it comes from (plugin, marketplace, file), its extensions, and whether its\n" +
@@ -27,8 +27,8 @@ func init() {
 			"plugins that are installed or enabled but not loaded and why, and every\n" +
 			"problem found in the configuration. With FILE arguments: which server would\n" +
 			"handle each file, or why none. Nothing is started.\n\n" + sourcesHelp + "\n\n" +
-			"Exit status: 0 when the listing ran; 2 when a FILE has no server, or its\n" +
-			"server's command is not found; 64 bad usage.",
+			"Exit status: 0 when the listing ran; 2 when a FILE does not exist, has no\n" +
+			"server, or its server's command is not found; 64 bad usage.",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var src serverSources
 			src.register(fs)
@@ -86,9 +86,14 @@ type listing struct {
 	ClaudeConfigDir string             `json:"claudeConfigDir,omitempty"`
 	Servers         []listServer       `json:"servers"`
 	Plugins         []lsp.PluginStatus `json:"plugins"`
-	Conflicts       []listConflict     `json:"conflicts"`
-	Errors          []listProblem      `json:"errors"`
-	Files           []listFile         `json:"files,omitempty"`
+	// Trust says whether the project's own settings counted; nil with
+	// --no-plugins. Unlisted counts enabledPlugins entries naming no
+	// installed plugin that Plugins does not list.
+	Trust     *lsp.ProjectTrust `json:"trust,omitempty"`
+	Unlisted  int               `json:"unlisted,omitempty"`
+	Conflicts []listConflict    `json:"conflicts"`
+	Errors    []listProblem     `json:"errors"`
+	Files     []listFile        `json:"files,omitempty"`
 }
 
 func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) int {
@@ -102,6 +107,7 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 	if set.claude != nil {
 		l.ClaudeConfigDir = set.claude.ConfigDir
 		l.Plugins = append(l.Plugins, set.claude.Plugins...)
+		l.Trust, l.Unlisted = &set.claude.Trust, set.claude.Unlisted
 	}
 	environ := inv.environ()
 	byName := map[string]*lsp.ServerConfig{}
@@ -141,17 +147,32 @@ func lspList(inv *invocation, src *serverSources, asJSON bool, files []string) i
 			path := absIn(wd, f)
 			lf := listFile{Path: path}
 			name, err := m.ServerFor(path)
+			missing := ""
+			if _, serr := os.Stat(path); serr != nil {
+				missing = "the file does not exist"
+				if !errors.Is(serr, os.ErrNotExist) {
+					missing = fmt.Sprintf("the file cannot be read: %v", serr)
+				}
+				code = exitUnavailable
+			}
 			switch {
+			case err != nil && missing != "":
+				lf.Error = missing + ", and " + set.adviceFor(err, false)
 			case err != nil:
-				lf.Error = set.advice(err)
+				lf.Error = set.adviceFor(err, false)
 				code = exitUnavailable
 			default:
 				lf.Server = name
 				lf.Language = languageOf(byName[name], path)
+				var problems []string
+				if missing != "" {
+					problems = append(problems, missing)
+				}
 				if _, err := byName[name].ResolveCommand(environ); err != nil {
-					lf.Error = fmt.Sprintf("its command is not found: %v", err)
+					problems = append(problems, fmt.Sprintf("its command is not found: %v", err))
 					code = exitUnavailable
 				}
+				lf.Error = strings.Join(problems, ", and ")
 			}
 			l.Files = append(l.Files, lf)
 		}
@@ -279,6 +300,22 @@ func printListing(w io.Writer, l *listing, set *serverSet) {
 			}
 			fmt.Fprintf(w, "  %s%s: %s\n", p.ID, exts, p.Reason)
 		}
+	}
+	if l.Unlisted > 0 {
+		if len(idle) == 0 {
+			fmt.Fprintln(w, "\nPlugins not loaded:")
+		}
+		fmt.Fprintf(w, "  %d more enabledPlugins entries name no installed plugin (counted, not listed)\n", l.Unlisted)
+	}
+	if t := l.Trust; t != nil && (len(t.Ignored) > 0 || len(t.IgnoredInstalls) > 0) {
+		fmt.Fprintln(w, "\nIgnored, because the project is not trusted:")
+		for _, ig := range t.Ignored {
+			fmt.Fprintf(w, "  %s (%s settings): %d enabledPlugins entries\n", ig.File, ig.Scope, ig.Entries)
+		}
+		for _, id := range t.IgnoredInstalls {
+			fmt.Fprintf(w, "  the install of %s for the project\n", id)
+		}
+		fmt.Fprintf(w, "  Why: %s\n", t.Reason)
 	}
 	remote := 0
 	var shown []listProblem

@@ -133,8 +133,11 @@ func TestZeroConfigurationPyright(t *testing.T) {
 		t.Errorf("lsp list: exit %d", code)
 	}
 
+	// The project's own settings count once it is trusted in Claude Code.
 	local := filepath.Join(project, ".claude", "settings.local.json")
 	writeText(t, local, `{"enabledPlugins": {"pyright-lsp@claude-plugins-official": false}}`)
+	key, _ := filepath.EvalSymlinks(project)
+	writeText(t, filepath.Join(cfg, ".claude.json"), `{"projects": {"`+filepath.ToSlash(key)+`": {"hasTrustDialogAccepted": true}}}`)
 	code, out, errOut = runIn(t, project, env, "diag", "broken.py")
 	why := "plugin pyright-lsp@claude-plugins-official would serve .py but is not loaded: disabled in local settings (" + local + ")"
 	if code != exitUnavailable || out != "" || !strings.Contains(errOut, why) {
@@ -238,5 +241,30 @@ func TestLSPListUsage(t *testing.T) {
 	}
 	if code, _, _ := runIn(t, t.TempDir(), nil, "lsp", "list", "--bogus"); code != exitUsage {
 		t.Errorf("bad flag: exit %d", code)
+	}
+}
+
+// `lsp list FILE...` says which files do not exist, whether a server
+// would serve them or not, and never tells the user to run lsp list.
+func TestLSPListMissingFiles(t *testing.T) {
+	project := t.TempDir()
+	writeText(t, filepath.Join(project, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	writeText(t, filepath.Join(project, "main.go"), "package main\n\nfunc main() {}\n")
+	env := diagEnv(t, "CLAUDE_CONFIG_DIR="+t.TempDir(), "HOME="+t.TempDir())
+	code, out, _ := runIn(t, project, env, "lsp", "list", "main.go", "foo.py", "gone.go")
+	for _, want := range []string{
+		filepath.Join(project, "main.go") + ": gopls (go)\n",
+		filepath.Join(project, "foo.py") + ": the file does not exist, and no language server for",
+		filepath.Join(project, "gone.go") + ": gopls (go), but the file does not exist\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lsp list output does not contain %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "idebridge lsp list") {
+		t.Errorf("lsp list tells the user to run lsp list:\n%s", out)
+	}
+	if code != exitUnavailable {
+		t.Errorf("exit %d, want %d", code, exitUnavailable)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/mcpserver"
 )
 
 // The navigation commands: each runs one operation of the lsp package on
@@ -38,6 +39,7 @@ type navFlags struct {
 	timeout  time.Duration
 	loadWait time.Duration
 	max      int
+	quiet    bool
 }
 
 func (o *navFlags) register(fs *flag.FlagSet) {
@@ -46,6 +48,7 @@ func (o *navFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the server, in all (its start and load included)")
 	fs.DurationVar(&o.loadWait, "load-wait", lsp.DefaultLoadWait, "how long to wait for a server still loading the workspace before asking anyway (0: ask at once)")
 	fs.IntVar(&o.max, "max", lsp.DefaultMaxLocations, "show at most this many locations, symbols or calls (0: all)")
+	fs.BoolVar(&o.quiet, "q", false, "print no progress line on standard error")
 }
 
 // navCommand describes one navigation command.
@@ -185,8 +188,11 @@ func init() {
 				"written only if the user accepts it; interrupting (Ctrl-C) cancels the\n" +
 				"review, as ESC does in Claude Code, and leaves the remaining files\n" +
 				"untouched. Without an IDE (or with --no-ide), --apply writes the files\n" +
-				"directly. Either way a file changed on disk since the rename was computed\n" +
-				"is not written.",
+				"directly, all or none: when one changed on disk since the rename was\n" +
+				"computed, or cannot be written, none is (those already replaced are put\n" +
+				"back) and the error names it. A rename that would write outside the\n" +
+				"working directory (the project; say through a module replaced by ../lib,\n" +
+				"or a symbolic link out of it) is refused whole, naming those files.",
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				apply := fs.Bool("apply", false, "write the files (through the IDE's diff review when there is one)")
 				noIDE := fs.Bool("no-ide", false, "with --apply, write the files without the IDE's review")
@@ -247,9 +253,9 @@ func registerNav(c navCommand) {
 	name := "idebridge lsp " + c.name
 	register(&command{
 		Name:    "lsp " + c.name,
-		Usage:   c.usage + " [--json] [--timeout D] [--load-wait D] [--max N] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins]",
+		Usage:   c.usage + " [--json] [--timeout D] [--load-wait D] [--max N] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [-q]",
 		Summary: c.summary,
-		Help:    c.help + "\n\n" + posHelp + "\n\n" + sourcesHelp + "\n\n" + navExitHelp,
+		Help:    c.help + "\n\n" + posHelp + "\n\n" + sourcesHelp + "\n\n" + progressHelp + "\n\n" + navExitHelp,
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o navFlags
 			o.register(fs)
@@ -295,7 +301,11 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 	if loadWait == 0 {
 		loadWait = -1 // ask at once
 	}
-	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Env: inv.environ(), LoadWait: loadWait})
+	progress := newProgressLine(inv, o.quiet)
+	defer progress.Close()
+	// Roots: wd, the project, so that `lsp rename --apply` never writes
+	// outside it.
+	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Roots: []string{wd}, Env: inv.environ(), LoadWait: loadWait, OnEvent: progress.onEvent()})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitFailure
@@ -310,6 +320,7 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 	defer cancel()
 
 	res, err := run(ctx, sess)
+	progress.Close()
 	if err != nil {
 		var ue *usageErr
 		if errors.As(err, &ue) {
@@ -484,6 +495,6 @@ func reviewInIDE(interrupted context.Context, client *idebridge.Client) (propose
 			return lsp.ApplyCancelled, nil
 		}
 		res, err := rev.ProposeEdit(rctx, idebridge.EditRequest{Path: e.Path, NewText: e.NewText, Base: e.Base})
-		return reviewStatus(rctx, res, err)
+		return mcpserver.ReviewStatus(rctx, res, err)
 	}, stop
 }

@@ -22,6 +22,7 @@ type serverSources struct {
 	pluginDirs   stringList
 	marketplaces stringList
 	noPlugins    bool
+	trustProject bool
 }
 
 // sourcesHelp explains the defaults and the flags, for the commands' -h.
@@ -31,13 +32,19 @@ const sourcesHelp = "Servers come from the Claude Code plugins installed for the
 	"the user, project and local settings files. gopls serves .go files when no\n" +
 	"plugin does (found through $GOPLS, PATH or $(go env GOPATH)/bin). --config,\n" +
 	"--plugin-dir and --marketplace add servers, which win an extension over the\n" +
-	"installed plugins; --no-plugins leaves the installed plugins out."
+	"installed plugins; --no-plugins leaves the installed plugins out.\n\n" +
+	"The project's own settings (.claude/settings.json, .claude/settings.local.json)\n" +
+	"and plugins installed for the project count only in a project trusted in\n" +
+	"Claude Code (its folder-trust dialog accepted there, as recorded in\n" +
+	"~/.claude.json); `lsp list` shows what was ignored. --trust-project accepts\n" +
+	"them for one run."
 
 func (s *serverSources) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.config, "config", "", "add the servers of a .lsp.json file (a map from server name to configuration)")
 	fs.Var(&s.pluginDirs, "plugin-dir", "add the servers of the plugin in `DIR` (repeatable)")
 	fs.Var(&s.marketplaces, "marketplace", "add the servers of every plugin of the marketplace in `DIR` (repeatable)")
 	fs.BoolVar(&s.noPlugins, "no-plugins", false, "do not load the plugins of the Claude Code installation")
+	fs.BoolVar(&s.trustProject, "trust-project", false, "let the project's own settings and project-scoped plugin installs count for this run,\nas if the project were trusted in Claude Code")
 }
 
 // explicit reports whether a flag named servers.
@@ -107,7 +114,7 @@ func loadServers(inv *invocation, wd string, src *serverSources, files []string)
 		set.flagged[c.Name] = true
 	}
 	if !src.noPlugins {
-		set.claude = lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: wd, Env: inv.environ()})
+		set.claude = lsp.LoadClaudeCode(&lsp.ClaudeCodeOptions{ProjectDir: wd, Env: inv.environ(), TrustProject: src.trustProject})
 		for _, c := range set.claude.Servers {
 			origin := "plugin " + c.Plugin + "@" + c.Marketplace
 			for _, p := range set.claude.Plugins {
@@ -185,6 +192,29 @@ func (set *serverSet) printWarnings(w io.Writer, prefix string) {
 	if remote > 0 {
 		fmt.Fprintf(w, "%s: warning: %d marketplace plugins have remote sources; they are not fetched, so their servers (if any) are not loaded\n", prefix, remote)
 	}
+	if msg := set.untrustedNote(); msg != "" {
+		fmt.Fprintf(w, "%s: warning: %s\n", prefix, msg)
+	}
+}
+
+// untrustedNote says what of the project's own configuration was ignored
+// because the project is not trusted, and why; empty when nothing was.
+func (set *serverSet) untrustedNote() string {
+	if set.claude == nil {
+		return ""
+	}
+	t := &set.claude.Trust
+	if len(t.Ignored) == 0 && len(t.IgnoredInstalls) == 0 {
+		return ""
+	}
+	var what []string
+	for _, ig := range t.Ignored {
+		what = append(what, fmt.Sprintf("%d enabledPlugins entries of %s", ig.Entries, ig.File))
+	}
+	if n := len(t.IgnoredInstalls); n > 0 {
+		what = append(what, fmt.Sprintf("%d plugin installs for the project (%s)", n, strings.Join(t.IgnoredInstalls, ", ")))
+	}
+	return fmt.Sprintf("ignored %s: %s", strings.Join(what, " and "), t.Reason)
 }
 
 // notLoaded returns the plugins of the installation that declare ext but
@@ -209,7 +239,11 @@ func (set *serverSet) notLoaded(ext string) []lsp.PluginStatus {
 }
 
 // advice explains an error of a file and, where it can, what to do.
-func (set *serverSet) advice(err error) string {
+func (set *serverSet) advice(err error) string { return set.adviceFor(err, true) }
+
+// adviceFor is advice; listHint adds that `idebridge lsp list` shows what
+// is configured (not for lsp list itself).
+func (set *serverSet) adviceFor(err error, listHint bool) string {
 	var ne *lsp.NoServerError
 	if !errors.As(err, &ne) {
 		return err.Error()
@@ -225,5 +259,8 @@ func (set *serverSet) advice(err error) string {
 		return fmt.Sprintf("no language server for %s: %s", ne.Path, strings.Join(why, "; "))
 	}
 	hint := "install and enable a Claude Code plugin for it, or pass --config, --plugin-dir or --marketplace"
+	if !listHint {
+		return fmt.Sprintf("%v; %s", err, hint)
+	}
 	return fmt.Sprintf("%v; %s (`idebridge lsp list` shows what is configured)", err, hint)
 }

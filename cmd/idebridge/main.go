@@ -50,7 +50,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 )
 
 // Exit statuses shared by every command.
@@ -242,14 +241,21 @@ func run(ctx context.Context, args []string, inv *invocation) (code int) {
 
 	fs := newFlagSet(c, inv.Stderr)
 	runCmd := c.Setup(fs)
+	// The flag package prints its error to fs.Output and calls fs.Usage on
+	// any error, -h included; the usage is printed here instead, once, to
+	// the stream the rule (printHelp) says.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	positional, err := parseInterspersed(fs, rest)
+	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(inv.Stdout)
 		fs.Usage()
 		return exitOK
 	}
 	if err != nil {
-		// The flag package has already printed the error and the usage.
+		// The flag package has printed the error; the usage follows it.
+		fs.Usage()
 		return exitUsage
 	}
 	return runCmd(ctx, inv, positional)
@@ -301,7 +307,7 @@ func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
 	fs.SetOutput(out)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: idebridge %s %s\n\n%s\n", c.Name, c.Usage, c.Summary)
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", wrap("idebridge "+c.Name+" "+c.Usage, helpWidth, "         ", len("usage: ")), wrap(c.Summary, helpWidth, "", 0))
 		if c.Help != "" {
 			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.Help, "\n"))
 		}
@@ -338,7 +344,26 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// printHelp lists the commands, or those under group when it is not empty.
+// helpWidth is the width `idebridge help` wraps at.
+const helpWidth = 80
+
+// groupTitles title the sections of `idebridge help`; a command is in the
+// section of its first word (a one-word command in its own, unless named
+// here). Sections follow the order of this list; others come after.
+var groupTitles = []struct{ word, title string }{
+	{"ide", "The editor (the MCP server of the user's IDE, found by its lockfile):"},
+	{"diag", "Language servers (the project's, from its Claude Code plugins, or gopls):"},
+	{"lsp", ""}, // with diag
+	{"mcp", "For MCP clients (Claude Code, Codex, Gemini CLI, goose...):"},
+}
+
+// printHelp lists the commands, or those under group when it is not empty:
+// each with its positional arguments and its one-line summary, grouped and
+// wrapped at helpWidth columns. Flags are left to `idebridge help CMD`.
+//
+// Help asked for (help, -h, --help, `help CMD`, `CMD -h`) goes to standard
+// output with exit status 0; help printed because of a usage error goes to
+// standard error after the error, with exit status 64.
 func printHelp(w io.Writer, group string) {
 	names := make([]string, 0, len(commands))
 	for name := range commands {
@@ -346,21 +371,115 @@ func printHelp(w io.Writer, group string) {
 			names = append(names, name)
 		}
 	}
-	sort.Strings(names)
+	rank := func(name string) int {
+		first, _, _ := strings.Cut(name, " ")
+		for i, g := range groupTitles {
+			if g.word == first {
+				return i
+			}
+		}
+		return len(groupTitles)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if ri, rj := rank(names[i]), rank(names[j]); ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	left := make(map[string]string, len(names))
+	col := 0
+	for _, name := range names {
+		l := strings.TrimSpace(name + " " + positionalUsage(commands[name].Usage))
+		left[name] = l
+		if len(l) <= 28 {
+			col = max(col, len(l))
+		}
+	}
 	fmt.Fprintln(w, "usage: idebridge <command> [arguments]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "idebridge finds the editor a coding agent runs in, talks to its MCP")
-	fmt.Fprintln(w, "server, and reports language-server diagnostics.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "commands:")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "server, and reports language-server diagnostics and navigation.")
+	title := "-"
 	for _, name := range names {
-		c := commands[name]
-		fmt.Fprintf(tw, "  %s %s\t%s\n", c.Name, c.Usage, c.Summary)
+		if t := groupTitle(name); t != title {
+			title = t
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, title)
+		}
+		indent := 2 + col + 2
+		l := left[name]
+		if len(l) > col {
+			fmt.Fprintf(w, "  %s\n%s", l, strings.Repeat(" ", indent))
+		} else {
+			fmt.Fprintf(w, "  %-*s  ", col, l)
+		}
+		fmt.Fprintln(w, wrap(commands[name].Summary, helpWidth, strings.Repeat(" ", indent), indent))
 	}
-	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run `idebridge help <command>` or `idebridge <command> -h` for details.")
+	fmt.Fprintln(w, "Run `idebridge help <command>` or `idebridge <command> -h` for a command's")
+	fmt.Fprintln(w, "flags and details. Help asked for goes to standard output; help after a")
+	fmt.Fprintln(w, "usage error goes to standard error.")
 	fmt.Fprintln(w, "Exit status: 0 ok, 1 the tool or server reported an error, 2 no usable")
 	fmt.Fprintln(w, "IDE or server, 64 bad usage.")
+}
+
+// groupTitle is the title of the section name belongs to.
+func groupTitle(name string) string {
+	first, _, _ := strings.Cut(name, " ")
+	title := ""
+	for _, g := range groupTitles {
+		if g.title != "" {
+			title = g.title
+		}
+		if g.word == first {
+			return title
+		}
+	}
+	return "Other commands:"
+}
+
+// positionalUsage is usage without its flags: every bracketed group that
+// starts with a dash ("[--json]", "[--in | --out]", "[--workspace DIR]...")
+// is left out, so "[--port N] TOOL [ARGS_JSON|-]" is "TOOL [ARGS_JSON|-]".
+func positionalUsage(usage string) string {
+	var b strings.Builder
+	for i := 0; i < len(usage); i++ {
+		if usage[i] == '[' && i+1 < len(usage) && usage[i+1] == '-' {
+			depth := 0
+			for ; i < len(usage); i++ {
+				if usage[i] == '[' {
+					depth++
+				} else if usage[i] == ']' {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			i += len(usage[min(i+1, len(usage)):]) - len(strings.TrimPrefix(usage[min(i+1, len(usage)):], "..."))
+			continue
+		}
+		b.WriteByte(usage[i])
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// wrap breaks text at spaces into lines of at most width columns (a word
+// longer than that stays whole): the first line starts at column start,
+// the others with indent.
+func wrap(text string, width int, indent string, start int) string {
+	var b strings.Builder
+	n, empty := start, true
+	for _, word := range strings.Fields(text) {
+		if !empty && n+1+len(word) > width {
+			b.WriteString("\n" + indent)
+			n = len(indent)
+		} else if !empty {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+		empty = false
+	}
+	return b.String()
 }

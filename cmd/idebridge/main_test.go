@@ -123,7 +123,7 @@ func TestDispatchUsageErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		code, out, _ := runCapture(t, nil, args...)
-		if code != exitOK || !strings.Contains(out, "zz-test echo [--n N] [--flag] ARGS...") || !strings.Contains(out, "Exit status") {
+		if code != exitOK || !strings.Contains(out, "zz-test echo ARGS...") || !strings.Contains(out, "Exit status") {
 			t.Errorf("%q: exit %d, output %q", args, code, out)
 		}
 	}
@@ -136,6 +136,53 @@ func TestHelp(t *testing.T) {
 	code, out, _ := runCapture(t, nil, "zz-test", "--help")
 	if code != exitOK || !strings.Contains(out, "zz-test panic") || !strings.Contains(out, "zz-test echo") {
 		t.Errorf("group help: exit %d, output %q", code, out)
+	}
+}
+
+// The overview fits 80 columns and leaves flags to each command's help;
+// help asked for goes to standard output (exit 0), help after a usage
+// error to standard error (exit 64), for every command.
+func TestHelpLayoutAndStreams(t *testing.T) {
+	code, out, errOut := runCapture(t, nil, "--help")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("--help: exit %d, stderr %q", code, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > helpWidth {
+			t.Errorf("--help line of %d columns: %q", n, line)
+		}
+	}
+	for _, flag := range []string{"--config", "--json", "--port"} {
+		if strings.Contains(out, flag) && !strings.Contains(out, "(with "+flag) {
+			t.Errorf("--help repeats the flag %s; flags belong to `help CMD`", flag)
+		}
+	}
+	for _, want := range []string{"The editor", "Language servers", "For MCP clients", "  lsp def POS "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help has no %q:\n%s", want, out)
+		}
+	}
+	for name := range commands {
+		words := strings.Fields(name)
+		for _, args := range [][]string{append([]string{"help"}, words...), append(words, "-h")} {
+			code, out, errOut := runCapture(t, nil, args...)
+			if code != exitOK || errOut != "" || !strings.HasPrefix(out, "usage: idebridge "+name) {
+				t.Errorf("%q: exit %d, stderr %q, stdout %.60q", args, code, errOut, out)
+			}
+			if strings.HasPrefix(name, "zz-test") {
+				continue
+			}
+			usage, _, _ := strings.Cut(out, "\n\n")
+			for _, line := range strings.Split(usage, "\n") {
+				if len([]rune(line)) > helpWidth {
+					t.Errorf("%q: usage line of %d columns: %q", args, len([]rune(line)), line)
+				}
+			}
+		}
+		code, out, errOut = runCapture(t, nil, append(words, "--no-such-flag")...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "usage: idebridge "+name) {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %.60q, stderr %.60q", name, code, out, errOut)
+		}
 	}
 }
 

@@ -12,11 +12,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lsp"
-	"github.com/idebridge/idebridge/mcp"
+	"github.com/idebridge/idebridge/mcpserver"
 )
 
 // serverVersion is the version `idebridge mcp` reports to MCP clients and
@@ -55,6 +53,7 @@ func init() {
 			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
 			o.src.register(fs)
 			fs.BoolVar(&o.noIDE, "no-ide", false, "never connect to the user's IDE")
+			o.http.register(fs)
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received, and the servers' messages, to standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
@@ -72,13 +71,8 @@ type mcpFlags struct {
 	src     serverSources
 	noIDE   bool
 	verbose bool
+	http    mcpHTTPFlags // mcp_http.go
 }
-
-// mcpInstructions is the initialize result's advice to the model.
-const mcpInstructions = "Code intelligence from the user's language servers and IDE. " +
-	"Paths are relative to the project directory, or absolute; lines and columns are 1-based. " +
-	"Call diagnostics after editing files to see the errors the edits introduced. " +
-	"The ide_ tools and propose_edit need the user's IDE; without one they say why."
 
 func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	const name = "idebridge mcp"
@@ -110,56 +104,35 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 		return code
 	}
 	configs := set.configs
-	srv, err := ideserver.New(&ideserver.Options{
-		WorkspaceFolders:         []string{dir},
-		NoLockfile:               true,
-		NoDefaultTools:           true,
-		ProtocolVersion:          mcp.ProtocolVersion,
-		NegotiateProtocolVersion: true,
-		ServerName:               "idebridge",
-		ServerVersion:            serverVersion,
-		Instructions:             mcpInstructions,
-		Logger:                   logger,
+	srv, err := mcpserver.New(&mcpserver.Options{
+		ProjectDir:    dir,
+		Configs:       configs,
+		Env:           environ,
+		NoIDE:         o.noIDE,
+		NoIDEReason:   "idebridge mcp was started with --no-ide",
+		Logger:        logger,
+		ServerLogger:  serverLogger(logger, o.verbose),
+		ServerVersion: serverVersion,
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return exitFailure
 	}
 	defer srv.Close()
-	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: configs, Env: environ, Logger: serverLogger(logger, o.verbose)})
-	if err != nil {
-		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-		return exitFailure
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-		defer cancel()
-		_ = d.Close(sctx)
-	}()
-	link := newIDELink(dir, environ, o.noIDE, logger)
-	defer link.close()
 
-	lctx, cancel := context.WithTimeout(ctx, ideConnectTimeout+time.Second)
-	ide := link.describe(lctx)
-	cancel()
-	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s\n", name, dir, describeServers(configs, environ), ide)
+	ide := srv.IDEStatus(ctx)
+	httpNote, code := o.http.start(inv, dir, srv.Underlying())
+	if code != exitOK {
+		return code
+	}
+	defer o.http.stop()
+	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s%s\n", name, dir, describeServers(configs, environ), ide, httpNote)
 	gate.release(ctx)
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
 		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
 	}
-
-	p := project{dir: dir}
-	tools := []toolDef{diagnosticsTool(d, p)}
-	tools = append(tools, navTools(&navigator{m: d.Manager(), p: p, link: link})...)
-	tools = append(tools, ideTools(link, p)...)
-	for _, t := range tools {
-		if err := srv.RegisterTool(t); err != nil {
-			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-			return exitFailure
-		}
-	}
-	err = srv.ServeStream(ctx, inv.Stdin, inv.Stdout)
+	err = o.http.serve(ctx, inv, srv.Underlying())
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		return exitOK

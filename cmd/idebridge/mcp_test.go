@@ -325,41 +325,6 @@ func TestMCPZeroConfiguration(t *testing.T) {
 	}
 }
 
-// An ambiguous symbol, an address the file does not have, and arguments
-// outside the schema are isError results that say how to call again.
-func TestMCPBadCalls(t *testing.T) {
-	dir := mcpModule(t)
-	r := startMCP(t, dir, mcpEnv(t), "--no-plugins", "--no-ide")
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-		want []string
-	}{
-		{"definition", map[string]any{"file": "main.go", "line": 7, "symbol": "greet"},
-			[]string{`"greet" occurs 2 times on line 7 (columns 14, 26); say which with occurrence (1 to 2), or give column instead of symbol`, "     7 | \tfmt.Println(greet(\"a\"), greet(\"b\"))"}},
-		{"hover", map[string]any{"file": "main.go", "line": 7, "symbol": "nothere"}, []string{"main.go:7:nothere", "is not on line 7"}},
-		{"references", map[string]any{"file": "main.go", "line": 70, "column": 1}, []string{"main.go:70:1"}},
-		{"definition", map[string]any{"file": "main.go", "line": 7}, []string{"needs column (1-based) or symbol"}},
-		{"definition", map[string]any{"file": "main.go", "line": "7", "column": 1}, []string{"line must be an integer, not string"}},
-		{"diagnostics", map[string]any{"file": "main.go"}, []string{`there is no argument "file"`}},
-		{"diagnostics", map[string]any{"files": []string{"nope.go", "/etc/hostname", "go.mod"}}, []string{"nope.go does not exist.",
-			"/etc/hostname could not be checked: /etc/hostname is outside the workspace folders", "No language server serves go.mod (.mod files)"}},
-		{"document_symbols", map[string]any{"file": "notes.txt"}, []string{"No language server serves notes.txt (.txt files)"}},
-		{"ide_selection", nil, []string{"No IDE connected: auto-connect is off: idebridge mcp was started with --no-ide."}},
-		{"propose_edit", map[string]any{"file": "main.go", "content": "x"}, []string{"No IDE connected", "write the file with your own tools instead"}},
-	} {
-		text, isErr := r.call(tc.tool, tc.args)
-		if !isErr {
-			t.Errorf("%s %v succeeded: %s", tc.tool, tc.args, text)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(text, w) {
-				t.Errorf("%s %v answered:\n%s\nwant it to say %q", tc.tool, tc.args, text, w)
-			}
-		}
-	}
-}
-
 // The IDE is optional and found when a tool needs it: with none, the IDE
 // tools say why; an IDE started later is found at the next call; one that
 // goes away is reported lost, and its successor on another port (an IDE
@@ -520,37 +485,6 @@ func TestMCPUsage(t *testing.T) {
 	}
 	if code, out, _ := runIn(t, dir, nil, "mcp", "-h"); code != exitOK || !strings.Contains(out, "claude mcp add idebridge -- idebridge mcp") {
 		t.Errorf("help: exit %d\n%s", code, out)
-	}
-}
-
-// textAnchor finds texts that select exactly the lines asked for in an
-// IDE that selects from the first match of startText to the end of the
-// next match of endText.
-func TestTextAnchor(t *testing.T) {
-	lines := []string{"}", "func a() {", "}", "", "func b() {", "\treturn", "}", "}"}
-	text := strings.Join(lines, "\n")
-	for _, tc := range []struct {
-		first, last int
-		ok          bool
-	}{{1, 2, true}, {4, 6, true}, {2, 2, false}, {5, 5, true}, {0, 0, true}, {3, 3, false}, {7, 7, false}} {
-		start, end, ok := textAnchor(lines, tc.first, tc.last)
-		if ok != tc.ok {
-			t.Errorf("lines %d-%d: ok %v, want %v (%q, %q)", tc.first, tc.last, ok, tc.ok, start, end)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		// What such an IDE would select.
-		i := strings.Index(text, start)
-		j := i + len(start)
-		if end != "" {
-			j += strings.Index(text[j:], end) + len(end)
-		}
-		want := strings.Join(lines[tc.first:tc.last+1], "\n")
-		if text[i:j] != want {
-			t.Errorf("lines %d-%d: anchors %q, %q select %q, want %q", tc.first, tc.last, start, end, text[i:j], want)
-		}
 	}
 }
 

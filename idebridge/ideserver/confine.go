@@ -1,20 +1,14 @@
 package ideserver
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/idebridge/idebridge/internal/fileuri"
+	"github.com/idebridge/idebridge/internal/safefile"
 	"github.com/idebridge/idebridge/mcp"
 )
-
-// maxLinkDepth bounds the symbolic links followed while resolving a path,
-// as the kernel's own limit does.
-const maxLinkDepth = 40
 
 // resolvePath turns a tool's path argument (absolute, a file:// URI, or
 // relative to the first workspace folder) into a clean absolute path.
@@ -47,7 +41,7 @@ func (s *Server) resolvePath(p string) (string, error) {
 	if s.cfg.Unconfined {
 		return p, nil
 	}
-	real, err := realPath(p, 0)
+	real, err := realPath(p)
 	if err != nil {
 		return "", &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(fmt.Sprintf("resolving %s: %v", p, unwrapPathError(err)))}
 	}
@@ -73,50 +67,8 @@ func (s *Server) insideFolders(real string) bool {
 	return false
 }
 
-// realPath resolves every symbolic link in the clean absolute path p, also
-// for a path that does not exist yet (a new file): the part that exists is
-// resolved and the rest appended, and a dangling link is followed to where
-// it points.
-func realPath(p string, depth int) (string, error) {
-	if depth > maxLinkDepth {
-		return "", fmt.Errorf("%s: too many levels of symbolic links", p)
-	}
-	r, err := filepath.EvalSymlinks(p)
-	if err == nil {
-		return r, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	parent := filepath.Dir(p)
-	if parent == p {
-		return p, nil
-	}
-	if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		target, err := os.Readlink(p)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(parent, target)
-		}
-		return realPath(filepath.Clean(target), depth+1)
-	}
-	rp, err := realPath(parent, depth)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(rp, filepath.Base(p)), nil
-}
+// realPath and within are internal/safefile's: one resolution and one
+// containment rule for every confined path of the library.
+func realPath(p string) (string, error) { return safefile.RealPath(p) }
 
-// within reports whether the clean absolute path p is root or lies below
-// it (a folder never contains a sibling that shares its prefix).
-func within(root, p string) bool {
-	if p == root {
-		return true
-	}
-	if !strings.HasSuffix(root, string(filepath.Separator)) {
-		root += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, root)
-}
+func within(root, p string) bool { return safefile.Within(root, p) }

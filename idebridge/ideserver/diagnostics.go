@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idebridge/idebridge/internal/env"
@@ -25,10 +26,24 @@ import (
 	"github.com/idebridge/idebridge/lspdiag"
 )
 
+// Defaults of DiagnosticsOptions.
+const (
+	// DefaultMaxDiagnosticsPerFile is lspdiag's own bound on what one
+	// publish keeps: far above what a model is shown of a file (10 per
+	// file, 30 in all), so that an agent comparing a file's diagnostics
+	// before and after an edit compares whole sets for any file with
+	// fewer.
+	DefaultMaxDiagnosticsPerFile = lspdiag.DefaultMaxPerPublish
+	// DefaultAnswerTimeout answers getDiagnostics within the deadline
+	// agents give the call (one was seen giving up after 8 s), while
+	// leaving a cold gopls time to diagnose a small module.
+	DefaultAnswerTimeout = 5 * time.Second
+)
+
 // DiagnosticsOptions configure NewDiagnostics. A nil *DiagnosticsOptions,
 // and every zero field, means the documented default; a negative
-// SettleTimeout or MaxFiles is rejected (NewDiagnostics returns an error
-// naming it).
+// SettleTimeout, MaxFiles or MaxDiagnosticsPerFile is rejected
+// (NewDiagnostics returns an error naming it).
 type DiagnosticsOptions struct {
 	// Configs are the language servers (see lsp.LoadFile). Nil means
 	// gopls for .go files (lsp.GoplsConfig), found with
@@ -48,6 +63,24 @@ type DiagnosticsOptions struct {
 	// getDiagnostics without a uri (the most recently asked or opened).
 	// Default lsp.DefaultMaxOpenDocuments (50).
 	MaxFiles int
+	// MaxDiagnosticsPerFile bounds the diagnostics kept and answered for
+	// one file, so that memory stays bounded whatever a server publishes:
+	// a file with more keeps the most severe (then by position), and its
+	// true count is reported (FileReport.Total; in getDiagnostics, a
+	// note such as "100000 diagnostics, the 1000 most severe shown").
+	// Default DefaultMaxDiagnosticsPerFile (1,000).
+	MaxDiagnosticsPerFile int
+	// AnswerTimeout bounds one getDiagnostics call: when it is up, the
+	// call answers with what the servers have reported so far, and each
+	// file they had not finished with carries a note ("diagnostics may be
+	// incomplete: gopls had not finished analysing it after 5s"), as an
+	// editor answers at once with what it has. A server that never
+	// finishes (gopls whose go list blocks on a FIFO in the workspace)
+	// then costs each call this long, never the client's deadline.
+	// Default DefaultAnswerTimeout (5 s); negative means no bound of its
+	// own (SettleTimeout and the call's context still bound it). Check is
+	// bounded by SettleTimeout and its context only.
+	AnswerTimeout time.Duration
 	// Logger receives the servers' messages and the manager's notes. Nil
 	// is silent.
 	Logger *slog.Logger
@@ -62,25 +95,33 @@ type DiagnosticsOptions struct {
 // sends the servers its current text when that changed (agents write
 // files themselves and ask within milliseconds), waits until the servers'
 // diagnostics for that text are complete (lspdiag's Settle with
-// WaitForProgress: gopls's analysis results too), and answers the
-// deployed JSON shape:
+// WaitForProgress: gopls's analysis results too) or the call's own bound
+// (DiagnosticsOptions.AnswerTimeout) comes, and answers the deployed JSON
+// shape:
 //
 //	[{"uri":"file:///p/main.go","diagnostics":[{"message":"undefined: x",
 //	  "severity":"Error","source":"compiler","code":"UndeclaredName",
 //	  "range":{"start":{"line":3,"character":9},"end":{...}}}]}]
 //
 // with severities as strings ("Error", "Warning", "Information", "Hint")
-// and columns in characters. A file no server serves answers an empty
-// list; a file that does not exist answers -32001, and one that is not a
-// regular file (a FIFO, a device) or is over Options.MaxMessageSize is an
-// error, never waited on. Calls run side by side: one waiting for a slow
-// language server holds up no other. Diagnostics owns its lsp.Manager:
-// nothing else may drain it.
+// and columns in characters. A file whose answer leaves something out
+// has a "note" member beside its diagnostics, which clients that do not
+// know it ignore: its servers had not finished with it when the bound
+// came ("diagnostics may be incomplete: gopls had not finished analysing
+// it after 5s"), or it has more than MaxDiagnosticsPerFile ("100000
+// diagnostics, the 1000 most severe shown"). A file no server serves
+// answers an empty list; a file that does not exist answers -32001, and
+// one that is not a regular file (a FIFO, a device) or is over
+// Options.MaxMessageSize is an error, never waited on. Calls run side by
+// side: one waiting for a slow language server holds up no other.
+// Diagnostics owns its lsp.Manager: nothing else may drain it.
 type Diagnostics struct {
 	srv      *Server
 	mgr      *lsp.Manager
 	log      *slog.Logger
 	maxFiles int
+	maxDiags int
+	answer   time.Duration // the bound of a getDiagnostics call; <= 0: none
 
 	// mu guards the fields below. It is never held while waiting for a
 	// file or a server.
@@ -93,7 +134,8 @@ type Diagnostics struct {
 type docDiags struct {
 	server string
 	uri    string
-	diags  []diag.Diagnostic
+	diags  []diag.Diagnostic // at most maxDiags, the most severe
+	total  int               // the distinct diagnostics of the set, those left out included
 	// seq is the registry's sequence number of the publish diags come
 	// from (0: none yet); when the registry's last publish for the
 	// document has another number, diags may be out of date.
@@ -112,6 +154,8 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.SettleTimeout is negative (%v)", o.SettleTimeout)
 	case o.MaxFiles < 0:
 		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.MaxFiles is negative (%d)", o.MaxFiles)
+	case o.MaxDiagnosticsPerFile < 0:
+		return nil, fmt.Errorf("ideserver: DiagnosticsOptions.MaxDiagnosticsPerFile is negative (%d)", o.MaxDiagnosticsPerFile)
 	}
 	log := o.Logger
 	if log == nil {
@@ -132,13 +176,18 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		configs = []lsp.ServerConfig{cfg}
 	}
 	maxFiles := cmp.Or(o.MaxFiles, lsp.DefaultMaxOpenDocuments)
-	// The registry hands out whole sets: no limit short of absurd, and
-	// every severity (getDiagnostics reports what the IDE shows). It
-	// remembers at least every open file's last publish.
+	maxDiags := cmp.Or(o.MaxDiagnosticsPerFile, DefaultMaxDiagnosticsPerFile)
+	answer := cmp.Or(o.AnswerTimeout, DefaultAnswerTimeout)
+	// The registry hands out whole sets, up to maxDiags a file, with the
+	// count of what it leaves out, and every severity (getDiagnostics
+	// reports what the IDE shows). What it keeps pending, and what the
+	// known sets hold, is then bounded by maxDiags a file whatever a
+	// server publishes. It remembers at least every open file's last
+	// publish.
 	reg, err := lspdiag.NewRegistry(&lspdiag.RegistryOptions{
-		MaxPerPublish: 100_000,
-		MaxPerFile:    100_000,
-		MaxTotal:      1 << 30,
+		MaxPerPublish: maxDiags,
+		MaxPerFile:    maxDiags,
+		MaxTotal:      -1, // no limit: bounded by maxDiags a pending file
 		MaxDocuments:  max(maxFiles, lspdiag.DefaultMaxDocuments),
 		Logger:        log,
 	})
@@ -148,6 +197,7 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 	mgr, err := lsp.NewManager(configs, &lsp.ManagerOptions{
 		Registry:         reg,
 		ProjectDir:       folder,
+		Roots:            srv.WorkspaceFolders(), // a rename on this manager (idebridge mcp) writes only in the workspace
 		MaxOpenDocuments: maxFiles,
 		SettleTimeout:    o.SettleTimeout,
 		WaitForProgress:  true,
@@ -166,6 +216,8 @@ func NewDiagnostics(srv *Server, opts *DiagnosticsOptions) (*Diagnostics, error)
 		mgr:      mgr,
 		log:      log,
 		maxFiles: maxFiles,
+		maxDiags: maxDiags,
+		answer:   answer,
 		docs:     map[string]*docDiags{},
 	}, nil
 }
@@ -203,8 +255,12 @@ type FileReport struct {
 	// file then has no diagnostics, as an editor shows none).
 	Server string
 	// Diagnostics is the file's complete current set (not only what is
-	// new), sorted by severity, then position.
+	// new), sorted by severity, then position; at most
+	// DiagnosticsOptions.MaxDiagnosticsPerFile, the most severe.
 	Diagnostics []diag.Diagnostic
+	// Total is how many distinct diagnostics the file has, those
+	// MaxDiagnosticsPerFile left out of Diagnostics included.
+	Total int
 	// Settle says how the diagnostics were known to be current, or that
 	// they could not be (Settle.Freshness.Fresh() false: the server did
 	// not finish in time and Diagnostics is what it had).
@@ -247,7 +303,7 @@ func (d *Diagnostics) Check(ctx context.Context, paths []string) ([]FileReport, 
 		d.remember(p)
 	}
 	d.mu.Unlock()
-	sets, settled, errs := d.refresh(ctx, targets)
+	states := d.refresh(ctx, targets)
 	d.mu.Lock()
 	d.prune("")
 	d.mu.Unlock()
@@ -256,8 +312,9 @@ func (d *Diagnostics) Check(ctx context.Context, paths []string) ([]FileReport, 
 	}
 	for j, i := range which {
 		r := &reports[i]
-		r.Diagnostics, r.Settle, r.Err = slices.Clone(sets[j]), settled[j], errs[j]
-		r.Server = settled[j].Server
+		st := &states[j]
+		r.Diagnostics, r.Total, r.Settle, r.Err = slices.Clone(st.set), st.total, st.settled, st.err
+		r.Server = st.settled.Server
 		if r.Server == "" && r.Err == nil {
 			if name, err := d.mgr.ServerFor(r.Path); err == nil {
 				r.Server = name
@@ -271,6 +328,10 @@ func (d *Diagnostics) Check(ctx context.Context, paths []string) ([]FileReport, 
 type wireFileDiagnostics struct {
 	URI         string           `json:"uri"`
 	Diagnostics []wireDiagnostic `json:"diagnostics"`
+	// Note says what the diagnostics leave out: a file over
+	// MaxDiagnosticsPerFile, or a server that had not finished. Clients
+	// that do not know the member ignore it.
+	Note string `json:"note,omitempty"`
 }
 
 type wireDiagnostic struct {
@@ -308,7 +369,17 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResu
 		targets = d.known()
 	}
 	d.mu.Unlock()
-	sets, _, errs := d.refresh(ctx, targets)
+	// The call's own bound: what the servers have not finished by then
+	// is answered as it stands, with a note.
+	start := time.Now()
+	wctx := ctx
+	if d.answer > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeoutCause(ctx, d.answer, errAnswerDue)
+		defer cancel()
+	}
+	states := d.refresh(wctx, targets)
+	waited := time.Since(start).Round(100 * time.Millisecond)
 	d.mu.Lock()
 	d.prune(target)
 	d.mu.Unlock()
@@ -317,7 +388,8 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResu
 	}
 	out := []wireFileDiagnostics{}
 	for i, p := range targets {
-		if err := errs[i]; err != nil {
+		st := &states[i]
+		if err := st.err; err != nil {
 			if target == "" {
 				d.log.Debug("getDiagnostics: leaving a file out", "path", p, "err", err)
 				continue
@@ -327,16 +399,34 @@ func (d *Diagnostics) handle(ctx context.Context, call *ToolCall) (*mcp.ToolResu
 			}
 			return nil, fmt.Errorf("getting diagnostics of %s: %w", p, err)
 		}
-		if target == "" && len(sets[i]) == 0 {
+		var notes []string
+		if st.total > len(st.set) {
+			notes = append(notes, fmt.Sprintf("%d diagnostics, the %d most severe shown", st.total, len(st.set)))
+		}
+		if st.unfinished != "" {
+			notes = append(notes, st.unfinished+" after "+waited.String())
+			d.log.Debug("getDiagnostics: answering before the language server finished", "path", p, "waited", waited, "reason", st.settled.Reason)
+		}
+		if target == "" && len(st.set) == 0 && len(notes) == 0 {
 			continue
 		}
-		f := wireFileDiagnostics{URI: fileuri.FromPath(p), Diagnostics: make([]wireDiagnostic, len(sets[i]))}
-		for j, dg := range sets[i] {
+		f := wireFileDiagnostics{URI: fileuri.FromPath(p), Diagnostics: make([]wireDiagnostic, len(st.set)), Note: strings.Join(notes, "; ")}
+		for j, dg := range st.set {
 			f.Diagnostics[j] = wireDiagnostic{Message: dg.Message, Severity: dg.Severity.String(), Source: dg.Source, Code: dg.Code, Range: dg.Range}
 		}
 		out = append(out, f)
 	}
 	return JSONResult(out)
+}
+
+// errAnswerDue is the cause of the end of a getDiagnostics call's own
+// bound (DiagnosticsOptions.AnswerTimeout).
+var errAnswerDue = errors.New("getDiagnostics answers with what it has")
+
+// answerDue reports whether ctx ended because the call's own bound came,
+// rather than because its caller gave up.
+func answerDue(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errAnswerDue)
 }
 
 // remember records p as asked about, most recent last. d.mu is held.
@@ -383,25 +473,39 @@ func (d *Diagnostics) prune(target string) {
 	}
 }
 
+// fileState is what refresh found for one target.
+type fileState struct {
+	set     []diag.Diagnostic // the complete current set, at most maxDiags
+	total   int               // the distinct diagnostics of the set, those left out included
+	settled lsp.SettleResult
+	err     error
+	// unfinished says, when the servers had not finished with the file
+	// (SettleTimeout, or the call's own bound), that set may be
+	// incomplete: "diagnostics may be incomplete: gopls had not finished
+	// analysing it".
+	unfinished string
+}
+
 // refresh brings every target up to date with the disk and returns each
 // one's complete diagnostic set, or why it has none. It takes d.mu only
-// between the waits, so that calls run side by side.
-func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.Diagnostic, []lsp.SettleResult, []error) {
-	sets := make([][]diag.Diagnostic, len(targets))
-	settled := make([]lsp.SettleResult, len(targets))
-	errs := make([]error, len(targets))
+// between the waits, so that calls run side by side. When ctx ends by the
+// call's own bound (answerDue), a file its servers had not finished with
+// gets what they reported so far, marked unfinished.
+func (d *Diagnostics) refresh(ctx context.Context, targets []string) []fileState {
+	states := make([]fileState, len(targets))
 	texts := make([]string, len(targets))
 	served := make([]bool, len(targets))
 	// The sets this call fills, even if another call prunes them from
 	// d.docs meanwhile.
 	sts := make([]*docDiags, len(targets))
 	for i, p := range targets {
+		fst := &states[i]
 		b, err := d.srv.readRegular(p, d.srv.cfg.MaxMessageSize)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				d.forget(ctx, p)
 			}
-			errs[i] = err
+			fst.err = err
 			continue
 		}
 		texts[i] = string(b)
@@ -410,7 +514,7 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 			continue // no server: no diagnostics, as an editor shows none
 		}
 		if err != nil {
-			errs[i] = err
+			fst.err = err
 			continue
 		}
 		d.mu.Lock()
@@ -423,11 +527,19 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 		d.mu.Unlock()
 		// Opens the file, or sends its text when it changed on disk;
 		// nothing when the server has it already.
-		if errs[i] = d.mgr.Change(ctx, p, texts[i]); errs[i] == nil {
+		switch err := d.mgr.Change(ctx, p, texts[i]); {
+		case err == nil:
 			served[i] = true
+		case answerDue(ctx):
+			// The server is still starting (or waiting to restart): what
+			// is known of the file is all there is.
+			fst.settled = lsp.SettleResult{Path: p, Server: server, Freshness: lsp.FreshTimedOut, Reason: err.Error()}
+			fst.unfinished = fmt.Sprintf("diagnostics unknown: %s was not ready for it", server)
+		default:
+			fst.err = err
 		}
 	}
-	d.settle(ctx, targets, served, settled, errs)
+	d.settle(ctx, targets, served, states)
 
 	// A set is complete when it comes from the last publish the registry
 	// saw for the document. Otherwise a publish was missed (it arrived
@@ -437,12 +549,12 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 	d.mu.Lock()
 	d.drain(sts)
 	for i, p := range targets {
-		if served[i] && errs[i] == nil && !d.current(sts[i]) {
+		if served[i] && states[i].err == nil && !d.current(sts[i]) {
 			if again == nil {
 				again = make([]bool, len(targets))
 			}
 			d.log.Debug("getDiagnostics: reopening a file whose diagnostics were missed", "path", p)
-			sts[i].diags, sts[i].seq = nil, 0
+			sts[i].diags, sts[i].total, sts[i].seq = nil, 0, 0
 			again[i] = true
 		}
 	}
@@ -451,11 +563,17 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 		for i, p := range targets {
 			if again[i] {
 				_ = d.mgr.Close(ctx, p)
-				errs[i] = d.mgr.Change(ctx, p, texts[i])
-				again[i] = errs[i] == nil
+				err := d.mgr.Change(ctx, p, texts[i])
+				if err != nil && answerDue(ctx) {
+					states[i].unfinished = fmt.Sprintf("diagnostics unknown: %s was not ready for it", sts[i].server)
+					err = nil
+				} else {
+					states[i].err = err
+				}
+				again[i] = err == nil && states[i].unfinished == ""
 			}
 		}
-		d.settle(ctx, targets, again, settled, errs)
+		d.settle(ctx, targets, again, states)
 		d.mu.Lock()
 		d.drain(sts)
 		d.mu.Unlock()
@@ -463,29 +581,56 @@ func (d *Diagnostics) refresh(ctx context.Context, targets []string) ([][]diag.D
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i := range targets {
-		if served[i] && errs[i] == nil {
-			sets[i] = sts[i].diags
+		if sts[i] == nil || states[i].err != nil {
+			continue
+		}
+		states[i].set, states[i].total = sts[i].diags, sts[i].total
+		if states[i].unfinished != "" && sts[i].seq == 0 && lastSeq(d.mgr.Registry(), sts[i]) == 0 {
+			// Nothing was ever published for it: not even a partial set.
+			states[i].unfinished = fmt.Sprintf("diagnostics unknown: %s had not reported any for it", sts[i].server)
 		}
 	}
-	return sets, settled, errs
+	return states
 }
 
-// settle waits for the diagnostics of every target marked in which.
-func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, settled []lsp.SettleResult, errs []error) {
-	for i, p := range targets {
-		if !which[i] || errs[i] != nil {
-			continue
-		}
-		res, err := d.mgr.Settle(ctx, p)
-		settled[i] = res
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		if !res.Freshness.Fresh() {
-			d.log.Debug("getDiagnostics: the language server did not finish in time; answering what it has", "path", p, "freshness", res.Freshness)
+// settle waits for the diagnostics of every target marked in which, side
+// by side, so that one slow file does not use up the others' time. The
+// wait for a language server's analysis may take seconds (a module
+// loading): a client that asked for progress sees each file settle.
+func (d *Diagnostics) settle(ctx context.Context, targets []string, which []bool, states []fileState) {
+	waits := 0
+	for i := range targets {
+		if which[i] && states[i].err == nil {
+			waits++
 		}
 	}
+	var done atomic.Int64
+	ReportProgress(ctx, 0, float64(waits), "waiting for the language servers' analysis")
+	var wg sync.WaitGroup
+	for i, p := range targets {
+		if !which[i] || states[i].err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fst := &states[i]
+			defer func() {
+				ReportProgress(ctx, float64(done.Add(1)), float64(waits), "analysed "+filepath.Base(p))
+			}()
+			res, err := d.mgr.Settle(ctx, p)
+			fst.settled = res
+			if err != nil && !answerDue(ctx) {
+				fst.err = err
+				return
+			}
+			if !res.Freshness.Fresh() {
+				fst.unfinished = fmt.Sprintf("diagnostics may be incomplete: %s had not finished analysing it", res.Server)
+				d.log.Debug("getDiagnostics: the language server did not finish in time; answering what it has", "path", p, "freshness", res.Freshness, "reason", res.Reason)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // drain takes every pending publish from the registry into the known
@@ -518,7 +663,7 @@ func (d *Diagnostics) drain(extra []*docDiags) {
 			reg.Reset(f.URI)
 			drained[f.URI] = true
 			for _, st := range byURI[f.URI] {
-				st.diags, st.seq = f.Diagnostics, pre[st]
+				st.diags, st.total, st.seq = f.Diagnostics, len(f.Diagnostics)+f.Cut, pre[st]
 			}
 		}
 	}
@@ -529,7 +674,7 @@ func (d *Diagnostics) drain(extra []*docDiags) {
 		// A publish that delivered nothing: a clean file, or the document
 		// was closed (its publishes forgotten).
 		if lp, ok := reg.LastPublish(st.server, st.uri); !ok || lp.Count == 0 {
-			st.diags, st.seq = nil, pre[st]
+			st.diags, st.total, st.seq = nil, 0, pre[st]
 		}
 	}
 }

@@ -47,7 +47,9 @@ func goplsEnviron(t testing.TB) []string {
 func startDiagServer(t testing.TB, dir string, configs []lsp.ServerConfig) (*ideserver.Server, *ideserver.Diagnostics) {
 	t.Helper()
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
-	opts := &ideserver.DiagnosticsOptions{Configs: configs, Env: goplsEnviron(t), SettleTimeout: testTimeout}
+	// The complete answer, however long a cold gopls takes on a busy
+	// machine, not the first AnswerTimeout's worth.
+	opts := &ideserver.DiagnosticsOptions{Configs: configs, Env: goplsEnviron(t), SettleTimeout: testTimeout, AnswerTimeout: testTimeout}
 	d, err := ideserver.NewDiagnostics(srv, opts)
 	if err != nil {
 		t.Fatalf("NewDiagnostics (these tests need gopls %s): %v", lsp.GoplsVersion, err)
@@ -80,6 +82,7 @@ type wireDiag struct {
 type wireFile struct {
 	URI         string     `json:"uri"`
 	Diagnostics []wireDiag `json:"diagnostics"`
+	Note        string     `json:"note"`
 }
 
 // getDiagnostics calls the tool and decodes its one JSON text.
@@ -367,7 +370,7 @@ func TestDiagnosticsManyFiles(t *testing.T) {
 	files["main.go"] = "package main\n\nfunc main() {}\n"
 	dir := diagModule(t, files)
 	srv := startServer(t, &ideserver.Options{WorkspaceFolders: []string{dir}, NoLockfile: true})
-	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsEnviron(t), SettleTimeout: testTimeout, MaxFiles: 3})
+	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Env: goplsEnviron(t), SettleTimeout: testTimeout, AnswerTimeout: testTimeout, MaxFiles: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,18 @@
 //	srv.RegisterTool(myTool)
 //	err = srv.ServeStream(ctx, os.Stdin, os.Stdout) // nil when stdin ends
 //
+// ServeStreamableHTTP serves the same session semantics over MCP's
+// Streamable HTTP transport, on a loopback TCP listener or a unix socket,
+// with a bearer token (AuthToken; WriteEndpointFile hands it to clients in
+// a 0600 file, as a lockfile does) and the same Host and Origin checks.
+//
+// Both MCP eras are served on every transport: a legacy client opens with
+// initialize (up to 2025-11-25); a 2026-07-28 client sends its protocol
+// version and capabilities in every request's params._meta, may ask
+// server/discover, and gets resultType (and ttlMs and cacheScope on
+// tools/list) in its results. A handler reports progress with
+// ReportProgress; it reaches clients whose request asked for it.
+//
 // A Server is safe for concurrent use. Tool handlers run one goroutine per
 // call and must return when their context ends; Close answers pending
 // openDiff calls DIFF_REJECTED, cancels the rest, waits for them, closes

@@ -59,7 +59,7 @@ func (s *Server) openOptions() *safefile.Options {
 		return nil
 	}
 	return &safefile.Options{Check: func(path string, opened fs.FileInfo) error {
-		real, err := realPath(path, 0)
+		real, err := realPath(path)
 		if err == nil && !s.insideFolders(real) {
 			err = fmt.Errorf("it now resolves to %s, outside the workspace folders", real)
 		}

@@ -58,7 +58,7 @@ func buildScriptls(t *testing.T) string {
 // stops its servers at cleanup.
 func registerDiagnostics(t *testing.T, srv *ideserver.Server, configs []lsp.ServerConfig) *ideserver.Diagnostics {
 	t.Helper()
-	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: configs, SettleTimeout: testTimeout})
+	d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: configs, SettleTimeout: testTimeout, AnswerTimeout: testTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,12 @@ const (
 	// DefaultRequestTimeout bounds reading an HTTP request and an idle
 	// kept-alive connection.
 	DefaultRequestTimeout = 10 * time.Second
+	// DefaultToolsListTTL is the ttlMs of a modern tools/list: the tools
+	// change only when the embedder registers or removes one.
+	DefaultToolsListTTL = time.Minute
+	// DefaultProgressInterval is the least time between two progress
+	// notifications about one call.
+	DefaultProgressInterval = 100 * time.Millisecond
 	// DefaultMaxUnauthenticatedConns bounds the connections that have not
 	// authenticated yet.
 	DefaultMaxUnauthenticatedConns = 64
@@ -111,6 +117,14 @@ type Options struct {
 	// many tools linked by nextCursor, so clients' pagination can be
 	// exercised. Default: one page.
 	ToolsPageSize int
+	// ToolsListTTL is the ttlMs of a modern tools/list or server/discover
+	// result: how long a client may cache it. Default DefaultToolsListTTL;
+	// negative means 0 (never fresh).
+	ToolsListTTL time.Duration
+	// ProgressInterval is the least time between two notifications/progress
+	// about one call (see ReportProgress); reports in between are dropped.
+	// Default DefaultProgressInterval; negative means no limit.
+	ProgressInterval time.Duration
 	// RefusePing answers the MCP ping request with -32601 Method not found,
 	// as the Neovim plugin does; by default ping is answered with {}.
 	RefusePing bool
@@ -194,6 +208,18 @@ func resolveOptions(o *Options) (*config, error) {
 	}
 	if c.MaxMessageSize <= 0 {
 		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	switch {
+	case c.ToolsListTTL == 0:
+		c.ToolsListTTL = DefaultToolsListTTL
+	case c.ToolsListTTL < 0:
+		c.ToolsListTTL = 0
+	}
+	switch {
+	case c.ProgressInterval == 0:
+		c.ProgressInterval = DefaultProgressInterval
+	case c.ProgressInterval < 0:
+		c.ProgressInterval = 0
 	}
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout

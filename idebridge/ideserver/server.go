@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idebridge/idebridge/lockfile"
@@ -56,11 +57,21 @@ type Server struct {
 
 	sseSessions sync.Map // session id -> *sseConn
 
+	// extraHTTP are the servers of running ServeStreamableHTTP calls.
+	extraHTTP map[*http.Server]struct{}
+
 	handlers sync.WaitGroup // tool handler goroutines
 	loops    sync.WaitGroup // Serve, sessions, keep-alives
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// argBytes are the bytes of large arguments held by running calls.
+	argBytes atomic.Int64
+
+	// prefix is what every modern result starts with (modernPrefix).
+	prefixOnce sync.Once
+	prefix     []byte
 }
 
 // New returns a server configured by opts (nil means defaults) with the
@@ -319,6 +330,10 @@ func (s *Server) shutdown(ctx context.Context, graceful bool) error {
 		sessions = append(sessions, ss)
 	}
 	lockPath, ln, httpSrv := s.lockPath, s.ln, s.httpSrv
+	extra := make([]*http.Server, 0, len(s.extraHTTP))
+	for hs := range s.extraHTTP {
+		extra = append(extra, hs)
+	}
 	s.mu.Unlock()
 
 	var errs []error
@@ -343,6 +358,9 @@ func (s *Server) shutdown(ctx context.Context, graceful bool) error {
 	}
 	if httpSrv != nil {
 		httpSrv.Close()
+	}
+	for _, hs := range extra {
+		hs.Close()
 	}
 	s.loops.Wait()
 	return errors.Join(errs...)

@@ -99,6 +99,20 @@ type inflightCall struct {
 	cancel context.CancelCauseFunc
 }
 
+// replyTo takes the messages about one request: its answer and the
+// notifications about it (progress). A session's conn is one; an HTTP POST
+// has its own.
+type replyTo interface {
+	writeMessage(data []byte) error
+}
+
+// finalWriter is a replyTo that must know which message is the answer, and
+// its error code (0 for a result): an HTTP POST's, which ends with it and
+// picks its status from it.
+type finalWriter interface {
+	writeFinal(data []byte, code int64) error
+}
+
 // session is one client: it decodes messages and dispatches them.
 type session struct {
 	srv    *Server
@@ -132,24 +146,60 @@ func (ss *session) isInitialized() bool {
 }
 
 // send writes one message; a failed write drops the client.
-func (ss *session) send(data []byte) {
-	if err := ss.conn.writeMessage(data); err != nil {
+func (ss *session) send(data []byte) { ss.sendTo(ss.conn, data, 0, false) }
+
+// sendTo writes one message about a request to out: the answer (final,
+// with its error code) or a notification. A failed write to the session's
+// own conn drops the client; out's owner sees its own failures.
+func (ss *session) sendTo(out replyTo, data []byte, code int64, final bool) {
+	var err error
+	if fw, ok := out.(finalWriter); ok && final {
+		err = fw.writeFinal(data, code)
+	} else {
+		err = out.writeMessage(data)
+	}
+	if err != nil && out == replyTo(ss.conn) {
 		ss.srv.log.Debug("write failed; dropping client", "client", ss.info.ID, "err", err)
 		ss.conn.close(closeGoingAway, "write failed")
 	}
 }
 
-func (ss *session) reply(id json.RawMessage, result any) {
+func (ss *session) reply(out replyTo, id json.RawMessage, result any) {
 	b, err := encodeResult(id, result)
 	if err != nil {
-		ss.replyError(id, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
+		ss.replyError(out, id, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
 		return
 	}
-	ss.send(b)
+	ss.sendTo(out, b, 0, true)
 }
 
-func (ss *session) replyError(id json.RawMessage, e *mcp.Error) {
-	ss.send(encodeError(id, e))
+// replyModern answers a modern request: result gets resultType and the
+// server's _meta, and extra members (or "").
+func (ss *session) replyModern(out replyTo, id json.RawMessage, result any, extra string) {
+	res, err := json.Marshal(result)
+	if err != nil {
+		ss.replyError(out, id, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error", Data: mustJSON(err.Error())})
+		return
+	}
+	ss.replyRaw(out, id, ss.srv.modernResult(res, extra))
+}
+
+// replyRaw answers with a result already encoded.
+func (ss *session) replyRaw(out replyTo, id json.RawMessage, res []byte) {
+	if len(id) == 0 {
+		id = nullID
+	}
+	b := make([]byte, 0, len(res)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, res...)
+	b = append(b, '}')
+	ss.sendTo(out, b, 0, true)
+}
+
+func (ss *session) replyError(out replyTo, id json.RawMessage, e *mcp.Error) {
+	ss.sendTo(out, encodeError(id, clipError(e)), e.Code, true)
 }
 
 // handle processes one message received from the client. It never blocks on
@@ -157,16 +207,32 @@ func (ss *session) replyError(id json.RawMessage, e *mcp.Error) {
 // runs the tool and answers, for the caller to run on a goroutine that is
 // not needed for reading.
 func (ss *session) handle(data []byte) (toolCall func()) {
-	msg, err := jsonrpc.Decode(data)
-	if err != nil {
-		e := &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(err.Error())}
-		if !json.Valid(data) {
-			e.Code, e.Message = mcp.CodeParseError, "Parse error"
-		}
-		ss.srv.log.Warn("invalid message from client", "client", ss.info.ID, "err", err)
-		ss.replyError(nil, e)
+	msg, e := ss.decode(data)
+	if e != nil {
+		ss.replyError(ss.conn, nil, e)
 		return nil
 	}
+	return ss.handleMsg(msg, ss.conn)
+}
+
+// decode parses one message from the client, or returns the error to
+// answer (id null).
+func (ss *session) decode(data []byte) (*jsonrpc.Message, *mcp.Error) {
+	msg, err := jsonrpc.Decode(data)
+	if err != nil {
+		e := &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(clip(err.Error(), maxQuoted))}
+		if !jsonrpc.Valid(data) {
+			e.Code, e.Message = mcp.CodeParseError, "Parse error"
+		}
+		ss.srv.log.Warn("invalid message from client", "client", ss.info.ID, "err", clip(err.Error(), maxQuoted))
+		return nil, e
+	}
+	return msg, nil
+}
+
+// handleMsg processes one decoded message; the answer and the
+// notifications about a request go to out.
+func (ss *session) handleMsg(msg *jsonrpc.Message, out replyTo) (toolCall func()) {
 	if log := ss.srv.log; log.Enabled(ss.ctx, slog.LevelDebug) {
 		ss.mu.Lock()
 		name := ss.info.Name
@@ -176,22 +242,30 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 			attrs = append(attrs, "id", json.RawMessage(msg.ID))
 		}
 		if msg.Method == mcp.MethodCallTool {
-			// Decoded twice, but only when someone reads debug records.
-			var p struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(msg.Params, &p) == nil {
-				attrs = append(attrs, "tool", p.Name)
+			// Scanned twice, but only when someone reads debug records.
+			if p, err := scanParams(msg.Params); err == nil && len(p.name) > 0 && p.name[0] == '"' {
+				attrs = append(attrs, "tool", clip(jsonrpc.UnquoteValid(p.name), maxQuoted))
 			}
 		}
 		log.Debug("received", attrs...)
 	}
 	switch {
 	case msg.IsRequest():
-		if msg.Method == mcp.MethodCallTool {
-			return ss.callTool(msg)
+		p, err := scanParams(msg.Params)
+		if err != nil {
+			ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+			return nil
 		}
-		ss.request(msg)
+		if p.modern() {
+			if e := checkModern(p); e != nil {
+				ss.replyError(out, msg.ID, e)
+				return nil
+			}
+		}
+		if msg.Method == mcp.MethodCallTool {
+			return ss.callTool(msg, p, out)
+		}
+		ss.request(msg, p, out)
 	case msg.IsNotification():
 		ss.notification(msg)
 	default:
@@ -201,44 +275,64 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 	return nil
 }
 
-func (ss *session) request(msg *jsonrpc.Message) {
+func (ss *session) request(msg *jsonrpc.Message, p *reqParams, out replyTo) {
+	modern := p.modern()
 	switch msg.Method {
 	case mcp.MethodInitialize:
-		ss.initialize(msg)
+		if modern { // 2026-07-28 removed it: a modern request cannot name it
+			ss.replyError(out, msg.ID, methodNotFound(msg.Method))
+			return
+		}
+		ss.initialize(msg, out) // how a legacy client opens
+	case mcp.MethodDiscover:
+		if !modern {
+			ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params",
+				Data: mustJSON(mcp.MethodDiscover + " needs params._meta with " + mcp.MetaProtocolVersion + " and " + mcp.MetaClientCapabilities)})
+			return
+		}
+		ss.replyRaw(out, msg.ID, ss.srv.discoverResult())
 	case mcp.MethodPing:
-		if ss.srv.cfg.RefusePing {
-			ss.replyError(msg.ID, methodNotFound(mcp.MethodPing))
+		if ss.srv.cfg.RefusePing || modern { // the modern era has no ping
+			ss.replyError(out, msg.ID, methodNotFound(mcp.MethodPing))
 			return
 		}
-		ss.reply(msg.ID, struct{}{})
+		ss.reply(out, msg.ID, struct{}{})
 	case mcp.MethodListTools:
-		var p mcp.ListToolsParams
-		if !ss.params(msg, &p) {
-			return
+		cursor := ""
+		if len(p.cursor) > 0 && p.cursor[0] != 'n' {
+			if p.cursor[0] != '"' {
+				ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON("cursor must be a string")})
+				return
+			}
+			cursor = jsonrpc.UnquoteValid(p.cursor)
 		}
-		res, err := ss.srv.tools.page(p.Cursor, ss.srv.cfg.ToolsPageSize)
+		res, err := ss.srv.tools.page(cursor, ss.srv.cfg.ToolsPageSize)
 		if err != nil {
-			ss.replyError(msg.ID, toRPCError(err))
+			ss.replyError(out, msg.ID, toRPCError(err))
 			return
 		}
-		ss.reply(msg.ID, res)
+		if modern {
+			ss.replyModern(out, msg.ID, res, ss.srv.cacheHints())
+			return
+		}
+		ss.reply(out, msg.ID, res)
 	default:
-		ss.replyError(msg.ID, methodNotFound(msg.Method))
+		ss.replyError(out, msg.ID, methodNotFound(msg.Method))
 	}
 }
 
 func methodNotFound(method string) *mcp.Error {
-	return &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + method)}
+	return &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Method not found", Data: mustJSON("Unknown method: " + clip(method, maxQuoted))}
 }
 
 // params decodes msg's params into v (absent params leave v zero), or
 // answers -32602 and returns false.
-func (ss *session) params(msg *jsonrpc.Message, v any) bool {
+func (ss *session) params(msg *jsonrpc.Message, out replyTo, v any) bool {
 	if len(msg.Params) == 0 || string(msg.Params) == "null" {
 		return true
 	}
 	if err := json.Unmarshal(msg.Params, v); err != nil {
-		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(err.Error())})
+		ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON(clip(err.Error(), maxQuoted))})
 		return false
 	}
 	return true
@@ -246,11 +340,13 @@ func (ss *session) params(msg *jsonrpc.Message, v any) bool {
 
 var serverCapabilities = json.RawMessage(`{"logging":{},"tools":{"listChanged":true}}`)
 
-func (ss *session) initialize(msg *jsonrpc.Message) {
+func (ss *session) initialize(msg *jsonrpc.Message, out replyTo) {
 	var p mcp.InitializeParams
-	if !ss.params(msg, &p) {
+	if !ss.params(msg, out, &p) {
 		return
 	}
+	p.ClientInfo.Name, p.ClientInfo.Version = clip(p.ClientInfo.Name, maxQuoted), clip(p.ClientInfo.Version, maxQuoted)
+	p.ProtocolVersion = clip(p.ProtocolVersion, maxQuoted)
 	ss.mu.Lock()
 	ss.info.Name, ss.info.Version = p.ClientInfo.Name, p.ClientInfo.Version
 	ss.info.ProtocolVersion = p.ProtocolVersion
@@ -271,7 +367,7 @@ func (ss *session) initialize(msg *jsonrpc.Message) {
 	// The answer goes out before any broadcast, and a client that has read
 	// it gets every broadcast made after: Notify waits on initMu.
 	ss.initMu.Lock()
-	ss.reply(msg.ID, &res)
+	ss.reply(out, msg.ID, &res)
 	ss.initialized = true
 	ss.initMu.Unlock()
 	ss.srv.emit(EventInitialized, ss, nil)
@@ -311,53 +407,95 @@ func (ss *session) notification(msg *jsonrpc.Message) {
 
 // callTool validates a tools/call and returns the function that runs it,
 // or nil when it was answered already (an error, or an Inline tool).
-func (ss *session) callTool(msg *jsonrpc.Message) func() {
-	var p mcp.CallToolParams
-	if !ss.params(msg, &p) {
+func (ss *session) callTool(msg *jsonrpc.Message, p *reqParams, out replyTo) func() {
+	if len(p.name) == 0 || p.name[0] != '"' {
+		ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Invalid params", Data: mustJSON("tools/call needs params.name, a string")})
 		return nil
 	}
-	t, ok := ss.srv.tools.get(p.Name)
+	name := jsonrpc.UnquoteValid(p.name)
+	t, ok := ss.srv.tools.get(name)
 	if !ok {
-		// The Neovim plugin's answer, message and all.
-		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + p.Name})
+		// The Neovim plugin's answer, message and all (the name clipped:
+		// an answer never grows with the input).
+		if p.modern() { // the 2026-07-28 answer
+			ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Unknown tool: " + clip(name, maxQuoted)})
+			return nil
+		}
+		ss.replyError(out, msg.ID, &mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + clip(name, maxQuoted)})
 		return nil
 	}
-	args := p.Arguments
+	args := p.arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	modern := p.modern()
+	tc := &ToolCall{Name: name, Arguments: args, Client: ss.clientInfo()}
+	if modern {
+		tc.Client.Name, tc.Client.Version, tc.Client.ProtocolVersion = p.clientName, p.clientVersion, p.version
+	}
+	a := answer{ss: ss, out: out, id: msg.ID, modern: modern}
 	if t.Inline {
 		if !ss.srv.beginHandler() {
-			ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
+			a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 			return nil
 		}
 		// Nothing can cancel it but the session ending: it holds up the
 		// reader that would see notifications/cancelled.
-		ss.runTool(ss.ctx, msg.ID, t, &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}, 0, nil)
+		ss.runTool(ss.ctx, a, t, tc, 0, nil)
 		return nil
 	}
 	key := string(msg.ID)
 	ctx, cancel := context.WithCancelCause(ss.ctx)
 	call := &inflightCall{cancel: cancel}
 	ss.mu.Lock()
+	_, dup := ss.inflight[key]
 	busy := len(ss.inflight) >= maxInflight
-	if !busy {
+	if !dup && !busy {
 		ss.inflight[key] = call
 	}
 	ss.mu.Unlock()
-	if busy {
+	switch {
+	case dup:
+		// Ids are unique among requests in flight: running this one too
+		// would make the first uncancellable and uncounted.
 		cancel(nil)
-		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
+		a.fail(&mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
+			Data: mustJSON("request id " + clip(key, maxQuoted) + " is already in flight")})
+		return nil
+	case busy:
+		cancel(nil)
+		a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf("too many concurrent tool calls (limit %d)", maxInflight)})
 		return nil
 	}
+	// Large arguments are held by the call while it runs, and decoded by
+	// its handler: together they may not exceed one message's worth, so
+	// memory stays bounded by the largest message, not by their number.
+	held := int64(0)
+	if len(args) > argsBudgetFloor {
+		held = int64(len(args))
+		if ss.srv.argBytes.Add(held) > ss.srv.cfg.MaxMessageSize {
+			ss.srv.argBytes.Add(-held)
+			ss.forget(key, call)
+			a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: fmt.Sprintf(
+				"server busy: the tool calls running hold too many bytes of arguments (this call's %d and the running calls' together exceed %d); retry when they end",
+				held, ss.srv.cfg.MaxMessageSize)})
+			return nil
+		}
+	}
+	release := func() { ss.srv.argBytes.Add(-held) }
 	// From here on shutdown waits for this call, so the goroutine that
 	// runs it (and a reader taking over) may be started.
 	if !ss.srv.beginHandler() {
+		release()
 		ss.forget(key, call)
-		ss.replyError(msg.ID, &mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
+		a.fail(&mcp.Error{Code: mcp.CodeServerError, Message: "server shutting down"})
 		return nil
 	}
-	tc := &ToolCall{Name: p.Name, Arguments: args, Client: ss.clientInfo()}
+	var pr *progressReporter
+	if p.progress != nil {
+		pr = &progressReporter{ss: ss, out: out, token: p.progress, interval: ss.srv.cfg.ProgressInterval}
+		ctx = context.WithValue(ctx, progressKey{}, pr)
+	}
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = ss.srv.cfg.CallTimeout
@@ -365,9 +503,34 @@ func (ss *session) callTool(msg *jsonrpc.Message) func() {
 	ss.calls.Add(1)
 	return func() {
 		defer ss.calls.Done()
+		defer release()
 		defer ss.forget(key, call)
-		ss.runTool(ctx, msg.ID, t, tc, timeout, cancel)
+		if pr != nil {
+			defer pr.stop()
+		}
+		ss.runTool(ctx, a, t, tc, timeout, cancel)
 	}
+}
+
+// answer is where a tools/call's answer goes, and in which era's form.
+type answer struct {
+	ss     *session
+	out    replyTo
+	id     json.RawMessage
+	modern bool
+}
+
+func (a answer) fail(e *mcp.Error) { a.ss.replyError(a.out, a.id, e) }
+
+func (a answer) result(res *mcp.ToolResult) {
+	if res.IsError {
+		res = clipErrorResult(res)
+	}
+	if a.modern {
+		a.ss.replyModern(a.out, a.id, res, "")
+		return
+	}
+	a.ss.reply(a.out, a.id, res)
 }
 
 func (ss *session) forget(key string, call *inflightCall) {
@@ -406,19 +569,21 @@ func timeoutError(ctx context.Context) *mcp.Error {
 // answer. With a positive timeout, cancel (ctx's) ends the call when it
 // runs out and the call is answered with an error then, whether the
 // handler has returned or not; the handler's late answer is dropped.
-func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc *ToolCall, timeout time.Duration, cancel context.CancelCauseFunc) {
+func (ss *session) runTool(ctx context.Context, a answer, t *Tool, tc *ToolCall, timeout time.Duration, cancel context.CancelCauseFunc) {
 	defer ss.srv.handlers.Done()
 	var answered atomic.Bool // the first answer wins
 	if timeout > 0 {
 		timer := time.AfterFunc(timeout, func() {
 			cancel(&callTimeoutError{tool: tc.Name, timeout: timeout})
+			progressFrom(ctx).stop()
 			if e := timeoutError(ctx); e != nil && answered.CompareAndSwap(false, true) {
-				ss.replyError(id, e)
+				a.fail(e)
 			}
 		})
 		defer timer.Stop()
 	}
 	res, err := invokeTool(ctx, t.Handler, tc)
+	progressFrom(ctx).stop() // no progress after the answer
 	if cause := context.Cause(ctx); errors.Is(cause, ErrRequestCancelled) || errors.Is(cause, ErrClientGone) {
 		return // nobody is waiting for this answer
 	}
@@ -433,7 +598,7 @@ func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc 
 		if errors.As(err, &pe) {
 			ss.srv.log.Error("tool handler panicked", "tool", tc.Name, "panic", pe.value, "stack", string(pe.stack))
 		}
-		ss.replyError(id, toRPCError(err))
+		a.fail(toRPCError(err))
 		return
 	}
 	if res == nil {
@@ -442,7 +607,7 @@ func (ss *session) runTool(ctx context.Context, id json.RawMessage, t *Tool, tc 
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
-	ss.reply(id, res)
+	a.result(res)
 }
 
 type panicError struct {

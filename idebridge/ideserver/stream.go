@@ -80,7 +80,7 @@ loop:
 				break loop
 			case l.tooLong > 0:
 				s.log.Warn("client message over the size limit", "client", ss.info.ID, "limit", s.cfg.MaxMessageSize, "size", l.tooLong)
-				ss.replyError(nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
+				ss.replyError(ss.conn, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
 					Data: mustJSON(fmt.Sprintf("message of %d bytes or more is larger than the limit of %d bytes", l.tooLong, s.cfg.MaxMessageSize))})
 			default:
 				if call := ss.handle(l.data); call != nil {
@@ -132,7 +132,10 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, s
 			return false
 		}
 	}
-	var buf []byte
+	// A line longer than the buffer is kept as the chunks read, and joined
+	// once at its end into a slice of its exact size: growing one slice
+	// would copy a line of megabytes many times and hold up to twice it.
+	var chunks [][]byte
 	var size int64 // bytes of the current line read so far
 	over := false  // the current line outgrew the limit
 	var last byte  // the last byte of the previous chunk of the line
@@ -145,9 +148,9 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, s
 		}
 		if !over {
 			if size > limit+2 {
-				over, buf = true, nil // give the memory back while the rest is skipped
-			} else {
-				buf = append(buf, chunk...)
+				over, chunks = true, nil // give the memory back while the rest is skipped
+			} else if err == bufio.ErrBufferFull || len(chunks) > 0 {
+				chunks = append(chunks, bytes.Clone(chunk))
 			}
 		}
 		if err == bufio.ErrBufferFull {
@@ -157,19 +160,40 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, s
 			var l streamLine
 			if content := size - ending; content > limit {
 				l.tooLong = content
-			} else if line := bytes.TrimRight(buf, "\r\n"); len(bytes.TrimSpace(line)) > 0 {
-				l.data = bytes.Clone(line)
+			} else {
+				var line []byte
+				if len(chunks) == 0 {
+					line = bytes.TrimRight(chunk, "\r\n")
+				} else {
+					line = joinChunks(chunks, int(size))
+					line = bytes.TrimRight(line, "\r\n")
+				}
+				if len(bytes.TrimSpace(line)) > 0 {
+					if len(chunks) == 0 {
+						line = bytes.Clone(line) // chunk is bufio's
+					}
+					l.data = line
+				}
 			}
 			if (l.tooLong > 0 || l.data != nil) && !send(l) {
 				return
 			}
 		}
-		buf, size, over, last = buf[:0], 0, false, 0
+		chunks, size, over, last = nil, 0, false, 0
 		if err != nil {
 			send(streamLine{err: err})
 			return
 		}
 	}
+}
+
+// joinChunks returns the chunks in one slice of size bytes.
+func joinChunks(chunks [][]byte, size int) []byte {
+	b := make([]byte, 0, size)
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	return b
 }
 
 // lineEnding returns how many bytes at the end of chunk, the last piece of

@@ -2,6 +2,7 @@ package ideserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -36,7 +37,11 @@ type ToolHandler func(ctx context.Context, call *ToolCall) (*mcp.ToolResult, err
 // it, and the handler that runs it.
 type Tool struct {
 	// Tool describes the tool. Name is required; a nil InputSchema means
-	// {"type":"object"}.
+	// {"type":"object"}. OutputSchema, when set, must be an object schema
+	// ("type": "object"): the tool's results then carry StructuredContent
+	// that fits it. Annotations, when set, must be a JSON object (see
+	// mcp.ToolAnnotations). tools/list sends all of them as given
+	// (compacted); a tool that sets none is listed as before.
 	mcp.Tool
 	// Handler runs the tool. Required.
 	Handler ToolHandler
@@ -132,7 +137,31 @@ func validateTool(t Tool) error {
 			return fmt.Errorf("ideserver: registering tool %s: input schema is not a JSON object: %w", t.Name, err)
 		}
 	}
+	if t.OutputSchema != nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.OutputSchema, &obj); err != nil {
+			return fmt.Errorf("ideserver: registering tool %s: output schema is not a JSON object: %w", t.Name, err)
+		}
+		if string(obj["type"]) != `"object"` {
+			return fmt.Errorf("ideserver: registering tool %s: output schema's type is %s, not \"object\" (MCP's structured content is an object)", t.Name, cmp.Or(string(obj["type"]), "missing"))
+		}
+	}
+	if t.Annotations != nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.Annotations, &obj); err != nil {
+			return fmt.Errorf("ideserver: registering tool %s: annotations are not a JSON object: %w", t.Name, err)
+		}
+	}
 	return nil
+}
+
+// compact returns raw JSON without insignificant space (nil stays nil).
+func compact(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if raw == nil || json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
 }
 
 // put adds or replaces t; a replaced tool keeps its place in the order.
@@ -140,11 +169,10 @@ func (r *registry) put(t Tool) {
 	if t.InputSchema == nil {
 		t.InputSchema = defaultSchema
 	} else {
-		var buf bytes.Buffer
-		if json.Compact(&buf, t.InputSchema) == nil {
-			t.InputSchema = buf.Bytes()
-		}
+		t.InputSchema = compact(t.InputSchema)
 	}
+	t.OutputSchema = compact(t.OutputSchema)
+	t.Annotations = compact(t.Annotations)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.tools[t.Name]; !ok {

@@ -356,3 +356,57 @@ func TestOpenFileSelection(t *testing.T) {
 		t.Errorf("a.go active again: %v, want its last selection (the cursor at the start)", got)
 	}
 }
+
+// A tool with an output schema and annotations is listed with both, as
+// given but compacted, and its structured content reaches the client
+// beside its text; a schema that is not an object schema, or annotations
+// that are not an object, are refused at registration. Tools that set
+// neither are listed as before (the default tools' lines are unchanged).
+func TestStructuredToolPassesThrough(t *testing.T) {
+	srv := startServer(t, nil)
+	for _, bad := range []ideserver.Tool{
+		{Tool: mcp.Tool{Name: "x", OutputSchema: json.RawMessage(`{"type":"array"}`)}, Handler: echoHandler},
+		{Tool: mcp.Tool{Name: "x", OutputSchema: json.RawMessage(`"object"`)}, Handler: echoHandler},
+		{Tool: mcp.Tool{Name: "x", Annotations: json.RawMessage(`[true]`)}, Handler: echoHandler},
+	} {
+		if err := srv.RegisterTool(bad); err == nil {
+			t.Errorf("RegisterTool with output schema %s, annotations %s succeeded", bad.OutputSchema, bad.Annotations)
+		}
+	}
+	ro := true
+	err := srv.RegisterTool(ideserver.Tool{
+		Tool: mcp.Tool{Name: "where", OutputSchema: json.RawMessage("{ \"type\": \"object\",\n \"properties\": {\"line\": {\"type\": \"integer\"}} }"),
+			Annotations: (&mcp.ToolAnnotations{Title: "Where", ReadOnlyHint: &ro}).Encode()},
+		Handler: func(context.Context, *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			res := mcp.TextResult("line 3")
+			res.StructuredContent = json.RawMessage(`{"line":3}`)
+			return res, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv)
+	c.handshake(1)
+	var list struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(c.call("tools/list", map[string]any{}).Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	var where string
+	for _, tl := range list.Tools {
+		if strings.Contains(string(tl), `"name":"where"`) {
+			where = string(tl)
+		} else if strings.Contains(string(tl), "outputSchema") || strings.Contains(string(tl), "annotations") {
+			t.Errorf("a default tool lists fields it never set: %s", tl)
+		}
+	}
+	want := `{"name":"where","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"line":{"type":"integer"}}},"annotations":{"title":"Where","readOnlyHint":true}}`
+	if where != want {
+		t.Errorf("tools/list lists\n%s\nwant\n%s", where, want)
+	}
+	if got := string(c.call("tools/call", map[string]any{"name": "where"}).Result); got != `{"content":[{"type":"text","text":"line 3"}],"structuredContent":{"line":3}}` {
+		t.Errorf("tools/call answered %s", got)
+	}
+}

@@ -26,7 +26,7 @@ const module = "github.com/idebridge/idebridge"
 // fuzz, benchmarks) may use these and nothing else of the module.
 var library = []string{
 	"lockfile", "pathconv", "diag", "mcp", "mcpclient",
-	"idebridge", "idebridge/ideserver", "lspdiag", "lsp",
+	"idebridge", "idebridge/ideserver", "lspdiag", "lsp", "mcpserver",
 }
 
 // layer is one box of ARCHITECTURE.md's drawing: what its packages may
@@ -77,6 +77,8 @@ var layers = map[string]layer{
 	// The LSP path: never the IDE packages.
 	"lspdiag": {uses: []string{"diag", "internal"}, thirdParty: []string{lru}},
 	"lsp":     {uses: []string{"diag", "lspdiag", "internal"}, thirdParty: []string{jsonrpc2, lru}},
+	// The MCP server over both paths: above them, below the entry points.
+	"mcpserver": {uses: []string{"idebridge", "idebridge/ideserver", "lsp", "lspdiag", "lockfile", "pathconv", "diag", "mcp", "mcpclient", "internal"}},
 	// Entry points: the exported API; nothing imports them.
 	"cabi": {uses: library, testsToo: true},
 	"cmd":  {uses: library, testsToo: true},
@@ -279,7 +281,7 @@ func parseTree(t *testing.T, root string) map[string]*pkgImports {
 // drawing forbids.
 func TestArrows(t *testing.T) {
 	pkgs := parseTree(t, moduleRoot(t))
-	for _, want := range []string{"lockfile", "pathconv", "diag", "idebridge", "idebridge/ideserver", "lspdiag", "lsp", "internal/env", "cabi", "cmd/idebridge", "fuzz"} {
+	for _, want := range []string{"lockfile", "pathconv", "diag", "idebridge", "idebridge/ideserver", "lspdiag", "lsp", "mcpserver", "internal/env", "cabi", "cmd/idebridge", "fuzz"} {
 		if pkgs[want] == nil || len(pkgs[want].code)+len(pkgs[want].tests) == 0 {
 			t.Errorf("package %s was not read: the walk missed it", want)
 		}
@@ -340,6 +342,9 @@ func TestRulesCatchForbiddenArrows(t *testing.T) {
 		"a package not in the drawing": {"nav": {code: at("fmt")}},
 		"a test's unknown third party": {"lsp": {tests: at("example.com/mock")}},
 		"cmd uses a third party":       {"cmd/idebridge": {code: at(gorilla)}},
+		"lsp uses mcpserver":           {"lsp": {code: at(m("mcpserver"))}},
+		"ideserver uses mcpserver":     {"idebridge/ideserver": {code: at(m("mcpserver"))}},
+		"mcpserver uses cmd":           {"mcpserver": {code: at(m("cmd/idebridge"))}},
 	}
 	for name, pkgs := range bad {
 		if got := check(pkgs); len(got) != 1 {
@@ -355,6 +360,7 @@ func TestRulesCatchForbiddenArrows(t *testing.T) {
 		"cabi/gen":            {code: at(m("cabi/abispec"))},
 		"lockfile":            {code: at(xtext + "/unicode/norm")},
 		"lsp":                 {code: at(jsonrpc2, lru+"/simplelru", m("lspdiag"))},
+		"mcpserver":           {code: at(m("idebridge"), m("idebridge/ideserver"), m("lsp"), m("internal/safefile"))},
 	}
 	if got := check(good); len(got) != 0 {
 		t.Errorf("allowed arrows reported: %q", got)

@@ -1,20 +1,60 @@
-// Package atomicfile writes files the way an edit must be written: all at
-// once (a temporary file renamed over the old one, flushed to disk, mode
-// and owner kept), and only when the file still has the content the edit
-// was computed from (State, ConflictError). Edit review in package
-// idebridge and rename in package lsp both write through it.
+// Package atomicfile writes files the way an edit must be written: only
+// when each file still is the file the edit was computed from (its
+// content and its identity, State, ConflictError), and all at once.
+//
+// Write replaces one file: a temporary file beside it, flushed to disk,
+// given the old file's mode and owner, renamed over it. WriteAll does the
+// same for a set of files, all or nothing: it checks every file first,
+// stages every new text beside its file, verifies again, and only then
+// renames each staged file into place; when anything fails (a file
+// changed, one cannot be staged, a rename fails) it puts back every file
+// it already replaced and removes what it staged, and the error names
+// the file that stopped it and why. Options.Roots confines a write to
+// the project: a file that lies outside, its symbolic links resolved, is
+// refused before anything is written.
+//
+// Every file is reached through a descriptor of its directory (os.Root)
+// opened when the write is checked, and its identity (device and inode)
+// is compared with the one checked just before it is replaced: a file
+// swapped for another, or for a symbolic link to a file elsewhere, between
+// the check and the write is refused, never written through.
+//
+// # What is atomic, and what is not
+//
+// Each file is replaced by one rename, so a reader of one file sees its
+// old text or its new one, never a mix. Across files there is no such
+// instant: the renames follow each other, and a crash of the process or
+// the machine between two of them leaves some files new and some old. The
+// staged files say which, and let a user finish or undo the write by hand.
+// Every file of one WriteAll stages, in its own directory,
+//
+//	.idebridge-TXID-NAME.new   the new text of NAME, not yet in place
+//	.idebridge-TXID-NAME.old   the old text of NAME (a hard link to the
+//	                           old file, or a copy where links fail), for
+//	                           every file but the last (nothing can fail
+//	                           after the last rename)
+//
+// with one TXID (12 hex digits) shared by the whole write, so that
+// `find DIR -name '.idebridge-TXID-*'` lists all of them. To undo a write
+// cut short, rename each .old file back over its NAME (where both are
+// already the same file, NAME was not replaced yet: delete the .old one)
+// and delete the .new files; to finish it, rename each .new file over its
+// NAME and delete the .old files. A write that ends, whether it succeeded or rolled back,
+// leaves none of them, except the .old files of a rollback that could not
+// put a file back, which its error names (WriteError.Unrestored).
+//
+// Edit review in package idebridge and rename in package lsp write
+// through this package.
 package atomicfile
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -41,6 +81,11 @@ type State struct {
 	// SHA256 is the hex SHA-256 of the content ("" when the file did not
 	// exist).
 	SHA256 string `json:"sha256,omitempty"`
+	// ID is the file's identity (device and inode, opaque) where the
+	// platform has one: a write against this state replaces only this
+	// file, not another one put under its name since (even with the same
+	// text). "" compares content alone.
+	ID string `json:"id,omitempty"`
 }
 
 // Stat records the current state of the file at path (made absolute;
@@ -87,18 +132,25 @@ func read(path string, w io.Writer) (int64, *State, error) {
 		return 0, nil, fmt.Errorf("reading the state of %s: %w", abs, err)
 	}
 	st.Exists, st.Size, st.ModTime, st.Mode = true, n, info.ModTime(), info.Mode()
-	st.SHA256 = hex.EncodeToString(h.Sum(nil))
+	st.SHA256, st.ID = hex.EncodeToString(h.Sum(nil)), fileID(info)
 	return n, st, nil
 }
 
-// sameContent reports whether two states hold the same content (or both
-// are absent). ModTime and Mode are not compared: touching a file, or
+// sameFile reports whether now is still the file expect describes: the
+// same content (or both absent) and, when both record one, the same
+// identity. ModTime and Mode are not compared: touching a file, or
 // changing its mode, is not an edit of it.
-func sameContent(a, b *State) bool {
-	if a.Exists != b.Exists {
+func sameFile(expect, now *State) bool {
+	if expect.Exists != now.Exists {
 		return false
 	}
-	return !a.Exists || (a.Size == b.Size && a.SHA256 == b.SHA256)
+	if !expect.Exists {
+		return true
+	}
+	if expect.ID != "" && now.ID != "" && expect.ID != now.ID {
+		return false
+	}
+	return expect.Size == now.Size && expect.SHA256 == now.SHA256
 }
 
 // ConflictError reports an edit that was not written because the file
@@ -113,11 +165,17 @@ type ConflictError struct {
 	// Text is what would have been written, so that a caller can show it
 	// or propose it again.
 	Text string
+	// Reason, when set, says how the file changed where the states
+	// cannot (its name now holds a symbolic link, another file was put
+	// under it while it was written).
+	Reason string
 }
 
 func (e *ConflictError) Error() string {
 	what := "its content changed"
 	switch {
+	case e.Reason != "":
+		what = e.Reason
 	case e.Expected == nil || e.Actual == nil:
 	case e.Expected.Exists && !e.Actual.Exists:
 		what = "it was deleted"
@@ -125,6 +183,11 @@ func (e *ConflictError) Error() string {
 		what = "it was created"
 	case e.Expected.Size != e.Actual.Size:
 		what = fmt.Sprintf("its size went from %d to %d bytes", e.Expected.Size, e.Actual.Size)
+	case e.Expected.ID != "" && e.Actual.ID != "" && e.Expected.ID != e.Actual.ID:
+		what = "another file was put under its name"
+		if e.Actual.SHA256 == e.Expected.SHA256 {
+			what += ", with the same text"
+		}
 	}
 	return fmt.Sprintf("edit of %s not written: the file changed on disk since the edit was proposed (%s)", e.Path, what)
 }
@@ -139,112 +202,16 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 // symbolic link at path is followed: its target is replaced, the link
 // stays. A new file gets mode 0666 minus the umask, as os.WriteFile would.
 //
-// When expect is not nil, the file's current content is compared with it
-// just before the rename; if it differs (or the file appeared or vanished),
-// nothing is written and the error is a *ConflictError. On any error the
-// temporary file is removed.
+// When expect is not nil, the file must still be what it describes (its
+// content, and its identity when expect records one) just before the
+// rename; if not (or the file appeared or vanished), nothing is written
+// and the error is a *ConflictError. On any error the temporary file is
+// removed. Write is WriteAll of one file.
 func Write(path string, data []byte, expect *State) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	err := WriteAll([]Change{{Path: path, Data: data, Base: expect}}, nil)
+	var we *WriteError
+	if errors.As(err, &we) && len(we.Unrestored) == 0 {
+		return we.Err // names the file already
 	}
-	target := abs
-	if info, err := os.Lstat(abs); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(abs); err != nil {
-			return fmt.Errorf("writing %s: following its symbolic link: %w", abs, err)
-		}
-	}
-	var old fs.FileInfo
-	if info, err := os.Stat(target); err == nil {
-		if !info.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file (%v)", abs, info.Mode().Type())
-		}
-		old = info
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-
-	dir := filepath.Dir(target)
-	tmp, tmpName, err := createTemp(dir, filepath.Base(target), old == nil)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	if old != nil {
-		if err := tmp.Chmod(old.Mode().Perm() | old.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
-			return fmt.Errorf("writing %s: keeping its mode: %w", abs, err)
-		}
-		keepOwner(tmp, old)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	if expect != nil {
-		// As late as possible: the window left is the rename itself.
-		now, err := Stat(target)
-		if err != nil {
-			return fmt.Errorf("writing %s: checking for a concurrent change: %w", abs, err)
-		}
-		if !sameContent(expect, now) {
-			return &ConflictError{Path: abs, Expected: expect, Actual: now, Text: string(data)}
-		}
-	}
-	if err := os.Rename(tmpName, target); err != nil {
-		return fmt.Errorf("writing %s: %w", abs, err)
-	}
-	done = true
-	syncDir(dir)
-	return nil
-}
-
-// tempPrefix starts the names of the temporary files Write
-// creates: hidden, and recognisable as ours.
-const tempPrefix = ".idebridge-"
-
-// createTemp creates a new temporary file next to base in dir. A file that
-// will become a new file is created with mode 0666 so that the umask
-// applies; one that replaces a file gets 0600 until chmod gives it the old
-// file's mode.
-func createTemp(dir, base string, newFile bool) (*os.File, string, error) {
-	perm := fs.FileMode(0o600)
-	if newFile {
-		perm = 0o666
-	}
-	for range 100 {
-		var r [6]byte
-		_, _ = rand.Read(r[:])
-		name := filepath.Join(dir, tempPrefix+base+"-"+hex.EncodeToString(r[:])+".tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		return f, name, nil
-	}
-	return nil, "", fmt.Errorf("creating a temporary file in %s: too many collisions", dir)
-}
-
-// syncDir flushes a directory entry change (the rename) to disk where the
-// platform allows; failure only weakens durability, never atomicity.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	d.Close()
+	return err
 }

@@ -42,7 +42,8 @@ test('errors carry the library message and status', () => {
     assert.ok(e instanceof idebridge.IdebridgeError);
     assert.equal(e.status, idebridge.IDB_ERROR);
     assert.equal(e.function, 'idb_parse_lockfile');
-    assert.match(e.message, /^idb_parse_lockfile: .*not a lockfile name/);
+    // The message names what the user called; e.function keeps the C name.
+    assert.match(e.message, /^parseLockfile: .*not a lockfile name/);
     return true;
   });
   assert.throws(() => idebridge.parseLockfile('1.lock', Buffer.from([0x2f, 0x61, 0, 1])), /binary/);

@@ -51,7 +51,8 @@ test('navigation on gopls', async () => {
     assert.equal(applied.written, 1);
     assert.equal(applied.files[0].status, 'written');
     assert.equal(fs.readFileSync(use, 'utf8'), proposal.files[0].newText);
-    assert.equal(mgr.applyRenameSync(proposal).files[0].status, 'conflict');
+    assert.throws(() => mgr.applyRenameSync(proposal), /edit of .*use\.go not written: the file changed on disk/);
+    assert.equal(fs.readFileSync(use, 'utf8'), proposal.files[0].newText);
   } finally {
     await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(dir, { recursive: true, force: true });

@@ -47,12 +47,14 @@ test('loadClaudeCode gives the enabled plugins\' servers', async () => {
     assert.deepEqual(mgr.servers().map((s) => s.name), ['plugin:go-tools:gopls']);
 
     write(path.join(project, '.claude', 'settings.local.json'), JSON.stringify({ enabledPlugins: { 'go-tools@local': false } }));
-    const off = await mgr.loadClaudeCode({ env, timeoutMs: 10000 });
+    // The project's own settings count only in a trusted project.
+    assert.deepEqual((await mgr.loadClaudeCode({ env, timeoutMs: 10000 })).trust.ignored.map((i) => i.entries), [1]);
+    const off = await mgr.loadClaudeCode({ env, timeoutMs: 10000, trustProject: true });
     assert.deepEqual(off.servers, []);
     assert.match(off.plugins[0].reason, /^disabled in local settings/);
     await assert.rejects(mgr.loadClaudeCode({ env: { CLAUDE_CONFIG_DIR: 1 } }), idebridge.ArgumentError);
     assert.throws(() => mgr.loadClaudeCodeSync({ env: { CLAUDE_CONFIG_DIR: 1 } }), idebridge.ArgumentError);
-    assert.deepEqual(mgr.loadClaudeCodeSync({ env }).servers, []);
+    assert.deepEqual(mgr.loadClaudeCodeSync({ env, trustProject: true }).servers, []);
   } finally {
     await mgr.shutdown({ timeoutMs: 10000 });
     fs.rmSync(base, { recursive: true, force: true });

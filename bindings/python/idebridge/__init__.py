@@ -26,10 +26,11 @@ that hold a handle (Registry, IDEClient, LSPManager) are context managers;
 close them when done. Results are typed (idebridge.types): dataclasses and
 enums.
 
-Every duration is in seconds, as a float: None means the function's
-default, a negative number waits without limit, and a positive one is
-rounded up to whole milliseconds. Ctrl-C interrupts any blocking call (it
-is cancelled, as in idebridge.aio).
+An optional argument left at None takes the default its description
+gives (or the library's). Every duration is in seconds, as a float: None
+means the function's default, a negative number waits without limit, and
+a positive one is rounded up to whole milliseconds. Ctrl-C interrupts any
+blocking call (it is cancelled, as in idebridge.aio).
 
 The shared library is the one installed inside this package (pip builds
 it), unless the IDEBRIDGE_LIB environment variable names another; in the
@@ -258,6 +259,12 @@ from .types import (  # noqa: E402
     _attachment,
     _settle_result,
     _server_statuses,
+    _nav_locations,
+    _nav_hover,
+    _nav_symbols,
+    _nav_call_hierarchy,
+    _nav_rename_proposal,
+    _nav_rename_applied,
     _edit_outcome,
     _cancelled_count,
     _file_state,
@@ -326,7 +333,7 @@ def _raise(lib: ctypes.CDLL, status: int, function: str) -> None:
             lib.idb_free(p)
     else:
         message = "%s failed with status %d" % (function, status)
-    raise _ERRORS.get(status, IdebridgeError)(message, status, function)
+    raise _ERRORS.get(status, IdebridgeError)(_user_message(message), status, function)
 
 
 def _raise_call(status: int, text: Optional[str]) -> None:
@@ -336,7 +343,7 @@ def _raise_call(status: int, text: Optional[str]) -> None:
     except ValueError:
         err = {"message": text}
     raise _ERRORS.get(status, IdebridgeError)(
-        err.get("message") or "call failed with status %d" % status,
+        _user_message(err.get("message") or "call failed with status %d" % status),
         status,
         err.get("function"),
         err.get("code"),
@@ -522,6 +529,108 @@ def _dec_int(text: Optional[str]) -> int:
 
 def _dec_none(text: Optional[str]) -> None:
     return None
+
+
+# What the user called, by C function: an error says IDEClient.connect,
+# not idb_ide_connect.
+_NAMES = {
+    "idb_version": "version",
+    "idb_handle_count": "handle_count",
+    "idb_parse_lockfile": "parse_lockfile",
+    "idb_path_to_local": "path_to_local",
+    "idb_path_to_ide": "path_to_ide",
+    "idb_discover": "discover",
+    "idb_discover_start": "discover",
+    "idb_ide_connect": "IDEClient.connect",
+    "idb_ide_connect_start": "IDEClient.connect",
+    "idb_ide_info": "IDEClient.info",
+    "idb_ide_tools": "IDEClient.tools",
+    "idb_ide_tools_start": "IDEClient.tools",
+    "idb_ide_call": "IDEClient.call",
+    "idb_ide_call_start": "IDEClient.call",
+    "idb_ide_next_notification": "IDEClient.next_notification",
+    "idb_ide_next_notification_start": "IDEClient.next_notification",
+    "idb_ide_close": "IDEClient.close",
+    "idb_registry_new": "Registry",
+    "idb_registry_publish": "Registry.publish",
+    "idb_registry_set_version": "Registry.set_version",
+    "idb_registry_drain": "Registry.drain",
+    "idb_registry_reset": "Registry.reset",
+    "idb_registry_stats": "Registry.stats",
+    "idb_registry_free": "Registry.close",
+    "idb_lsp_new": "LSPManager",
+    "idb_lsp_open": "LSPManager.open",
+    "idb_lsp_open_start": "LSPManager.open",
+    "idb_lsp_change": "LSPManager.change",
+    "idb_lsp_change_start": "LSPManager.change",
+    "idb_lsp_save": "LSPManager.save",
+    "idb_lsp_save_start": "LSPManager.save",
+    "idb_lsp_close_file": "LSPManager.close_file",
+    "idb_lsp_close_file_start": "LSPManager.close_file",
+    "idb_lsp_settle": "LSPManager.settle",
+    "idb_lsp_settle_start": "LSPManager.settle",
+    "idb_lsp_drain": "LSPManager.drain",
+    "idb_lsp_servers": "LSPManager.servers",
+    "idb_lsp_load_claude_code": "LSPManager.load_claude_code",
+    "idb_lsp_load_claude_code_start": "LSPManager.load_claude_code",
+    "idb_lsp_shutdown": "LSPManager.shutdown",
+    "idb_lsp_shutdown_start": "LSPManager.shutdown",
+    "idb_lsp_definition": "LSPManager.definition",
+    "idb_lsp_definition_start": "LSPManager.definition",
+    "idb_lsp_declaration": "LSPManager.declaration",
+    "idb_lsp_declaration_start": "LSPManager.declaration",
+    "idb_lsp_type_definition": "LSPManager.type_definition",
+    "idb_lsp_type_definition_start": "LSPManager.type_definition",
+    "idb_lsp_implementation": "LSPManager.implementation",
+    "idb_lsp_implementation_start": "LSPManager.implementation",
+    "idb_lsp_references": "LSPManager.references",
+    "idb_lsp_references_start": "LSPManager.references",
+    "idb_lsp_hover": "LSPManager.hover",
+    "idb_lsp_hover_start": "LSPManager.hover",
+    "idb_lsp_document_symbols": "LSPManager.document_symbols",
+    "idb_lsp_document_symbols_start": "LSPManager.document_symbols",
+    "idb_lsp_workspace_symbols": "LSPManager.workspace_symbols",
+    "idb_lsp_workspace_symbols_start": "LSPManager.workspace_symbols",
+    "idb_lsp_prepare_call_hierarchy": "LSPManager.prepare_call_hierarchy",
+    "idb_lsp_prepare_call_hierarchy_start": "LSPManager.prepare_call_hierarchy",
+    "idb_lsp_incoming_calls": "LSPManager.incoming_calls",
+    "idb_lsp_incoming_calls_start": "LSPManager.incoming_calls",
+    "idb_lsp_outgoing_calls": "LSPManager.outgoing_calls",
+    "idb_lsp_outgoing_calls_start": "LSPManager.outgoing_calls",
+    "idb_lsp_rename": "LSPManager.rename",
+    "idb_lsp_rename_start": "LSPManager.rename",
+    "idb_lsp_apply_rename": "LSPManager.apply_rename",
+    "idb_lsp_apply_rename_start": "LSPManager.apply_rename",
+    "idb_render_attachment": "render_attachment",
+    "idb_ide_propose_edit": "IDEClient.propose_edit",
+    "idb_ide_propose_edit_start": "IDEClient.propose_edit",
+    "idb_ide_cancel_all_edits": "IDEClient.cancel_all_edits",
+    "idb_ide_cancel_all_edits_start": "IDEClient.cancel_all_edits",
+    "idb_apply_edit": "apply_edit",
+    "idb_file_state": "file_state",
+    "idb_ide_snapshot_diagnostics": "IDEClient.snapshot_diagnostics",
+    "idb_ide_snapshot_diagnostics_start": "IDEClient.snapshot_diagnostics",
+    "idb_ide_new_diagnostics": "IDEClient.new_diagnostics",
+    "idb_ide_new_diagnostics_start": "IDEClient.new_diagnostics",
+    "idb_ide_get_diagnostics": "IDEClient.get_diagnostics",
+    "idb_ide_get_diagnostics_start": "IDEClient.get_diagnostics",
+    "idb_should_auto_connect": "should_auto_connect",
+    "idb_wait_for_ide": "wait_for_ide",
+    "idb_wait_for_ide_start": "wait_for_ide",
+    "idb_remove_stale": "remove_stale",
+    "idb_remove_stale_start": "remove_stale",
+    "idb_lsp_reload": "LSPManager.reload",
+    "idb_lsp_reload_start": "LSPManager.reload",
+}
+
+
+def _user_message(message: str) -> str:
+    """The library's message with its leading C function name, if any,
+    replaced by the name of what the user called."""
+    head, sep, rest = message.partition(": ")
+    if sep and head in _NAMES:
+        return _NAMES[head] + ": " + rest
+    return message
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -1395,11 +1504,10 @@ def path_to_local(path: str, distro: Optional[str] = None, mount_root: Optional[
     Args:
         path: the IDE's path.
         distro: the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
-            paths only); None for the default.
-        mount_root: where the Windows drives are mounted (default "/mnt");
-            None for the default.
+            paths only).
+        mount_root: where the Windows drives are mounted (default "/mnt").
         unc_host: the host of the UNC paths written for files inside the
-            distribution (default "wsl$"); None for the default.
+            distribution (default "wsl$").
 
     Returns:
         the agent's path.
@@ -1419,11 +1527,10 @@ def path_to_ide(path: str, distro: Optional[str] = None, mount_root: Optional[st
     Args:
         path: the agent's path.
         distro: the WSL distribution, as in WSL_DISTRO_NAME (empty: drive
-            paths only); None for the default.
-        mount_root: where the Windows drives are mounted (default "/mnt");
-            None for the default.
+            paths only).
+        mount_root: where the Windows drives are mounted (default "/mnt").
         unc_host: the host of the UNC paths written for files inside the
-            distribution (default "wsl$"); None for the default.
+            distribution (default "wsl$").
 
     Returns:
         the IDE's path.
@@ -1442,15 +1549,15 @@ def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None, lo
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         timeout: seconds to wait; None for 10 seconds, a negative number to
             wait without limit.
 
@@ -1480,11 +1587,10 @@ def render_attachment(attachment: Union[Attachment, Dict[str, Any], str], projec
         attachment: an attachment as returned by a drain (a
             JSON-serialisable value, or a str holding JSON).
         project_dir: paths of files inside this directory are shown relative
-            to it; None for the default.
-        tag: the element wrapping the block (default "new-diagnostics");
-            None for the default.
+            to it.
+        tag: the element wrapping the block (default "new-diagnostics").
         max_chars: the cap on the whole block in characters (default 4000;
-            negative for none); None for the default.
+            negative for none).
 
     Returns:
         the text block.
@@ -1505,8 +1611,7 @@ def apply_edit(path: str, new_text: Union[str, bytes], base: Optional[FileState]
         new_text: the new content of the whole file.
         base: the file's state the edit was computed from (file_state() when
             the agent read it); the edit is written only if the file still has
-            this content (default: its state when the edit is proposed); None
-            for the default.
+            this content (default: its state when the edit is proposed).
 
     Returns:
         EditResult, made from {"path", "status": "accepted" | "tab_closed" |
@@ -1537,7 +1642,7 @@ def file_state(path: str) -> FileState:
 
     Returns:
         FileState, made from {"path", "exists", "size", "modTime", "mode",
-        "sha256"?}.
+        "sha256"?, "id"?}.
 
     Raises:
         IdebridgeError: on failure, as one of IdebridgeError, ArgumentError,
@@ -1556,7 +1661,7 @@ def should_auto_connect(requested: Optional[bool] = None, env: Optional[Dict[str
 
     Args:
         requested: the caller's own setting (an autoConnectIde configuration
-            key or an --ide flag); None for the default.
+            key or an --ide flag).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
@@ -1581,17 +1686,17 @@ def wait_for_ide(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         poll_interval: how often discovery runs (default 1 second), in
-            seconds; None for the default.
+            seconds.
         timeout: seconds to wait; None for 30 seconds, a negative number to
             wait without limit.
 
@@ -1620,15 +1725,15 @@ def remove_stale(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         timeout: seconds to wait; None for 10 seconds, a negative number to
             wait without limit.
 
@@ -1658,38 +1763,42 @@ class LSPManager:
     _lock: threading.Lock
     _h: int
 
-    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None, config_file: Optional[str] = None, roots: Optional[List[str]] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
 
         Args:
-            config: the servers, as a .lsp.json document: {"name":
-                {"command", "extensionToLanguage", "args"?, "env"?, "settings"?,
-                ...}} (a JSON-serialisable value, or a str holding JSON).
+            config: the servers, as the content of a .lsp.json (not its
+                path: see config_file): {"name": {"command",
+                "extensionToLanguage", "args"?, "env"?, "settings"?, ...}} (a
+                JSON-serialisable value, or a str holding JSON).
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
-                least recently used is closed to make room (default 50); None
-                for the default.
+                least recently used is closed to make room (default 50).
             quiet_period: the shortest silence a settle waits for after the
                 publish answering a change, from a server that sends no
                 versions; it waits longer for a server measured to need it
-                (default 0.05 seconds), in seconds; None for the default.
+                (default 0.05 seconds), in seconds.
             settle_timeout: the longest a settle waits (default 10 seconds),
-                in seconds; None for the default.
+                in seconds.
             startup_timeout: the startup timeout of servers whose
-                configuration sets none (default 30 seconds), in seconds; None
-                for the default.
+                configuration sets none (default 30 seconds), in seconds.
             shutdown_timeout: the shutdown timeout of servers whose
-                configuration sets none (default 5 seconds), in seconds; None
-                for the default.
+                configuration sets none (default 5 seconds), in seconds.
             wait_for_progress: make settle wait for the server's work-done
-                progress to end, not only for a publish; None for the default.
+                progress to end, not only for a publish.
             user_config: non-sensitive user options for ${user_config.KEY}
-                in the configuration; None for the default.
+                in the configuration.
             safe_mode: safe mode: start no language server at all; document
-                operations fail with IDB_ERR_NOT_FOUND; None for the default.
+                operations fail with IDB_ERR_NOT_FOUND.
+            config_file: the path of a .lsp.json file whose servers are
+                added to those of config (pass {} as config to use the file
+                alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory.
+            roots: the directories a rename may write in, symbolic links
+                resolved; a rename with a file outside them is refused whole
+                (default: the project directory; ["/"] allows any).
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1697,7 +1806,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode, "configFile": config_file, "roots": roots}))
 
     @property
     def handle(self) -> int:
@@ -1852,15 +1961,19 @@ class LSPManager:
         """
         return _server_statuses(_idb_lsp_servers(self._handle()))
 
-    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, trust_project: Optional[bool] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Replaces the manager's servers with those Claude Code would load for
         the project: the language servers of the plugins installed for it
         (plugins/installed_plugins.json) and enabled by enabledPlugins in
         the user, project and local settings, later scopes winning, each
         read from its install path with its marketplace entry. Servers are
-        named "plugin:<plugin>:<server>". Running servers whose
-        configuration is unchanged keep running; others are stopped. No
-        server starts until a file needs it.
+        named "plugin:<plugin>:<server>". The project's own settings and its
+        project- and local-scoped installs count only if the user trusted
+        the project in Claude Code (projects[<git root or
+        project>].hasTrustDialogAccepted in .claude.json), or with
+        trust_project; the result's trust says what was ignored. Running
+        servers whose configuration is unchanged keep running; others are
+        stopped. No server starts until a file needs it.
 
         It fails only for a bad handle or options: problems with the
         installation (unreadable files, invalid entries, extension
@@ -1869,28 +1982,32 @@ class LSPManager:
 
         Args:
             project_dir: the project whose settings and project-scoped
-                installs count (default: the manager's project directory); None
-                for the default.
+                installs count (default: the manager's project directory).
             config_dir: Claude Code's configuration directory (default:
-                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
-                default.
+                CLAUDE_CONFIG_DIR from env, else ~/.claude).
             env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
                 the commands); default: the process environment as the library
                 saw it when it was loaded (the Python and Node bindings send the
                 current one); None sends dict(os.environ).
             user_config: non-sensitive plugin user options for
-                ${user_config.KEY}; None for the default.
+                ${user_config.KEY}.
+            trust_project: let the project's own settings and project-scoped
+                installs count even though Claude Code has no record of the user
+                trusting the project (default: only a trusted project's do).
             timeout: seconds to wait; None for the servers' own shutdown
                 timeouts, a negative number to wait without limit.
 
         Returns:
-            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            {"config_dir", "project_dir", "servers": [{"name", "plugin",
             "marketplace", "file", "root", "extensions", "command", "args",
             "resolved"?, "commandError"?, "installHint"?}], "plugins":
             [{"id", "name", "marketplace", "enabled", "enabledScope"?,
             "enabledFile"?, "installed", "installScope"?, "projectPath"?,
-            "root"?, "version"?, "servers", "extensions", "reason"?}],
-            "errors": [string]}.
+            "root"?, "version"?, "servers", "extensions", "reason"?,
+            "ignoredFile"?, "ignoredEnabled"?}], "trust": {"trusted",
+            "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope",
+            "file", "entries"}], "ignoredInstalls"?}, "unlisted", "errors":
+            [string]}.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError, TimeoutError,
@@ -1899,9 +2016,9 @@ class LSPManager:
         Blocks until the servers that are no longer configured have stopped;
         Ctrl-C (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))
+        return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config, "trustProject": trust_project}), _timeout_ms(timeout))
 
-    def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
         The file is opened in its server (started when needed) or brought up
         to date with the disk. A server still loading the workspace is
@@ -1910,24 +2027,24 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1938,9 +2055,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
         The file is opened in its server (started when needed) or brought up
@@ -1950,24 +2067,24 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1978,9 +2095,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
         (textDocument/typeDefinition). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1989,24 +2106,24 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2017,9 +2134,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
         function at a place (textDocument/implementation). The file is
         opened in its server (started when needed) or brought up to date
@@ -2028,24 +2145,24 @@ class LSPManager:
         ("incomplete": true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2056,9 +2173,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
+    def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
         sorted by file and position. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2067,26 +2184,25 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
-            include_declaration: include the declaration (default: no); None
-                for the default.
+                shows (default 100; negative for all).
+            include_declaration: include the declaration (default: no).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2097,9 +2213,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))
+        return _nav_locations(_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout)))
 
-    def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
+    def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
         (textDocument/hover), as Markdown. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2108,24 +2224,24 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavHover, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2136,9 +2252,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_hover(_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    def document_symbols(self, path: str, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
         (textDocument/documentSymbol). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2147,17 +2263,17 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
+            path: the file.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2168,9 +2284,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_symbols(_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
         needed), else from every running server. The file is opened in its
@@ -2180,19 +2296,19 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            query: the query (a name or part of one); None for the default.
+            query: the query (a name or part of one).
             path: a file whose server to ask (default: every running
-                server); None for the default.
+                server).
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2203,9 +2319,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_symbols(_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
         (textDocument/prepareCallHierarchy): the function or method named
         there. The file is opened in its server (started when needed) or
@@ -2215,24 +2331,24 @@ class LSPManager:
         that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2243,9 +2359,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_call_hierarchy(_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
         sites (callHierarchy/incomingCalls). The file is opened in its
         server (started when needed) or brought up to date with the disk. A
@@ -2254,24 +2370,24 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2282,9 +2398,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_call_hierarchy(_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
         (callHierarchy/outgoingCalls). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -2293,24 +2409,24 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2321,9 +2437,9 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))
+        return _nav_call_hierarchy(_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> NavRenameProposal:
+    def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
         (textDocument/rename) and returns its edit as proposed file texts
         with a unified diff. Nothing is written: pass the result to
@@ -2334,25 +2450,25 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
-            new_name: the new name; None for the default.
+                shows (default 100; negative for all).
+            new_name: the new name.
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavRenameProposal, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2363,13 +2479,17 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout))
+        return _nav_rename_proposal(_idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout)))
 
     def apply_rename(self, proposal: NavRenameProposal, timeout: Optional[float] = None) -> NavRenameApplied:
         """Writes the files of a rename proposal (as LSPManager.rename()
-        returned it), one by one, each atomically, and not a file that
-        changed on disk since the proposal (its outcome is "conflict"). The
-        files written that are open in their servers are synced with them.
+        returned it), all or none: when a file changed on disk since the
+        proposal (or was replaced, even by a link), or one cannot be
+        written, nothing is written (files already replaced are put back)
+        and the call fails with IDB_ERR naming that file. A proposal with a
+        file outside the manager's roots (option roots; default the project
+        directory) is refused whole, naming those files. The files written
+        that are open in their servers are synced with them.
 
         Args:
             proposal: the proposal LSPManager.rename() returned (a
@@ -2378,8 +2498,8 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            {"files": [{"path", "status" ("written", "conflict", "failed"),
-            "error"?}], "written", "text"}.
+            NavRenameApplied, made from {"files": [{"path", "status"
+            ("written")}], "written", "text"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2389,7 +2509,7 @@ class LSPManager:
         Blocks until every file is written or refused; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout))
+        return _nav_rename_applied(_idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout)))
 
     def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
         """Replaces the manager's configuration (plugins changed): servers
@@ -2492,30 +2612,29 @@ class IDEClient:
 
         Args:
             port: the IDE's port (its lockfile's name); default: the only
-                usable IDE; None for the default.
+                usable IDE.
             cwd: the agent's working directory, which the IDE's workspace
-                must contain (default: the process's); None for the default.
+                must contain (default: the process's).
             env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
                 CLAUDE_CODE_SSE_PORT, ...); default: the process environment as
                 the library saw it when it was loaded (the Python and Node
                 bindings send the current one); None sends dict(os.environ).
             lockfile_dirs: the lockfile directories to scan (default: from
-                the environment); None for the default.
+                the environment).
             url: connect to this ws:// or http:// URL instead of
-                discovering; None for the default.
-            auth_token: the auth token to send with url; None for the
-                default.
+                discovering.
+            auth_token: the auth token to send with url.
             wait: poll discovery once a second until the IDE is usable,
-                within the timeout; None for the default.
+                within the timeout.
             call_timeout: the default timeout of tool calls (default 30
-                seconds; negative for none), in seconds; None for the default.
+                seconds; negative for none), in seconds.
             ping_interval: the keep-alive interval (default 15 seconds;
-                negative for none), in seconds; None for the default.
+                negative for none), in seconds.
             notification_buffer: how many notifications are queued before
                 the oldest is dropped (default 256, at most 65536; negative:
-                none are queued); None for the default.
+                none are queued).
             client_name: the clientInfo name sent to the IDE (default
-                "idebridge"); None for the default.
+                "idebridge").
             timeout: seconds to wait; None for 35 seconds, a negative number
                 to wait without limit.
 
@@ -2588,8 +2707,7 @@ class IDEClient:
         Args:
             name: the tool's name, e.g. "getDiagnostics".
             args: the tool's arguments as a JSON object (NULL for none) (a
-                JSON-serialisable value, or a str holding JSON; None for the
-                default).
+                JSON-serialisable value, or a str holding JSON).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), and no limit for
                 openDiff, a negative number to wait without limit.
@@ -2650,12 +2768,11 @@ class IDEClient:
             path: the file to change (it need not exist: the edit creates
                 it).
             new_text: the proposed content of the whole file.
-            tab_name: the diff tab's name (default "<basename>-<uuid4>");
-                None for the default.
+            tab_name: the diff tab's name (default "<basename>-<uuid4>").
             base: the file's state the edit was computed from (file_state()
                 when the agent read it); the edit is written only if the file
                 still has this content (default: its state when the edit is
-                proposed); None for the default.
+                proposed).
             timeout: seconds to wait; None for no limit: the user takes as
                 long as they like, a negative number to wait without limit.
 
@@ -2663,7 +2780,7 @@ class IDEClient:
             EditResult, made from {"path", "status": "accepted" |
             "tab_closed" | "rejected" | "not_accepted" | "applied",
             "written", "text", "bytes", "userModified"?, "created"?,
-            "cancelled"?, "viaIDE", "tabName"?, "ideAnswer"?,
+            "cancelled"?, "viaIDE", "tab_name"?, "ideAnswer"?,
             "closeTabError"?, "conflict"?: {"message", "expected",
             "actual"}}: "text" is what was written, or would have been when
             a conflict stopped the write.
@@ -2747,11 +2864,10 @@ class IDEClient:
             snapshot: the snapshot IDEClient.snapshot_diagnostics() returned
                 (a JSON-serialisable value, or a str holding JSON).
             project_dir: paths of files inside this directory are shown
-                relative to it; None for the default.
-            tag: the element wrapping the block (default "new-diagnostics");
-                None for the default.
+                relative to it.
+            tag: the element wrapping the block (default "new-diagnostics").
             max_chars: the cap on the whole block in characters (default
-                4000; negative for none); None for the default.
+                4000; negative for none).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), a negative number
                 to wait without limit.
@@ -2807,9 +2923,8 @@ class IDEClient:
         """
         with self._lock:
             h, self._h = self._h, 0
-        if not h:
-            return
-        _idb_ide_close(h)
+        if h:
+            _idb_ide_close(h)
 
     def __enter__(self) -> "IDEClient":
         return self
@@ -2846,24 +2961,23 @@ class Registry:
 
         Args:
             max_per_file: the most diagnostics of one file in an attachment
-                (default 10; negative for no limit); None for the default.
+                (default 10; negative for no limit).
             max_total: the most diagnostics in an attachment (default 30;
-                negative for no limit); None for the default.
+                negative for no limit).
             max_per_publish: the most diagnostics one publish keeps pending,
                 most severe first; the new ones beyond count in the attachment's
-                cut (default 1000; must be positive); None for the default.
+                cut (default 1000; must be positive).
             max_documents: how many documents are remembered (delivered
                 diagnostics, version, last publishes) besides those with
                 diagnostics pending, the least recently used forgotten first
-                (default 500; must be positive); None for the default.
+                (default 500; must be positive).
             max_delivered_per_document: how many delivered diagnostics are
-                remembered per document (default 2000; must be positive); None
-                for the default.
+                remembered per document (default 2000; must be positive).
             min_severity: the least severe severity delivered: "Error",
                 "Warning", "Information", "Hint" or 1 to 4 (default Hint:
-                everything); None for the default.
+                everything).
             drop_unnecessary: drop diagnostics tagged Unnecessary (faded-out
-                unused code); None for the default.
+                unused code).
 
         Raises:
             IdebridgeError: on failure, as one of ArgumentError,
@@ -2977,9 +3091,8 @@ class Registry:
         """
         with self._lock:
             h, self._h = self._h, 0
-        if not h:
-            return
-        _idb_registry_free(h)
+        if h:
+            _idb_registry_free(h)
 
     def __enter__(self) -> "Registry":
         return self

@@ -29,7 +29,7 @@ import ctypes
 import os
 import select
 import threading
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Awaitable, Dict, Generator, List, Optional, Union
 
 from . import (  # noqa: F401 - the package's own, re-exported
     version,
@@ -86,18 +86,24 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _start_idb_lsp_shutdown,
     _idb_lsp_shutdown,
     _start_idb_lsp_definition,
+    _nav_locations,
     _start_idb_lsp_declaration,
     _start_idb_lsp_type_definition,
     _start_idb_lsp_implementation,
     _start_idb_lsp_references,
     _start_idb_lsp_hover,
+    _nav_hover,
     _start_idb_lsp_document_symbols,
+    _nav_symbols,
     _start_idb_lsp_workspace_symbols,
     _start_idb_lsp_prepare_call_hierarchy,
+    _nav_call_hierarchy,
     _start_idb_lsp_incoming_calls,
     _start_idb_lsp_outgoing_calls,
     _start_idb_lsp_rename,
+    _nav_rename_proposal,
     _start_idb_lsp_apply_rename,
+    _nav_rename_applied,
     _start_idb_ide_propose_edit,
     _edit_outcome,
     _start_idb_ide_cancel_all_edits,
@@ -177,6 +183,22 @@ __all__ = [
 
 
 
+class _Closed:
+    """What close() returns: it has already closed, and awaiting it (await
+    ide.close(), as a coroutine API invites) returns at once."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+    def __repr__(self) -> str:
+        return "<closed>"
+
+
+_CLOSED = _Closed()
+
 async def _await(call: int) -> Optional[str]:
     """Waits for a call on the running event loop and returns its result
     text; cancelling the awaiting task cancels the call first."""
@@ -247,15 +269,15 @@ async def discover(cwd: Optional[str] = None, env: Optional[Dict[str, str]] = No
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         timeout: seconds to wait; None for 10 seconds, a negative number to
             wait without limit.
 
@@ -287,17 +309,17 @@ async def wait_for_ide(cwd: Optional[str] = None, env: Optional[Dict[str, str]] 
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         poll_interval: how often discovery runs (default 1 second), in
-            seconds; None for the default.
+            seconds.
         timeout: seconds to wait; None for 30 seconds, a negative number to
             wait without limit.
 
@@ -327,15 +349,15 @@ async def remove_stale(cwd: Optional[str] = None, env: Optional[Dict[str, str]] 
 
     Args:
         cwd: the agent's working directory, which an IDE's workspace must
-            contain (default: the process's); None for the default.
+            contain (default: the process's).
         env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
             CLAUDE_CODE_SSE_PORT, ...); default: the process environment as the
             library saw it when it was loaded (the Python and Node bindings send
             the current one); None sends dict(os.environ).
         lockfile_dirs: the lockfile directories to scan (default: from the
-            environment); None for the default.
+            environment).
         allow_insecure: use lockfiles that others could write (refused by
-            default); None for the default.
+            default).
         timeout: seconds to wait; None for 10 seconds, a negative number to
             wait without limit.
 
@@ -367,38 +389,42 @@ class LSPManager:
     _lock: threading.Lock
     _h: int
 
-    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None) -> None:
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None, config_file: Optional[str] = None, roots: Optional[List[str]] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
 
         Args:
-            config: the servers, as a .lsp.json document: {"name":
-                {"command", "extensionToLanguage", "args"?, "env"?, "settings"?,
-                ...}} (a JSON-serialisable value, or a str holding JSON).
+            config: the servers, as the content of a .lsp.json (not its
+                path: see config_file): {"name": {"command",
+                "extensionToLanguage", "args"?, "env"?, "settings"?, ...}} (a
+                JSON-serialisable value, or a str holding JSON).
             project_dir: the project directory (CLAUDE_PROJECT_DIR, and the
                 servers' default workspace folder).
             max_open_documents: how many documents stay open in servers; the
-                least recently used is closed to make room (default 50); None
-                for the default.
+                least recently used is closed to make room (default 50).
             quiet_period: the shortest silence a settle waits for after the
                 publish answering a change, from a server that sends no
                 versions; it waits longer for a server measured to need it
-                (default 0.05 seconds), in seconds; None for the default.
+                (default 0.05 seconds), in seconds.
             settle_timeout: the longest a settle waits (default 10 seconds),
-                in seconds; None for the default.
+                in seconds.
             startup_timeout: the startup timeout of servers whose
-                configuration sets none (default 30 seconds), in seconds; None
-                for the default.
+                configuration sets none (default 30 seconds), in seconds.
             shutdown_timeout: the shutdown timeout of servers whose
-                configuration sets none (default 5 seconds), in seconds; None
-                for the default.
+                configuration sets none (default 5 seconds), in seconds.
             wait_for_progress: make settle wait for the server's work-done
-                progress to end, not only for a publish; None for the default.
+                progress to end, not only for a publish.
             user_config: non-sensitive user options for ${user_config.KEY}
-                in the configuration; None for the default.
+                in the configuration.
             safe_mode: safe mode: start no language server at all; document
-                operations fail with IDB_ERR_NOT_FOUND; None for the default.
+                operations fail with IDB_ERR_NOT_FOUND.
+            config_file: the path of a .lsp.json file whose servers are
+                added to those of config (pass {} as config to use the file
+                alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory.
+            roots: the directories a rename may write in, symbolic links
+                resolved; a rename with a file outside them is refused whole
+                (default: the project directory; ["/"] allows any).
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -406,7 +432,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode, "configFile": config_file, "roots": roots}))
 
     @property
     def handle(self) -> int:
@@ -566,15 +592,19 @@ class LSPManager:
         """
         return _server_statuses(_idb_lsp_servers(self._handle()))
 
-    async def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+    async def load_claude_code(self, project_dir: Optional[str] = None, config_dir: Optional[str] = None, env: Optional[Dict[str, str]] = None, user_config: Optional[Dict[str, str]] = None, trust_project: Optional[bool] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Replaces the manager's servers with those Claude Code would load for
         the project: the language servers of the plugins installed for it
         (plugins/installed_plugins.json) and enabled by enabledPlugins in
         the user, project and local settings, later scopes winning, each
         read from its install path with its marketplace entry. Servers are
-        named "plugin:<plugin>:<server>". Running servers whose
-        configuration is unchanged keep running; others are stopped. No
-        server starts until a file needs it.
+        named "plugin:<plugin>:<server>". The project's own settings and its
+        project- and local-scoped installs count only if the user trusted
+        the project in Claude Code (projects[<git root or
+        project>].hasTrustDialogAccepted in .claude.json), or with
+        trust_project; the result's trust says what was ignored. Running
+        servers whose configuration is unchanged keep running; others are
+        stopped. No server starts until a file needs it.
 
         It fails only for a bad handle or options: problems with the
         installation (unreadable files, invalid entries, extension
@@ -583,28 +613,32 @@ class LSPManager:
 
         Args:
             project_dir: the project whose settings and project-scoped
-                installs count (default: the manager's project directory); None
-                for the default.
+                installs count (default: the manager's project directory).
             config_dir: Claude Code's configuration directory (default:
-                CLAUDE_CONFIG_DIR from env, else ~/.claude); None for the
-                default.
+                CLAUDE_CONFIG_DIR from env, else ~/.claude).
             env: the environment to read (CLAUDE_CONFIG_DIR, HOME, PATH for
                 the commands); default: the process environment as the library
                 saw it when it was loaded (the Python and Node bindings send the
                 current one); None sends dict(os.environ).
             user_config: non-sensitive plugin user options for
-                ${user_config.KEY}; None for the default.
+                ${user_config.KEY}.
+            trust_project: let the project's own settings and project-scoped
+                installs count even though Claude Code has no record of the user
+                trusting the project (default: only a trusted project's do).
             timeout: seconds to wait; None for the servers' own shutdown
                 timeouts, a negative number to wait without limit.
 
         Returns:
-            {"configDir", "projectDir", "servers": [{"name", "plugin",
+            {"config_dir", "project_dir", "servers": [{"name", "plugin",
             "marketplace", "file", "root", "extensions", "command", "args",
             "resolved"?, "commandError"?, "installHint"?}], "plugins":
             [{"id", "name", "marketplace", "enabled", "enabledScope"?,
             "enabledFile"?, "installed", "installScope"?, "projectPath"?,
-            "root"?, "version"?, "servers", "extensions", "reason"?}],
-            "errors": [string]}.
+            "root"?, "version"?, "servers", "extensions", "reason"?,
+            "ignoredFile"?, "ignoredEnabled"?}], "trust": {"trusted",
+            "source"?, "key"?, "file"?, "reason"?, "ignored"?: [{"scope",
+            "file", "entries"}], "ignoredInstalls"?}, "unlisted", "errors":
+            [string]}.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError, TimeoutError,
@@ -614,9 +648,9 @@ class LSPManager:
         stopped. Cancelling the awaiting task cancels the call (and undoes
         what the IDE still shows) before CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config}), _timeout_ms(timeout))))
+        return _dec_json(await _await(_start_idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config, "trustProject": trust_project}), _timeout_ms(timeout))))
 
-    async def definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
         The file is opened in its server (started when needed) or brought up
         to date with the disk. A server still loading the workspace is
@@ -625,24 +659,24 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -654,9 +688,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def declaration(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
         The file is opened in its server (started when needed) or brought up
@@ -666,24 +700,24 @@ class LSPManager:
         nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -695,9 +729,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def type_definition(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
         (textDocument/typeDefinition). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -706,24 +740,24 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -735,9 +769,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def implementation(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
         function at a place (textDocument/implementation). The file is
         opened in its server (started when needed) or brought up to date
@@ -746,24 +780,24 @@ class LSPManager:
         ("incomplete": true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -775,9 +809,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def references(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
         sorted by file and position. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -786,26 +820,25 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
-            include_declaration: include the declaration (default: no); None
-                for the default.
+                shows (default 100; negative for all).
+            include_declaration: include the declaration (default: no).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavLocations, made from the answer (the same JSON as idebridge
+            lsp ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -817,9 +850,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout)))))
 
-    async def hover(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
+    async def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
         (textDocument/hover), as Markdown. The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -828,24 +861,24 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavHover, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -857,9 +890,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_hover(_dec_json(await _await(_start_idb_lsp_hover(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def document_symbols(self, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    async def document_symbols(self, path: str, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols declared in a file, as a tree
         (textDocument/documentSymbol). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -868,17 +901,17 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
+            path: the file.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -890,9 +923,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_symbols(_dec_json(await _await(_start_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def workspace_symbols(self, query: Optional[str] = None, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    async def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
         needed), else from every running server. The file is opened in its
@@ -902,19 +935,19 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            query: the query (a name or part of one); None for the default.
+            query: the query (a name or part of one).
             path: a file whose server to ask (default: every running
-                server); None for the default.
+                server).
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavSymbols, made from the answer (the same JSON as idebridge lsp
+            ... --json) with "text", its rendering for a model: paths
+            relative to the project, path:line:col with each location's
+            source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -926,9 +959,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_symbols(_dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def prepare_call_hierarchy(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
         (textDocument/prepareCallHierarchy): the function or method named
         there. The file is opened in its server (started when needed) or
@@ -938,24 +971,24 @@ class LSPManager:
         that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -967,9 +1000,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def incoming_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
         sites (callHierarchy/incomingCalls). The file is opened in its
         server (started when needed) or brought up to date with the disk. A
@@ -978,24 +1011,24 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1007,9 +1040,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def outgoing_calls(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """What the function or method at a place calls, with the call sites
         (callHierarchy/outgoingCalls). The file is opened in its server
         (started when needed) or brought up to date with the disk. A server
@@ -1018,24 +1051,24 @@ class LSPManager:
         "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
+                shows (default 100; negative for all).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1047,9 +1080,9 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout))))
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def rename(self, path: Optional[str] = None, line: Optional[int] = None, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, new_name: Optional[str] = None, timeout: Optional[float] = None) -> NavRenameProposal:
+    async def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place
         (textDocument/rename) and returns its edit as proposed file texts
         with a unified diff. Nothing is written: pass the result to
@@ -1060,25 +1093,25 @@ class LSPManager:
         true and a "reason"), never that there is nothing.
 
         Args:
-            path: the file (required); None for the default.
-            line: the 1-based line; None for the default.
+            path: the file.
+            line: the 1-based line.
             column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol; None for the default.
+                points); or give symbol.
             symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part); None for the default.
+                (a qualified name names its last part).
             occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once; None for the default.
+                when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all); None for the default.
-            new_name: the new name; None for the default.
+                shows (default 100; negative for all).
+            new_name: the new name.
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            the lsp package's result (the same JSON as idebridge lsp ...
-            --json) with "text", its rendering for a model: paths relative
-            to the project, path:line:col with each location's source line,
-            at most maxLocations (100) of them.
+            NavRenameProposal, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1090,13 +1123,17 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout))))
+        return _nav_rename_proposal(_dec_json(await _await(_start_idb_lsp_rename(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "newName": new_name}), _timeout_ms(timeout)))))
 
     async def apply_rename(self, proposal: NavRenameProposal, timeout: Optional[float] = None) -> NavRenameApplied:
         """Writes the files of a rename proposal (as LSPManager.rename()
-        returned it), one by one, each atomically, and not a file that
-        changed on disk since the proposal (its outcome is "conflict"). The
-        files written that are open in their servers are synced with them.
+        returned it), all or none: when a file changed on disk since the
+        proposal (or was replaced, even by a link), or one cannot be
+        written, nothing is written (files already replaced are put back)
+        and the call fails with IDB_ERR naming that file. A proposal with a
+        file outside the manager's roots (option roots; default the project
+        directory) is refused whole, naming those files. The files written
+        that are open in their servers are synced with them.
 
         Args:
             proposal: the proposal LSPManager.rename() returned (a
@@ -1105,8 +1142,8 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            {"files": [{"path", "status" ("written", "conflict", "failed"),
-            "error"?}], "written", "text"}.
+            NavRenameApplied, made from {"files": [{"path", "status"
+            ("written")}], "written", "text"}.
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -1117,7 +1154,7 @@ class LSPManager:
         awaiting task cancels the call (and undoes what the IDE still shows)
         before CancelledError propagates.
         """
-        return _dec_json(await _await(_start_idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout))))
+        return _nav_rename_applied(_dec_json(await _await(_start_idb_lsp_apply_rename(self._handle(), proposal, _timeout_ms(timeout)))))
 
     async def reload(self, config: Any, timeout: Optional[float] = None) -> List[str]:
         """Replaces the manager's configuration (plugins changed): servers
@@ -1172,12 +1209,16 @@ class LSPManager:
             return
         await _await(_start_idb_lsp_shutdown(h, _timeout_ms(timeout)))
 
-    def close(self) -> None:
-        """shutdown() with its defaults, blocking; does nothing once closed."""
+    def close(self) -> Awaitable[None]:
+        """shutdown() with its defaults, blocking; does nothing once closed.
+        It closes at once; awaiting the result (await x.close()) is allowed
+        and returns at once.
+        """
         with self._lock:
             h, self._h = self._h, 0
         if h:
             _idb_lsp_shutdown(h, 0)
+        return _CLOSED
 
     def __enter__(self) -> "LSPManager":
         return self
@@ -1228,30 +1269,29 @@ class IDEClient:
 
         Args:
             port: the IDE's port (its lockfile's name); default: the only
-                usable IDE; None for the default.
+                usable IDE.
             cwd: the agent's working directory, which the IDE's workspace
-                must contain (default: the process's); None for the default.
+                must contain (default: the process's).
             env: the environment to read (CLAUDE_CONFIG_DIR, HOME,
                 CLAUDE_CODE_SSE_PORT, ...); default: the process environment as
                 the library saw it when it was loaded (the Python and Node
                 bindings send the current one); None sends dict(os.environ).
             lockfile_dirs: the lockfile directories to scan (default: from
-                the environment); None for the default.
+                the environment).
             url: connect to this ws:// or http:// URL instead of
-                discovering; None for the default.
-            auth_token: the auth token to send with url; None for the
-                default.
+                discovering.
+            auth_token: the auth token to send with url.
             wait: poll discovery once a second until the IDE is usable,
-                within the timeout; None for the default.
+                within the timeout.
             call_timeout: the default timeout of tool calls (default 30
-                seconds; negative for none), in seconds; None for the default.
+                seconds; negative for none), in seconds.
             ping_interval: the keep-alive interval (default 15 seconds;
-                negative for none), in seconds; None for the default.
+                negative for none), in seconds.
             notification_buffer: how many notifications are queued before
                 the oldest is dropped (default 256, at most 65536; negative:
-                none are queued); None for the default.
+                none are queued).
             client_name: the clientInfo name sent to the IDE (default
-                "idebridge"); None for the default.
+                "idebridge").
             timeout: seconds to wait; None for 35 seconds, a negative number
                 to wait without limit.
 
@@ -1326,8 +1366,7 @@ class IDEClient:
         Args:
             name: the tool's name, e.g. "getDiagnostics".
             args: the tool's arguments as a JSON object (NULL for none) (a
-                JSON-serialisable value, or a str holding JSON; None for the
-                default).
+                JSON-serialisable value, or a str holding JSON).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), and no limit for
                 openDiff, a negative number to wait without limit.
@@ -1390,12 +1429,11 @@ class IDEClient:
             path: the file to change (it need not exist: the edit creates
                 it).
             new_text: the proposed content of the whole file.
-            tab_name: the diff tab's name (default "<basename>-<uuid4>");
-                None for the default.
+            tab_name: the diff tab's name (default "<basename>-<uuid4>").
             base: the file's state the edit was computed from (file_state()
                 when the agent read it); the edit is written only if the file
                 still has this content (default: its state when the edit is
-                proposed); None for the default.
+                proposed).
             timeout: seconds to wait; None for no limit: the user takes as
                 long as they like, a negative number to wait without limit.
 
@@ -1403,7 +1441,7 @@ class IDEClient:
             EditResult, made from {"path", "status": "accepted" |
             "tab_closed" | "rejected" | "not_accepted" | "applied",
             "written", "text", "bytes", "userModified"?, "created"?,
-            "cancelled"?, "viaIDE", "tabName"?, "ideAnswer"?,
+            "cancelled"?, "viaIDE", "tab_name"?, "ideAnswer"?,
             "closeTabError"?, "conflict"?: {"message", "expected",
             "actual"}}: "text" is what was written, or would have been when
             a conflict stopped the write.
@@ -1490,11 +1528,10 @@ class IDEClient:
             snapshot: the snapshot IDEClient.snapshot_diagnostics() returned
                 (a JSON-serialisable value, or a str holding JSON).
             project_dir: paths of files inside this directory are shown
-                relative to it; None for the default.
-            tag: the element wrapping the block (default "new-diagnostics");
-                None for the default.
+                relative to it.
+            tag: the element wrapping the block (default "new-diagnostics").
             max_chars: the cap on the whole block in characters (default
-                4000; negative for none); None for the default.
+                4000; negative for none).
             timeout: seconds to wait; None for the client's call timeout (30
                 seconds unless callTimeoutMs says otherwise), a negative number
                 to wait without limit.
@@ -1542,9 +1579,11 @@ class IDEClient:
         """
         return _file_diagnostics_list(_dec_json(await _await(_start_idb_ide_get_diagnostics(self._handle(), path, _timeout_ms(timeout)))))
 
-    def close(self) -> None:
+    def close(self) -> Awaitable[None]:
         """Closes the connection and frees the client: calls pending on other
         threads fail with IDB_ERR_CLOSED. The handle is invalid afterwards.
+        It closes at once; awaiting the result (await x.close()) is allowed
+        and returns at once.
 
         Raises:
             IdebridgeError: on failure, as one of HandleError,
@@ -1552,9 +1591,9 @@ class IDEClient:
         """
         with self._lock:
             h, self._h = self._h, 0
-        if not h:
-            return
-        _idb_ide_close(h)
+        if h:
+            _idb_ide_close(h)
+        return _CLOSED
 
     def __enter__(self) -> "IDEClient":
         return self

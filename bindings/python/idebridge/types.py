@@ -9,7 +9,7 @@ Durations are in seconds, as floats.
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, TypedDict
+from typing import Any, Dict, List, Optional
 
 from . import IdebridgeError
 
@@ -470,6 +470,8 @@ class FileState:
     mod_time: str
     mode: int
     sha256: Optional[str] = None
+    #: The file's identity (device and inode), opaque.
+    id: Optional[str] = None
     raw: Any = _raw()
 
     @classmethod
@@ -481,6 +483,7 @@ class FileState:
             mod_time=v.get("modTime", ""),
             mode=int(v.get("mode") or 0),
             sha256=v.get("sha256"),
+            id=v.get("id"),
             raw=v,
         )
 
@@ -710,143 +713,283 @@ def _problems(v: Any) -> List[str]:
     return list(v.get("problems") or [])
 
 
-# Navigation results (LSPManager.definition ... rename) stay the JSON
-# objects the library returns, typed as TypedDicts: the keys are the JSON's
-# (camelCase, as in idebridge lsp ... --json), lines and columns 1-based,
-# columns counted in characters.
+# Navigation results (LSPManager.definition ... rename): dataclasses like
+# every other result; lines and columns are 1-based, columns counted in
+# characters. raw keeps the JSON (the same as idebridge lsp ... --json).
 
 
-class NavLocation(TypedDict):
+def _opt_location(v: Any) -> "Optional[NavLocation]":
+    return None if not v else NavLocation._from(v)
+
+
+@dataclass
+class NavLocation:
     """A place a server answered with (Go: lsp.Location), the end exclusive."""
 
-    path: str  # the file's absolute path; "" for a URI that is not a file
-    uri: str
-    line: int
-    column: int
-    endLine: int
-    endColumn: int
-    text: str  # the source line at line, without its line break
+    #: The file's absolute path; "" for a URI that is not a file.
+    path: str = ""
+    uri: str = ""
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    #: The source line at line, without its line break.
+    text: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavLocation":
+        return cls(
+            path=v.get("path", ""),
+            uri=v.get("uri", ""),
+            line=int(v.get("line") or 0),
+            column=int(v.get("column") or 0),
+            end_line=int(v.get("endLine") or 0),
+            end_column=int(v.get("endColumn") or 0),
+            text=v.get("text", ""),
+        )
 
 
-class _NavAnswerRequired(TypedDict):
-    op: str
-    server: str
-    text: str  # the result as a model reads it
-
-
-class NavAnswer(_NavAnswerRequired, total=False):
+@dataclass
+class NavAnswer:
     """What every navigation result says about how it was answered (Go:
     lsp.Answer). incomplete is true when the server had not finished
     loading the workspace: the result may be missing entries, and reason
     says why."""
 
-    at: NavLocation
-    incomplete: bool
-    reason: str
+    op: str = ""
+    server: str = ""
+    #: The result as a model reads it.
+    text: str = ""
+    #: The place asked about.
+    at: Optional[NavLocation] = None
+    incomplete: bool = False
+    reason: str = ""
     #: "complete", or "partial" when incomplete.
-    status: str
+    status: str = ""
+    raw: Any = _raw()
+
+    def _answer(self, v: Dict[str, Any]) -> None:
+        self.op = v.get("op", "")
+        self.server = v.get("server", "")
+        self.text = v.get("text", "")
+        self.at = _opt_location(v.get("at"))
+        self.incomplete = bool(v.get("incomplete"))
+        self.reason = v.get("reason", "")
+        self.status = v.get("status", "")
+        self.raw = v
 
 
+@dataclass
 class NavLocations(NavAnswer):
     """The result of definition, declaration, type_definition,
     implementation and references (Go: lsp.Locations)."""
 
-    locations: List[NavLocation]
+    locations: List[NavLocation] = field(default_factory=list)
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavLocations":
+        r = cls(locations=[NavLocation._from(x) for x in v.get("locations") or []])
+        r._answer(v)
+        return r
 
 
-class NavHover(NavAnswer, total=False):
+@dataclass
+class NavHover(NavAnswer):
     """The result of hover (Go: lsp.Hover): markdown, and the range hovered
     when the server gave one."""
 
-    markdown: str
-    range: NavLocation
+    markdown: str = ""
+    range: Optional[NavLocation] = None
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavHover":
+        r = cls(markdown=v.get("markdown", ""), range=_opt_location(v.get("range")))
+        r._answer(v)
+        return r
 
 
-class _NavSymbolRequired(TypedDict):
-    name: str
-    kind: int  # LSP's SymbolKind number
-    location: NavLocation
-
-
-class NavSymbol(_NavSymbolRequired, total=False):
+@dataclass
+class NavSymbol:
     """A symbol (Go: lsp.Symbol); document symbols nest in children."""
 
-    detail: str
-    container: str
-    endLine: int
-    children: List["NavSymbol"]
+    name: str = ""
+    #: LSP's SymbolKind number.
+    kind: int = 0
+    location: NavLocation = field(default_factory=NavLocation)
+    detail: str = ""
+    container: str = ""
+    end_line: int = 0
+    children: List["NavSymbol"] = field(default_factory=list)
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavSymbol":
+        return cls(
+            name=v.get("name", ""),
+            kind=int(v.get("kind") or 0),
+            location=NavLocation._from(v.get("location") or {}),
+            detail=v.get("detail", ""),
+            container=v.get("container", ""),
+            end_line=int(v.get("endLine") or 0),
+            children=[NavSymbol._from(c) for c in v.get("children") or []],
+        )
 
 
-class NavSymbols(NavAnswer, total=False):
+@dataclass
+class NavSymbols(NavAnswer):
     """The result of document_symbols and workspace_symbols (Go: lsp.Symbols)."""
 
-    path: str
-    query: str
-    symbols: List[NavSymbol]
+    path: str = ""
+    query: str = ""
+    symbols: List[NavSymbol] = field(default_factory=list)
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavSymbols":
+        r = cls(path=v.get("path", ""), query=v.get("query", ""), symbols=[NavSymbol._from(x) for x in v.get("symbols") or []])
+        r._answer(v)
+        return r
 
 
-class _NavCallItemRequired(TypedDict):
-    name: str
-    kind: int
-    location: NavLocation
-
-
-class NavCallItem(_NavCallItemRequired, total=False):
+@dataclass
+class NavCallItem:
     """A function or method of a call hierarchy (Go: lsp.CallItem)."""
 
-    detail: str
+    name: str = ""
+    kind: int = 0
+    location: NavLocation = field(default_factory=NavLocation)
+    detail: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavCallItem":
+        return cls(
+            name=v.get("name", ""),
+            kind=int(v.get("kind") or 0),
+            location=NavLocation._from(v.get("location") or {}),
+            detail=v.get("detail", ""),
+        )
 
 
-class NavCall(TypedDict):
+@dataclass
+class NavCall:
     """One caller or callee, with the call sites."""
 
-    item: NavCallItem
-    sites: List[NavLocation]
+    item: NavCallItem = field(default_factory=NavCallItem)
+    sites: List[NavLocation] = field(default_factory=list)
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavCall":
+        return cls(item=NavCallItem._from(v.get("item") or {}), sites=[NavLocation._from(x) for x in v.get("sites") or []])
 
 
-class NavCallHierarchy(NavAnswer, total=False):
+@dataclass
+class NavCallHierarchy(NavAnswer):
     """The result of prepare_call_hierarchy, incoming_calls and
     outgoing_calls (Go: lsp.CallHierarchy)."""
 
-    items: List[NavCallItem]
-    calls: List[NavCall]
+    items: List[NavCallItem] = field(default_factory=list)
+    calls: List[NavCall] = field(default_factory=list)
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavCallHierarchy":
+        r = cls(items=[NavCallItem._from(x) for x in v.get("items") or []], calls=[NavCall._from(x) for x in v.get("calls") or []])
+        r._answer(v)
+        return r
 
 
-class NavRenameFile(TypedDict):
+@dataclass
+class NavRenameFile:
     """One file of a rename proposal: its text now and as proposed, the
     number of edits, its unified diff, and the base the write checks."""
 
-    path: str
-    edits: int
-    oldText: str
-    newText: str
-    diff: str
-    base: Dict[str, Any]
+    path: str = ""
+    edits: int = 0
+    old_text: str = ""
+    new_text: str = ""
+    diff: str = ""
+    base: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavRenameFile":
+        return cls(
+            path=v.get("path", ""),
+            edits=int(v.get("edits") or 0),
+            old_text=v.get("oldText", ""),
+            new_text=v.get("newText", ""),
+            diff=v.get("diff", ""),
+            base=dict(v.get("base") or {}),
+        )
 
 
+@dataclass
 class NavRenameProposal(NavAnswer):
     """The result of rename (Go: lsp.RenameProposal): nothing is written
-    until it is passed to apply_rename."""
+    until it is passed to apply_rename, which sends it back as it came."""
 
-    newName: str
-    files: List[NavRenameFile]
-    diff: str
+    new_name: str = ""
+    files: List[NavRenameFile] = field(default_factory=list)
+    diff: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavRenameProposal":
+        r = cls(new_name=v.get("newName", ""), files=[NavRenameFile._from(x) for x in v.get("files") or []], diff=v.get("diff", ""))
+        r._answer(v)
+        return r
+
+    def _to_json(self) -> Any:
+        return self.raw
 
 
-class _NavRenameFileOutcomeRequired(TypedDict):
-    path: str
-    status: str  # "written", "conflict" or "failed"
-
-
-class NavRenameFileOutcome(_NavRenameFileOutcomeRequired, total=False):
+@dataclass
+class NavRenameFileOutcome:
     """What apply_rename did with one file."""
 
-    error: str
+    path: str = ""
+    #: "written", "conflict" or "failed".
+    status: str = ""
+    error: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavRenameFileOutcome":
+        return cls(path=v.get("path", ""), status=v.get("status", ""), error=v.get("error", ""))
 
 
-class NavRenameApplied(TypedDict):
+@dataclass
+class NavRenameApplied:
     """The outcome of apply_rename (Go: lsp.RenameApplied)."""
 
-    files: List[NavRenameFileOutcome]
-    written: int
-    text: str
+    files: List[NavRenameFileOutcome] = field(default_factory=list)
+    written: int = 0
+    text: str = ""
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavRenameApplied":
+        return cls(
+            files=[NavRenameFileOutcome._from(x) for x in v.get("files") or []],
+            written=int(v.get("written") or 0),
+            text=v.get("text", ""),
+            raw=v,
+        )
+
+
+def _nav_locations(v: Any) -> NavLocations:
+    return NavLocations._from(v)
+
+
+def _nav_hover(v: Any) -> NavHover:
+    return NavHover._from(v)
+
+
+def _nav_symbols(v: Any) -> NavSymbols:
+    return NavSymbols._from(v)
+
+
+def _nav_call_hierarchy(v: Any) -> NavCallHierarchy:
+    return NavCallHierarchy._from(v)
+
+
+def _nav_rename_proposal(v: Any) -> NavRenameProposal:
+    return NavRenameProposal._from(v)
+
+
+def _nav_rename_applied(v: Any) -> NavRenameApplied:
+    return NavRenameApplied._from(v)

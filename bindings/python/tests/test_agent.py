@@ -257,6 +257,16 @@ class AsyncTest(LeakCheckedTestCase):
                 pass
             else:
                 client.close()
+            # close() closes at once, and may be awaited (twice too).
+            ide = await aio.IDEClient.connect(cwd=self.ide.workspace, env=self.ide.env(), timeout=10)
+            await ide.close()
+            await ide.close()
+            with self.assertRaises(idebridge.ClosedError):
+                await ide.tools()
+            ide = await aio.IDEClient.connect(cwd=self.ide.workspace, env=self.ide.env(), timeout=10)
+            ide.close()
+            with self.assertRaises(idebridge.ClosedError):
+                await ide.tools()
             # What does not block is the package's own.
             self.assertIs(aio.Registry, idebridge.Registry)
             self.assertIs(aio.render_attachment, idebridge.render_attachment)

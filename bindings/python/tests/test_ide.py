@@ -59,6 +59,7 @@ class IDETest(LeakCheckedTestCase):
             with self.assertRaises(idebridge.ToolError) as cm:
                 ide.call("noSuchTool", {})
             self.assertIn("noSuchTool", str(cm.exception))
+            self.assertNotIn("idb_", str(cm.exception))
             self.assertEqual(cm.exception.status, idebridge.IDB_ERR_TOOL)
             self.assertEqual(cm.exception.code, -32601)
             self.assertEqual(cm.exception.function, "idb_ide_call")
@@ -80,8 +81,12 @@ class IDETest(LeakCheckedTestCase):
         with self.assertRaises(idebridge.NotFoundError) as cm:
             self.connect(port=1)
         self.assertIn("no IDE lockfile for port 1", str(cm.exception))
-        with self.assertRaises(idebridge.NotFoundError):
+        # The message names what the user called, not the C function.
+        self.assertTrue(str(cm.exception).startswith("IDEClient.connect: "), str(cm.exception))
+        self.assertEqual(cm.exception.function, "idb_ide_connect")  # the C name stays, for the curious
+        with self.assertRaises(idebridge.NotFoundError) as cm:
             self.connect(cwd="/")
+        self.assertNotIn("idb_", str(cm.exception))
         with self.assertRaises(idebridge.TimeoutError):
             self.connect(cwd="/", wait=True, timeout=0.3)
         with self.assertRaises(TypeError):

@@ -41,6 +41,10 @@ class ClaudeCodePluginsTest(LeakCheckedTestCase):
             {"version": 2, "plugins": {"go-tools@local": [{"scope": "project", "projectPath": self.project,
                                                            "installPath": install, "version": "1.0.0"}]}}))
         write(os.path.join(self.project, ".claude", "settings.json"), json.dumps({"enabledPlugins": {"go-tools@local": True}}))
+        # The project's own settings and its project-scoped install count
+        # because the user trusted it in Claude Code.
+        write(os.path.join(self.config, ".claude.json"),
+              json.dumps({"projects": {self.project: {"hasTrustDialogAccepted": True}}}))
 
     def tearDown(self) -> None:
         self._tmp.cleanup()
@@ -55,6 +59,7 @@ class ClaudeCodePluginsTest(LeakCheckedTestCase):
             self.assertEqual([s["name"] for s in report["servers"]], ["plugin:go-tools:gopls"])
             self.assertEqual(report["servers"][0]["resolved"], find_gopls())
             self.assertEqual(report["errors"], [])
+            self.assertEqual((report["trust"]["trusted"], report["trust"]["source"]), (True, "record"))
             plugin = report["plugins"][0]
             self.assertEqual((plugin["id"], plugin["enabled"], plugin["enabledScope"], plugin["installScope"]),
                              ("go-tools@local", True, "project", "project"))

@@ -32,7 +32,7 @@ var (
 	flood            = flag.Int("flood", 0, "publish N diagnostics on didOpen")
 	noInit           = flag.Bool("no-init", false, "never answer initialize")
 	ignoreExit       = flag.Bool("ignore-exit", false, "ignore shutdown's exit and start a grandchild")
-	pidFile          = flag.String("pidfile", "", "write our pid and the grandchild's here")
+	pidFile          = flag.String("pidfile", "", "write our pid here at start (with -ignore-exit, later our pid and the grandchild's)")
 	malformed        = flag.Bool("malformed-on-open", false, "answer didOpen with a malformed frame")
 	progress         = flag.Bool("progress", false, "report work-done progress around each analysis")
 	quietChanges     = flag.Bool("quiet-changes", false, "publish nothing for didChange")
@@ -134,6 +134,9 @@ func main() {
 	}
 	if *grandchild != "" {
 		forkGrandchild(*grandchild)
+	}
+	if *pidFile != "" {
+		os.WriteFile(*pidFile, []byte(fmt.Sprintf("%d\n", hostPID())), 0o600)
 	}
 	in := bufio.NewReader(os.Stdin)
 	for {

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lsp"
 	"github.com/idebridge/idebridge/mcp"
 )
@@ -50,7 +51,11 @@ func (a *posArgs) pos(p project, tool string) (lsp.Pos, *mcp.ToolResult) {
 	case a.Occurrence < 0 || a.Occurrence > 0 && a.Symbol == "":
 		return lsp.Pos{}, errorf("occurrence is 1-based and goes with symbol.")
 	}
-	return lsp.Pos{Path: p.abs(a.File), Line: a.Line, Column: a.Column, Symbol: a.Symbol, Occurrence: a.Occurrence}, nil
+	path, bad := p.confine(a.File)
+	if bad != nil {
+		return lsp.Pos{}, bad
+	}
+	return lsp.Pos{Path: path, Line: a.Line, Column: a.Column, Symbol: a.Symbol, Occurrence: a.Occurrence}, nil
 }
 
 // navigator runs the navigation tools on the manager's servers.
@@ -60,8 +65,17 @@ type navigator struct {
 	link *ideLink
 }
 
-func (n *navigator) render(res lsp.NavResult) *mcp.ToolResult {
-	return mcp.TextResult(res.Render(&lsp.NavRenderOptions{ProjectDir: n.p.dir}))
+// answer renders a navigation result for the model and for programs:
+// locations outside the roots lose their source line in both.
+func (n *navigator) answer(res lsp.NavResult, direction string) *mcp.ToolResult {
+	c := &converter{f: n.p.filter()}
+	c.scrub(res)
+	text := res.Render(&lsp.NavRenderOptions{ProjectDir: n.p.dir})
+	if c.scrubbed > 0 {
+		text = strings.TrimSuffix(text, "\n") + "\n(Files outside the project are listed without their source lines.)\n"
+	}
+	out := mcp.TextResult(text)
+	return withStructured(out, c.navStructured(res, direction))
 }
 
 // failed turns a navigation error into a sentence a model can act on.
@@ -72,13 +86,34 @@ func (n *navigator) failed(tool string, err error) *mcp.ToolResult {
 	case errors.As(err, &pe):
 		return mcp.ErrorResult(relPosError(n.p, pe))
 	case errors.As(err, &ne):
-		return errorf("No language server serves %s (%s files), so %s cannot answer for it; see the servers in this server's first log line.", n.p.rel(ne.Path), extOf(ne.Path), tool)
+		res := errorf("No language server serves %s (%s files), so %s cannot answer for it. %s", clip(n.p.rel(ne.Path)), extOf(ne.Path), tool, serversSentence(n.m))
+		res.StructuredContent = failure(statusUnknown, "no language server serves "+extOf(ne.Path)+" files")
+		return res
 	case errors.Is(err, lsp.ErrUnsupported):
 		return errorf("%v.", err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errorf("%s ended before the language server answered (%v).", tool, err)
+	case serverDown(err):
+		res := errorf("%s failed: %v", tool, err)
+		res.StructuredContent = failure(statusServerDown, clip(err.Error()))
+		return res
 	}
 	return errorf("%s failed: %v", tool, err)
+}
+
+// serversSentence says which language servers this server has, for which
+// extensions, or that it has none and how one is configured: the model
+// reads it in the tool result (it never sees the server's log).
+func serversSentence(m *lsp.Manager) string {
+	sts := m.Servers()
+	if len(sts) == 0 {
+		return "No language server is configured for this project: the user can install a Claude Code LSP plugin for the language, or give the server a .lsp.json configuration (idebridge mcp --config FILE)."
+	}
+	parts := make([]string, len(sts))
+	for i, st := range sts {
+		parts[i] = fmt.Sprintf("%s (%s)", st.Name, strings.Join(st.Extensions, " "))
+	}
+	return "The language servers here: " + strings.Join(parts, ", ") + "; the user can add one for other files with a Claude Code LSP plugin or a .lsp.json configuration (idebridge mcp --config FILE)."
 }
 
 // relPosError is a PosError's message with the path relative to the
@@ -99,9 +134,15 @@ func relPosError(p project, pe *lsp.PosError) string {
 	return msg
 }
 
-func navTools(n *navigator) []toolDef {
-	at := func(name, desc string, op lsp.NavOp) toolDef {
-		return mcpTool(name, desc+addressing, objectSchema(posProps, "file", "line"),
+// navDesc and friends describe the navigation tools.
+func navTool[A any](name, title, description, input, output string, run func(ctx context.Context, a *A) *mcp.ToolResult) ideserver.Tool {
+	return defineTool(toolSpec{name: name, title: title, description: description, input: input, output: output, readOnly: true}, run)
+}
+
+func navTools(n *navigator) []ideserver.Tool {
+	locOut := outputSchema(locationsSchema)
+	at := func(name, title, desc string, op lsp.NavOp, output string) ideserver.Tool {
+		return navTool(name, title, desc+addressing, objectSchema(posProps, "file", "line"), output,
 			func(ctx context.Context, a *posArgs) *mcp.ToolResult {
 				pos, bad := a.pos(n.p, name)
 				if bad != nil {
@@ -111,54 +152,61 @@ func navTools(n *navigator) []toolDef {
 				if err != nil {
 					return n.failed(name, err)
 				}
-				return n.render(res)
+				return n.answer(res, "")
 			})
 	}
-	return []toolDef{
-		at("definition", "Where the symbol at a place in a file is defined: each location as path:line:column with its source line.", lsp.OpDefinition),
-		at("declaration", "Where the symbol at a place in a file is declared (for languages that tell declarations from definitions, such as C and C++; elsewhere the definition).", lsp.OpDeclaration),
-		at("type_definition", "Where the type of the symbol at a place in a file is defined (the type of a variable, field or expression).", lsp.OpTypeDefinition),
-		at("implementation", "The implementations of the interface, abstract method or type at a place in a file (or the interfaces a type implements, where the server says so).", lsp.OpImplementation),
-		mcpTool("references",
-			"Every reference to the symbol at a place in a file, across the project, grouped by file with each source line; at most 100 are listed and the rest counted."+addressing,
+	return []ideserver.Tool{
+		at("definition", "Go to definition", "Where the symbol at a place in a file is defined: each location as path:line:column with its source line (a location outside the project is listed without it).", lsp.OpDefinition, locOut),
+		at("declaration", "Go to declaration", "Where the symbol at a place in a file is declared (for languages that tell declarations from definitions, such as C and C++; elsewhere the definition).", lsp.OpDeclaration, locOut),
+		at("type_definition", "Go to type definition", "Where the type of the symbol at a place in a file is defined (the type of a variable, field or expression).", lsp.OpTypeDefinition, locOut),
+		at("implementation", "Find implementations", "The implementations of the interface, abstract method or type at a place in a file (or the interfaces a type implements, where the server says so).", lsp.OpImplementation, locOut),
+		navTool("references", "Find references",
+			"Every reference to the symbol at a place in a file, across the project, grouped by file with each source line, the declaration included unless include_declaration is false; at most 100 are listed and the rest counted."+addressing,
 			objectSchema(append(posProps[:len(posProps):len(posProps)],
-				prop{"include_declaration", `{"type":"boolean","default":false,"description":"Also list the declaration itself."}`}), "file", "line"),
+				prop{"include_declaration", `{"type":"boolean","default":true,"description":"List the declaration itself too (default true, as idebridge lsp refs and editors' Find All References do)."}`}), "file", "line"),
+			locOut,
 			func(ctx context.Context, a *struct {
 				posArgs
-				IncludeDeclaration bool `json:"include_declaration"`
+				IncludeDeclaration *bool `json:"include_declaration"`
 			}) *mcp.ToolResult {
 				pos, bad := a.pos(n.p, "references")
 				if bad != nil {
 					return bad
 				}
-				res, err := n.m.References(ctx, pos, a.IncludeDeclaration)
+				res, err := n.m.References(ctx, pos, a.IncludeDeclaration == nil || *a.IncludeDeclaration)
 				if err != nil {
 					return n.failed("references", err)
 				}
-				return n.render(res)
+				return n.answer(res, "")
 			}),
-		at("hover", "What the language server shows when hovering over the symbol at a place in a file: its signature or type and its documentation, as Markdown.", lsp.OpHover),
-		mcpTool("document_symbols",
+		at("hover", "Hover", "What the language server shows when hovering over the symbol at a place in a file: its signature or type and its documentation, as Markdown.", lsp.OpHover, outputSchema(hoverSchema)),
+		navTool("document_symbols", "Document symbols",
 			"The symbols declared in a file (types, functions, methods, fields, ...), nested as in the source, each with its 1-based line.",
-			objectSchema([]prop{{"file", typed("string", "The file: a path relative to the project directory, or absolute.")}}, "file"),
+			objectSchema([]prop{{"file", typed("string", "The file: a path relative to the project directory, or absolute inside it.")}}, "file"),
+			outputSchema(symbolsSchema, symbolDef),
 			func(ctx context.Context, a *struct {
 				File string `json:"file"`
 			}) *mcp.ToolResult {
 				if a.File == "" {
 					return errorf("document_symbols needs file, the path of the file.")
 				}
-				res, err := n.m.DocumentSymbols(ctx, n.p.abs(a.File))
+				path, bad := n.p.confine(a.File)
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.DocumentSymbols(ctx, path)
 				if err != nil {
 					return n.failed("document_symbols", err)
 				}
-				return n.render(res)
+				return n.answer(res, "")
 			}),
-		mcpTool("workspace_symbols",
+		navTool("workspace_symbols", "Workspace symbols",
 			"Find symbols by name across the project (the server's fuzzy match, best first), each with its location. file picks the language server: any file of the language to search.",
 			objectSchema([]prop{
 				{"query", typed("string", "The name, or part of it, to search for.")},
-				{"file", typed("string", "A file whose language server to ask (relative to the project, or absolute); needed when the project has servers for several languages.")},
+				{"file", typed("string", "A file whose language server to ask (relative to the project, or absolute inside it); needed when the project has servers for several languages.")},
 			}, "query"),
+			outputSchema(symbolsSchema, symbolDef),
 			func(ctx context.Context, a *struct {
 				Query string `json:"query"`
 				File  string `json:"file"`
@@ -168,7 +216,10 @@ func navTools(n *navigator) []toolDef {
 				}
 				path := ""
 				if a.File != "" {
-					path = n.p.abs(a.File)
+					var bad *mcp.ToolResult
+					if path, bad = n.p.confine(a.File); bad != nil {
+						return bad
+					}
 				}
 				res, err := n.m.WorkspaceSymbols(ctx, a.Query, path)
 				if path == "" && errors.Is(err, lsp.ErrNoServer) && n.startServers(ctx) {
@@ -177,40 +228,43 @@ func navTools(n *navigator) []toolDef {
 				if err != nil {
 					return n.failed("workspace_symbols", err)
 				}
-				return n.render(res)
+				return n.answer(res, "")
 			}),
-		mcpTool("call_hierarchy",
+		navTool("call_hierarchy", "Call hierarchy",
 			"The callers (direction incoming) or the callees (direction outgoing) of the function or method at a place in a file, each with where the calls are."+addressing,
 			objectSchema(append(posProps[:len(posProps):len(posProps)],
 				prop{"direction", `{"type":"string","enum":["incoming","outgoing"],"default":"incoming","description":"incoming: who calls it; outgoing: what it calls."}`}), "file", "line"),
+			outputSchema(callsSchema, callItemDef),
 			func(ctx context.Context, a *struct {
 				posArgs
 				Direction string `json:"direction"`
 			}) *mcp.ToolResult {
-				pos, bad := a.pos(n.p, "call_hierarchy")
-				if bad != nil {
-					return bad
-				}
-				op := lsp.OpIncomingCalls
+				op, dir := lsp.OpIncomingCalls, "incoming"
 				switch a.Direction {
 				case "", "incoming":
 				case "outgoing":
-					op = lsp.OpOutgoingCalls
+					op, dir = lsp.OpOutgoingCalls, "outgoing"
 				default:
-					return errorf("direction is incoming or outgoing, not %q.", a.Direction)
+					return errorf("direction is incoming or outgoing, not %q.", clip(a.Direction))
+				}
+				pos, bad := a.pos(n.p, "call_hierarchy")
+				if bad != nil {
+					return bad
 				}
 				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos})
 				if err != nil {
 					return n.failed("call_hierarchy", err)
 				}
-				return n.render(res)
+				return n.answer(res, dir)
 			}),
-		userTool("rename",
-			"Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true."+addressing,
-			objectSchema(append(posProps[:len(posProps):len(posProps)],
+		defineTool(toolSpec{name: "rename", title: "Rename symbol",
+			description: "Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true." + addressing,
+			input: objectSchema(append(posProps[:len(posProps):len(posProps)],
 				prop{"new_name", typed("string", "The new name.")},
 				prop{"apply", `{"type":"boolean","description":"false: only show the diff. true: write the change, through the IDE's review when one is connected, else directly (atomically, refusing a file that changed since). Default: review in the IDE when connected, else only show the diff."}`}),
 				"file", "line", "new_name"),
+			output:      outputSchema(renameSchema),
+			destructive: true, user: true},
 			func(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 				return n.rename(ctx, a)
 			}),
@@ -232,32 +286,53 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 		return errorf("rename needs new_name, the symbol's new name.")
 	}
 	// The server's part is bounded; the user's review that follows is not.
-	rctx, cancel := context.WithTimeout(ctx, mcpCallTimeout)
+	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	prop, err := n.m.Rename(rctx, pos, a.NewName)
 	cancel()
 	if err != nil {
 		return n.failed("rename", err)
 	}
+	c := &converter{f: n.p.filter()}
+	out := c.rename(prop)
 	opts := &lsp.NavRenderOptions{ProjectDir: n.p.dir}
 	proposal := prop.Render(opts)
 	if len(prop.Files) == 0 || a.Apply != nil && !*a.Apply {
-		return mcp.TextResult(proposal)
+		return withStructured(mcp.TextResult(proposal), out)
 	}
-	c, why := n.link.get(ctx)
-	if c == nil && a.Apply == nil {
-		return textf("%s\n\nNot applied: no IDE is connected to review it (%s). Call rename again with apply true to write it, or edit the files yourself.", proposal, strings.TrimSuffix(why, "."))
+	link, why := n.link.get(ctx)
+	if link == nil && a.Apply == nil {
+		return withStructured(textf("%s\n\nNot applied: no IDE is connected to review it (%s). Call rename again with apply true to write it, or edit the files yourself.", proposal, strings.TrimSuffix(why, ".")), out)
 	}
+	// The proposal is answered once, with what became of it: its "Nothing
+	// is written yet" is true only of a proposal not applied.
+	head, diff, _ := strings.Cut(proposal, "\n")
+	head = strings.TrimSuffix(head, " Nothing is written yet.")
 	var propose lsp.ProposeFunc
-	via := "written directly (no IDE connected)"
-	if c != nil {
-		propose = reviewPropose(c)
-		via = "reviewed in " + c.name()
+	out.Applied, out.Via = true, "written directly (no IDE connected)"
+	if link != nil {
+		propose = reviewPropose(link)
+		out.Via = "reviewed in " + link.name()
 	}
+	// The project's roots (n.p.roots) bound this write at the lsp level:
+	// ApplyRename refuses, whole, a rename that would write outside its
+	// manager's roots (lsp.ManagerOptions.Roots, on the branch that makes
+	// the write all or nothing), and ideserver.NewDiagnostics makes that
+	// manager with its server's workspace folders, which New sets to
+	// n.p.roots. A manager brought in through Options.Diagnostics has the
+	// roots of the server it was made for.
 	applied, err := n.m.ApplyRename(ctx, prop, propose)
 	if err != nil {
-		return errorf("%s\n\nApplying the rename failed: %v; nothing was written.", proposal, err)
+		res := errorf("%s Applying it failed: %v; nothing was written.\n%s", head, err, diff)
+		out.Status, out.Reason = statusUnknown, clip(err.Error())
+		return withStructured(res, out)
 	}
-	return textf("%s\n\nApplied, %s:\n%s", proposal, via, applied.Render(opts))
+	out.Written = applied.Written
+	for i, f := range applied.Files {
+		if i < len(out.Files) && out.Files[i].Path == f.Path {
+			out.Files[i].Outcome, out.Files[i].Error = string(f.Status), f.Error
+		}
+	}
+	return withStructured(textf("%s Applied, %s:\n%s%s", head, out.Via, applied.Render(opts), diff), out)
 }
 
 // reviewPropose shows each file of a rename in the IDE's diff viewer, as
@@ -265,13 +340,14 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 func reviewPropose(c *ideConn) lsp.ProposeFunc {
 	return func(ctx context.Context, edit *lsp.FileEdit) (lsp.ApplyStatus, error) {
 		res, err := c.reviewer.ProposeEdit(ctx, idebridge.EditRequest{Path: edit.Path, NewText: edit.NewText, Base: edit.Base})
-		return reviewStatus(ctx, res, err)
+		return ReviewStatus(ctx, res, err)
 	}
 }
 
-// reviewStatus is what one file's review in the IDE (ProposeEdit's result
-// and error, under ctx) means for a rename.
-func reviewStatus(ctx context.Context, res *idebridge.EditResult, err error) (lsp.ApplyStatus, error) {
+// ReviewStatus is what one file's review in the IDE (an
+// idebridge.Reviewer.ProposeEdit's result and error, under ctx) means for
+// a rename: the answer of an lsp.ProposeFunc that reviews in the IDE.
+func ReviewStatus(ctx context.Context, res *idebridge.EditResult, err error) (lsp.ApplyStatus, error) {
 	switch {
 	case errors.Is(err, idebridge.ErrConflict):
 		return lsp.ApplyConflict, err

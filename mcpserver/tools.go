@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"bytes"
@@ -18,56 +18,84 @@ import (
 // something about as an isError result with one sentence saying what went
 // wrong and what to do; JSON-RPC errors are left for protocol faults.
 
-// mcpCallTimeout bounds a tool call that does not wait for the user; one
+// callTimeout bounds a tool call that does not wait for the user; one
 // that runs out answers an isError result saying so.
-const mcpCallTimeout = 2 * time.Minute
+const callTimeout = 2 * time.Minute
 
-// mcpTool builds a tool whose arguments decode into A, bounded by
-// mcpCallTimeout. Arguments that do not decode are answered as an isError
-// result naming the problem, so that a model can correct its call.
-func mcpTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
-	return defineTool(name, description, schema, mcpCallTimeout, run)
+// toolSpec describes a tool: its name, title, description, input and
+// output schemas and behaviour hints.
+type toolSpec struct {
+	name, title, description string
+	input, output            string
+	// readOnly, destructive and idempotent are the annotations' hints;
+	// every tool here works on the local project (openWorldHint false).
+	readOnly, destructive, idempotent bool
+	// user: the tool waits for the user's decision, as long as they take
+	// (the client may still cancel the call); else it is bounded by
+	// callTimeout.
+	user bool
 }
 
-// userTool is mcpTool for a tool that waits for the user's decision, as
-// long as they take (the client may still cancel the call).
-func userTool[A any](name, description, schema string, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
-	return defineTool(name, description, schema, 0, run)
-}
-
-// toolDef is a tool to register.
-type toolDef = ideserver.Tool
-
-func defineTool[A any](name, description, schema string, limit time.Duration, run func(ctx context.Context, a *A) *mcp.ToolResult) toolDef {
-	return toolDef{
+// defineTool builds the tool of spec whose arguments decode into A.
+// Arguments that do not decode are answered as an isError result naming
+// the problem, so that a model can correct its call. A result without
+// structured content gets the failure shape ({status, reason}).
+func defineTool[A any](spec toolSpec, run func(ctx context.Context, a *A) *mcp.ToolResult) ideserver.Tool {
+	f := false
+	ann := &mcp.ToolAnnotations{Title: spec.title, ReadOnlyHint: &spec.readOnly, OpenWorldHint: &f}
+	if !spec.readOnly {
+		ann.DestructiveHint, ann.IdempotentHint = &spec.destructive, &spec.idempotent
+	} else {
+		t := true
+		ann.IdempotentHint = &t
+	}
+	limit := callTimeout
+	if spec.user {
+		limit = 0
+	}
+	name := spec.name
+	return ideserver.Tool{
 		Tool: mcp.Tool{
-			Name:        name,
-			Description: description,
-			InputSchema: json.RawMessage(schema),
+			Name:         name,
+			Title:        spec.title,
+			Description:  spec.description,
+			InputSchema:  json.RawMessage(spec.input),
+			OutputSchema: json.RawMessage(spec.output),
+			Annotations:  ann.Encode(),
 		},
 		// The server's own call timeout is off: the tools bound
 		// themselves, so that running out is a sentence, not a protocol
 		// error.
 		Timeout: -1,
 		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
-			var a A
-			dec := json.NewDecoder(bytes.NewReader(call.Arguments))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&a); err != nil {
-				return mcp.ErrorResult(fmt.Sprintf("The arguments of %s do not fit its input schema (%v); call it again with the arguments its schema describes.", name, argError(err))), nil
-			}
-			if limit > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, limit)
-				defer cancel()
-			}
-			res := run(ctx, &a)
-			if limit > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && !res.IsError {
-				return errorf("%s did not finish within %v; its answer may be incomplete:\n%s", name, limit, res.Text()), nil
+			res := runTool(ctx, name, limit, call.Arguments, run)
+			if res.StructuredContent == nil {
+				res.StructuredContent = failure(statusUnknown, clip(res.Text()))
 			}
 			return res, nil
 		},
 	}
+}
+
+func runTool[A any](ctx context.Context, name string, limit time.Duration, args json.RawMessage, run func(ctx context.Context, a *A) *mcp.ToolResult) *mcp.ToolResult {
+	var a A
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return mcp.ErrorResult(fmt.Sprintf("The arguments of %s do not fit its input schema (%v); call it again with the arguments its schema describes.", name, clip(argError(err))))
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	res := run(ctx, &a)
+	if limit > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && !res.IsError {
+		out := errorf("%s did not finish within %v; its answer may be incomplete:\n%s", name, limit, res.Text())
+		out.StructuredContent = failure(statusUnknown, fmt.Sprintf("%s did not finish within %v", name, limit))
+		return out
+	}
+	return res
 }
 
 // argError says what was wrong with arguments in the words of a model's
@@ -140,20 +168,6 @@ type prop struct{ name, schema string }
 func typed(typ, description string) string {
 	d, _ := json.Marshal(description)
 	return `{"type":"` + typ + `","description":` + string(d) + `}`
-}
-
-// project resolves and displays the paths of tool calls.
-type project struct {
-	dir string
-}
-
-// abs resolves a path argument: absolute, or relative to the project.
-func (p project) abs(path string) string {
-	path = strings.TrimPrefix(path, "file://")
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(p.dir, path)
-	}
-	return filepath.Clean(path)
 }
 
 // rel displays path relative to the project when it lies inside it.

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/idebridge"
+	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/mcp"
 )
 
@@ -30,6 +31,7 @@ const ideConnectTimeout = 10 * time.Second
 type ideLink struct {
 	project string
 	env     []string
+	version string
 	log     *slog.Logger
 	// off, when set, is why the IDE is never looked for.
 	off string
@@ -56,10 +58,10 @@ func (c *ideConn) name() string {
 	return fmt.Sprintf("%s on port %d", name, c.cand.Port)
 }
 
-func newIDELink(project string, environ []string, noIDE bool, log *slog.Logger) *ideLink {
-	l := &ideLink{project: project, env: environ, log: log}
+func newIDELink(project string, environ []string, noIDE bool, noIDEReason, version string, log *slog.Logger) *ideLink {
+	l := &ideLink{project: project, env: environ, version: version, log: log}
 	if noIDE {
-		l.off = "idebridge mcp was started with --no-ide"
+		l.off = noIDEReason
 	} else if ok, why := idebridge.ShouldAutoConnect(&idebridge.AutoConnectOptions{Requested: true}, environ); !ok {
 		l.off = why
 	}
@@ -112,7 +114,7 @@ func (l *ideLink) look(ctx context.Context) {
 	defer cancel()
 	client, err := idebridge.Connect(cctx, *cand, &idebridge.ClientOptions{
 		ClientName:    "idebridge-mcp",
-		ClientVersion: serverVersion,
+		ClientVersion: l.version,
 		Logger:        l.log,
 		// The tools ask the IDE; its notifications (selection_changed
 		// while the user clicks around) would only pile up.
@@ -162,11 +164,10 @@ func ideFailed(c *ideConn, what string, err error) *mcp.ToolResult {
 }
 
 // ideTools are the tools backed by the user's IDE.
-func ideTools(l *ideLink, p project) []toolDef {
-	return []toolDef{
-		mcpTool("ide_selection",
-			"The user's current selection in their IDE (VS Code, a JetBrains IDE, ... with the Claude Code extension): the file, the 1-based line:column range and the selected text, or the cursor when nothing is selected. When no editor is active, the most recent selection. Without a connected IDE the answer says why.",
-			objectSchema(nil),
+func ideTools(l *ideLink, p project) []ideserver.Tool {
+	return []ideserver.Tool{
+		defineTool(toolSpec{name: "ide_selection", title: "IDE selection", readOnly: true, output: outputSchema(selectionSchema),
+			input: objectSchema(nil), description: "The user's current selection in their IDE (VS Code, a JetBrains IDE, ... with the Claude Code extension): the file, the 1-based line:column range and the selected text, or the cursor when nothing is selected. When no editor is active, the most recent selection. Without a connected IDE the answer says why."},
 			func(ctx context.Context, _ *struct{}) *mcp.ToolResult {
 				c, why := l.get(ctx)
 				if c == nil {
@@ -177,17 +178,16 @@ func ideTools(l *ideLink, p project) []toolDef {
 				if errors.As(err, &te) {
 					sel, err = c.client.GetLatestSelection(ctx)
 					if errors.As(err, &te) {
-						return textf("%s reports no selection: no editor is active (%s).", c.name(), te.Message)
+						return withStructured(textf("%s reports no selection: no editor is active (%s).", c.name(), te.Message), &selectionResult{Status: statusComplete, IDE: c.name()})
 					}
 				}
 				if err != nil {
 					return ideFailed(c, "reading the selection", err)
 				}
-				return mcp.TextResult(renderSelection(p, sel))
+				return withStructured(mcp.TextResult(renderSelection(p, sel)), structuredSelection(c, sel))
 			}),
-		mcpTool("ide_open_editors",
-			"The files open in the user's IDE, the active one first, with unsaved changes marked. Without a connected IDE the answer says why.",
-			objectSchema(nil),
+		defineTool(toolSpec{name: "ide_open_editors", title: "IDE open editors", readOnly: true, output: outputSchema(editorsSchema), input: objectSchema(nil),
+			description: "The files open in the user's IDE, the active one first, with unsaved changes marked. Without a connected IDE the answer says why."},
 			func(ctx context.Context, _ *struct{}) *mcp.ToolResult {
 				c, why := l.get(ctx)
 				if c == nil {
@@ -197,56 +197,71 @@ func ideTools(l *ideLink, p project) []toolDef {
 				if err != nil {
 					return ideFailed(c, "listing the open editors", err)
 				}
-				return mcp.TextResult(renderEditors(p, c, eds))
+				text := renderEditors(p, c, eds)
+				out := &editorsResult{Status: statusComplete, IDE: c.name(), Editors: []editor{}}
+				for _, e := range eds {
+					out.Editors = append(out.Editors, editor{Path: e.Path, URI: e.URI, Active: e.IsActive, Dirty: e.IsDirty})
+				}
+				return withStructured(mcp.TextResult(text), out)
 			}),
-		mcpTool("ide_open_file",
-			"Open a file in the user's IDE and show it to them, optionally at a 1-based line (the line is selected), or with lines line to end_line selected. Without a connected IDE the answer says why.",
-			objectSchema([]prop{
-				{"file", typed("string", "The file: a path relative to the project directory, or absolute.")},
+		defineTool(toolSpec{name: "ide_open_file", title: "Open in IDE", idempotent: true, output: outputSchema(openFileSchema),
+			description: "Open a file in the user's IDE and show it to them, optionally at a 1-based line (the line is selected), or with lines line to end_line selected. Without a connected IDE the answer says why.",
+			input: objectSchema([]prop{
+				{"file", typed("string", "The file: a path relative to the project directory, or absolute inside it.")},
 				{"line", `{"type":"integer","minimum":1,"description":"1-based line to show and select."}`},
 				{"end_line", `{"type":"integer","minimum":1,"description":"1-based last line of the selection (with line)."}`},
-			}, "file"),
+			}, "file")},
 			func(ctx context.Context, a *openFileToolArgs) *mcp.ToolResult {
 				return openFileTool(ctx, l, p, a)
 			}),
-		mcpTool("ide_diagnostics",
-			"The diagnostics (errors, warnings) the user's IDE itself shows for a file: its own language services and linters, as the IDE has them now. For the project's language servers use diagnostics instead. Without a connected IDE the answer says why.",
-			objectSchema([]prop{
-				{"file", typed("string", "The file: a path relative to the project directory, or absolute.")},
-			}, "file"),
+		defineTool(toolSpec{name: "ide_diagnostics", title: "IDE diagnostics", readOnly: true, output: outputSchema(ideDiagSchema, diagnosticDef),
+			description: "The diagnostics (errors, warnings) the user's IDE itself shows for a file: its own language services and linters, as the IDE has them now. For the project's language servers use diagnostics instead. Without a connected IDE the answer says why.",
+			input: objectSchema([]prop{
+				{"file", typed("string", "The file: a path relative to the project directory, or absolute inside it.")},
+			}, "file")},
 			func(ctx context.Context, a *struct {
 				File string `json:"file"`
 			}) *mcp.ToolResult {
 				if a.File == "" {
 					return errorf("ide_diagnostics needs file, the path of the file whose diagnostics to get.")
 				}
+				path, bad := p.confine(a.File)
+				if bad != nil {
+					return bad
+				}
 				c, why := l.get(ctx)
 				if c == nil {
 					return noIDE(why)
 				}
-				path := p.abs(a.File)
 				files, err := c.client.GetDiagnostics(ctx, path)
 				var te *mcp.ToolError
 				if errors.As(err, &te) && te.Code == mcp.CodeFileNotOpen {
-					return textf("%s has no diagnostics for %s: the file is not open there (open it with ide_open_file first, or use diagnostics for the language servers' view).", c.name(), p.rel(path))
+					return withStructured(textf("%s has no diagnostics for %s: the file is not open there (open it with ide_open_file first, or use diagnostics for the language servers' view).", c.name(), p.rel(path)),
+						&ideDiagResult{Status: statusUnknown, Reason: "the file is not open in the IDE", Path: path, IDE: c.name(), Diagnostics: []diagnostic{}})
 				}
 				if err != nil {
 					return ideFailed(c, "getting the diagnostics of "+p.rel(path), err)
 				}
+				st := &ideDiagResult{Status: statusComplete, Path: path, IDE: c.name(), Diagnostics: []diagnostic{}}
+				for _, f := range files {
+					for _, dg := range f.Diagnostics {
+						st.Diagnostics = append(st.Diagnostics, structuredDiagnostic(dg))
+					}
+				}
 				att := &diag.Attachment{Files: files}
 				if out := att.Render(&diag.RenderOptions{ProjectDir: p.dir}); out != "" {
-					return textf("%s\n(as %s shows them)", out, c.name())
+					return withStructured(textf("%s\n(as %s shows them)", out, c.name()), st)
 				}
-				return textf("%s shows no diagnostics for %s.", c.name(), p.rel(path))
+				return withStructured(textf("%s shows no diagnostics for %s.", c.name(), p.rel(path)), st)
 			}),
-		userTool("propose_edit",
-			"Propose a change to a file to the user: it opens in their IDE's diff viewer, where they accept it (perhaps after editing it) or reject it. Waits for their decision, writes exactly what they accepted, and says what happened. Give either content, the whole new text of the file (a file that does not exist yet is created), or old_string and new_string, an exact replacement of text that occurs once in the file. Needs a connected IDE; without one the answer says why.",
-			objectSchema([]prop{
-				{"file", typed("string", "The file to change: a path relative to the project directory, or absolute.")},
+		defineTool(toolSpec{name: "propose_edit", title: "Propose an edit", destructive: true, user: true, output: outputSchema(editSchema),
+			description: "Propose a change to a file to the user: it opens in their IDE's diff viewer, where they accept it (perhaps after editing it) or reject it. Waits for their decision, writes exactly what they accepted, and says what happened. Give either content, the whole new text of the file (a file that does not exist yet is created), or old_string and new_string, an exact replacement of text that occurs once in the file. Needs a connected IDE; without one the answer says why.",
+			input: objectSchema([]prop{
+				{"file", typed("string", "The file to change: a path relative to the project directory, or absolute inside it.")},
 				{"content", typed("string", "The whole proposed text of the file. Leave out when giving old_string and new_string.")},
 				{"old_string", typed("string", "Text to replace; it must occur exactly once in the file.")},
 				{"new_string", typed("string", "The text that replaces old_string.")},
-			}, "file"),
+			}, "file")},
 			func(ctx context.Context, a *proposeArgs) *mcp.ToolResult {
 				return proposeEdit(ctx, l, p, a)
 			}),
@@ -270,10 +285,13 @@ func openFileTool(ctx context.Context, l *ideLink, p project, a *openFileToolArg
 	case a.EndLine > 0 && a.EndLine < a.Line:
 		return errorf("end_line (%d) is before line (%d).", a.EndLine, a.Line)
 	}
-	path := p.abs(a.File)
-	text, err := os.ReadFile(path)
+	path, bad := p.confine(a.File)
+	if bad != nil {
+		return bad
+	}
+	text, err := p.read(path)
 	if err != nil {
-		return errorf("Cannot open %s: %v.", p.rel(path), unwrapPath(err))
+		return errorf("Cannot open %s: %v.", clip(p.rel(path)), unwrapPath(err))
 	}
 	lines := splitLines(string(text))
 	if a.Line > len(lines) {
@@ -299,7 +317,8 @@ func openFileTool(ctx context.Context, l *ideLink, p project, a *openFileToolArg
 			if err != nil {
 				return ideFailed(c, "opening "+p.rel(path), err)
 			}
-			return textf("Opened %s in %s with %s selected.", p.rel(path), c.name(), lineSpan(a.Line, end))
+			return withStructured(textf("Opened %s in %s with %s selected.", p.rel(path), c.name(), lineSpan(a.Line, end)),
+				&openFileResult{Status: statusComplete, Path: path, IDE: c.name(), Line: a.Line, EndLine: end, Selected: true})
 		}
 		start, stop, ok := textAnchor(lines, a.Line-1, end-1)
 		if ok {
@@ -311,10 +330,15 @@ func openFileTool(ctx context.Context, l *ideLink, p project, a *openFileToolArg
 	if _, err := c.client.OpenFile(ctx, args); err != nil {
 		return ideFailed(c, "opening "+p.rel(path), err)
 	}
+	out := &openFileResult{Status: statusComplete, Path: path, IDE: c.name()}
 	if a.Line > 0 && note == "" {
-		return textf("Opened %s in %s with %s selected.", p.rel(path), c.name(), lineSpan(a.Line, end))
+		out.Line, out.EndLine, out.Selected = a.Line, end, true
+		return withStructured(textf("Opened %s in %s with %s selected.", p.rel(path), c.name(), lineSpan(a.Line, end)), out)
 	}
-	return textf("Opened %s in %s.%s", p.rel(path), c.name(), note)
+	if note != "" {
+		out.Status, out.Reason = statusPartial, "the lines could not be selected: their text is not unique in the file"
+	}
+	return withStructured(textf("Opened %s in %s.%s", p.rel(path), c.name(), note), out)
 }
 
 func lineSpan(first, last int) string {
@@ -469,7 +493,10 @@ func proposeEdit(ctx context.Context, l *ideLink, p project, a *proposeArgs) *mc
 	if a.File == "" {
 		return errorf("propose_edit needs file, the path of the file to change.")
 	}
-	path := p.abs(a.File)
+	path, bad := p.confine(a.File)
+	if bad != nil {
+		return bad
+	}
 	base, err := idebridge.StatFile(path)
 	if err != nil {
 		return errorf("Cannot read %s: %v.", p.rel(path), unwrapPath(err))
@@ -484,7 +511,7 @@ func proposeEdit(ctx context.Context, l *ideLink, p project, a *proposeArgs) *mc
 		if !base.Exists {
 			return errorf("%s does not exist; give content to create it.", p.rel(path))
 		}
-		old, err := os.ReadFile(path)
+		old, err := p.read(path)
 		if err != nil {
 			return errorf("Cannot read %s: %v.", p.rel(path), unwrapPath(err))
 		}
@@ -525,8 +552,103 @@ func editOutcome(p project, c *ideConn, path string, res *idebridge.EditResult, 
 	case err != nil:
 		return errorf("Proposing the edit of %s failed: %v; the file is unchanged.", file, err)
 	}
-	return mcp.TextResult(outcomeSentence(file, res))
+	return withStructured(mcp.TextResult(outcomeSentence(file, res)), &editResult{
+		Status: statusComplete, Path: path, IDE: c.name(), Outcome: editOutcomeWord(res), Written: res.Written, Bytes: res.Bytes, UserModified: res.UserModified})
 }
+
+// editOutcomeWord names what the user did with an edit.
+func editOutcomeWord(res *idebridge.EditResult) string {
+	switch {
+	case res.Cancelled:
+		return "cancelled"
+	case res.Status == idebridge.EditAccepted:
+		return "accepted"
+	case res.Status == idebridge.EditTabClosed:
+		return "tab_closed"
+	case res.Status == idebridge.EditRejected:
+		return "rejected"
+	}
+	return "not_accepted"
+}
+
+// The structured results of the IDE tools.
+type selectionResult struct {
+	Status string     `json:"status"`
+	Reason string     `json:"reason,omitempty"`
+	IDE    string     `json:"ide,omitempty"`
+	Path   string     `json:"path,omitempty"`
+	Range  *diagRange `json:"range,omitempty"`
+	Text   string     `json:"text,omitempty"`
+	Empty  bool       `json:"empty,omitempty"`
+}
+
+const selectionSchema = statusProps + `,"ide":{"type":"string"},"path":{"type":"string"},` +
+	`"range":{"type":"object","properties":{"start":` + diagPosSchema + `,"end":` + diagPosSchema + `},"required":["start","end"],"additionalProperties":false},` +
+	`"text":{"type":"string","description":"The selected text."},"empty":{"type":"boolean","description":"Nothing is selected: range is the cursor."}`
+
+func structuredSelection(c *ideConn, sel *idebridge.Selection) *selectionResult {
+	out := &selectionResult{Status: statusComplete, IDE: c.name()}
+	if sel.Selection == nil || sel.FilePath == "" {
+		return out
+	}
+	st, en := sel.Selection.Start, sel.Selection.End
+	out.Path, out.Text = sel.FilePath, sel.Text
+	out.Range = &diagRange{Start: diagPos{st.Line + 1, st.Character + 1}, End: diagPos{en.Line + 1, en.Character + 1}}
+	out.Empty = sel.Selection.IsEmpty || sel.Text == ""
+	return out
+}
+
+type editor struct {
+	Path   string `json:"path,omitempty"`
+	URI    string `json:"uri,omitempty"`
+	Active bool   `json:"active"`
+	Dirty  bool   `json:"dirty"`
+}
+
+type editorsResult struct {
+	Status  string   `json:"status"`
+	Reason  string   `json:"reason,omitempty"`
+	IDE     string   `json:"ide,omitempty"`
+	Editors []editor `json:"editors"`
+}
+
+const editorsSchema = statusProps + `,"ide":{"type":"string"},"editors":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string"},"uri":{"type":"string"},"active":{"type":"boolean"},"dirty":{"type":"boolean","description":"Unsaved changes."}},"required":["active","dirty"],"additionalProperties":false}}`
+
+type openFileResult struct {
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	IDE      string `json:"ide,omitempty"`
+	Path     string `json:"path"`
+	Line     int    `json:"line,omitempty"`
+	EndLine  int    `json:"endLine,omitempty"`
+	Selected bool   `json:"selected"`
+}
+
+const openFileSchema = statusProps + `,"ide":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer","minimum":1},"endLine":{"type":"integer","minimum":1},"selected":{"type":"boolean","description":"Lines line to endLine are selected."}`
+
+type ideDiagResult struct {
+	Status      string       `json:"status"`
+	Reason      string       `json:"reason,omitempty"`
+	IDE         string       `json:"ide,omitempty"`
+	Path        string       `json:"path"`
+	Diagnostics []diagnostic `json:"diagnostics"`
+}
+
+const ideDiagSchema = statusProps + `,"ide":{"type":"string"},"path":{"type":"string"},"diagnostics":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}}`
+
+type editResult struct {
+	Status       string `json:"status"`
+	Reason       string `json:"reason,omitempty"`
+	IDE          string `json:"ide,omitempty"`
+	Path         string `json:"path"`
+	Outcome      string `json:"outcome"`
+	Written      bool   `json:"written"`
+	Bytes        int    `json:"bytes,omitempty"`
+	UserModified bool   `json:"userModified,omitempty"`
+}
+
+const editSchema = statusProps + `,"ide":{"type":"string"},"path":{"type":"string"},` +
+	`"outcome":{"type":"string","enum":["accepted","tab_closed","rejected","cancelled","not_accepted"]},"written":{"type":"boolean"},"bytes":{"type":"integer","minimum":0},"userModified":{"type":"boolean","description":"The user changed the proposal before accepting it."}`
 
 // outcomeSentence says in one sentence what the user did with an edit.
 func outcomeSentence(file string, res *idebridge.EditResult) string {
