@@ -19,7 +19,7 @@ LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 export LSP_BIN
 export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node package-tools lsp-servers mcp-clients mcp-clients-test all build run test lint fmt-check vet cross staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
+.PHONY: node package-tools lsp-servers lsp-servers-pending debs mcp-clients mcp-clients-test all build run test lint fmt-check vet cross staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -61,16 +61,26 @@ package-tools:
 ## typescript-language-server (with typescript), bash-language-server,
 ## yaml-language-server and vscode-langservers-extracted (json, css, html).
 ## From Debian's packages (the release pins their versions), those missing:
-## clangd; rust-analyzer with the rustc and cargo it runs (rust-web-analyzer,
-## rustc-web, cargo-web); pylsp with pyflakes, its diagnostics (python3-pylsp,
-## python3-pyflakes); shellcheck, which bash-language-server runs.
-LSP_DEBS := clangd rust-web-analyzer rustc-web cargo-web python3-pylsp python3-pyflakes shellcheck
+## clangd; pylsp with pyflakes, its diagnostics (python3-pylsp, python3-pyflakes).
+LSP_DEBS := clangd python3-pylsp python3-pyflakes
+## lsp-servers-pending: the Debian packages of the servers the suite runs only
+## with IDEBRIDGE_CONFORMANCE_PENDING=1 (lsp/conformance_servers_test.go):
+## rust-analyzer with the rustc and cargo it runs, and shellcheck, which
+## bash-language-server runs.
+LSP_DEBS_PENDING := rust-web-analyzer rustc-web cargo-web shellcheck
 lsp-servers: node
 	@if [ ! -d tools/lsp/node_modules ] || ! node tools/lsp/stale.js; then \
 		echo "installing the pinned npm language servers in tools/lsp"; \
 		cd tools/lsp && npm ci --no-audit --no-fund; \
 	fi
-	@missing=""; for p in $(LSP_DEBS); do \
+	@$(MAKE) --no-print-directory debs DEBS="$(LSP_DEBS)"
+
+lsp-servers-pending: lsp-servers
+	@$(MAKE) --no-print-directory debs DEBS="$(LSP_DEBS_PENDING)"
+
+# debs: install those of $(DEBS) that are missing, from Debian's packages
+debs:
+	@missing=""; for p in $(DEBS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
