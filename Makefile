@@ -19,7 +19,7 @@ LSP_BIN       := $(CURDIR)/tools/lsp/node_modules/.bin
 export LSP_BIN
 export PATH := $(GOBIN):$(LSP_BIN):$(PATH)
 
-.PHONY: node package-tools lsp-servers mcp-clients mcp-clients-test all build run test lint fmt-check vet cross staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
+.PHONY: node package-tools lsp-servers lsp-servers-pending debs mcp-clients mcp-clients-test all build run test lint fmt-check vet cross staticcheck unit fuzz fuzz-seeds tools gopls bench clean lib abi-test install package-test bench-abi
 
 all: build
 
@@ -55,19 +55,38 @@ package-tools:
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
-## lsp-servers: the conformance suite's other language servers: pyright and
-## typescript-language-server (with typescript) at the versions pinned in
-## tools/lsp/package-lock.json, installed when node_modules is missing or does
-## not match the lockfile; clangd from Debian's packages when missing
+## lsp-servers: the conformance suites' other language servers. From npm, at
+## the versions pinned in tools/lsp/package-lock.json (installed when
+## node_modules is missing or does not match the lockfile): pyright,
+## typescript-language-server (with typescript), bash-language-server,
+## yaml-language-server and vscode-langservers-extracted (json, css, html).
+## From Debian's packages (the release pins their versions), those missing:
+## clangd.
+LSP_DEBS := clangd
+## lsp-servers-pending: the Debian packages of the servers the suite runs only
+## with IDEBRIDGE_CONFORMANCE_PENDING=1 (lsp/conformance_servers_test.go):
+## pylsp with pyflakes, its diagnostics; rust-analyzer with the rustc and
+## cargo it runs; shellcheck, which bash-language-server runs.
+LSP_DEBS_PENDING := python3-pylsp python3-pyflakes rust-web-analyzer rustc-web cargo-web shellcheck
 lsp-servers: node
 	@if [ ! -d tools/lsp/node_modules ] || ! node tools/lsp/stale.js; then \
 		echo "installing the pinned npm language servers in tools/lsp"; \
 		cd tools/lsp && npm ci --no-audit --no-fund; \
 	fi
-	@if ! command -v clangd >/dev/null; then \
-		echo "installing clangd from Debian's packages"; \
+	@$(MAKE) --no-print-directory debs DEBS="$(LSP_DEBS)"
+
+lsp-servers-pending: lsp-servers
+	@$(MAKE) --no-print-directory debs DEBS="$(LSP_DEBS_PENDING)"
+
+# debs: install those of $(DEBS) that are missing, from Debian's packages
+debs:
+	@missing=""; for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing from Debian's packages"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq clangd; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
 ## mcp-clients: the official MCP clients (TypeScript SDK 1.x, @modelcontextprotocol/client
@@ -121,8 +140,11 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 	cd benchmarks && $(STATICCHECK) ./...
 
+## unit: every package's tests. The lsp package runs eleven real language
+## servers (its conformance suites take 5-10 minutes of it on a loaded
+## 2-core machine), more than go test's default 10-minute limit per package.
 unit:
-	GOPLS=$(GOPLS) $(GO) test -race -count=1 ./...
+	GOPLS=$(GOPLS) $(GO) test -race -count=1 -timeout 25m ./...
 	cd benchmarks && GOPLS=$(GOPLS) $(GO) test -race -count=1 ./...
 
 ## mcp-clients-test: `idebridge mcp` on gopls, from outside the checkout, driven by the

@@ -1,0 +1,5 @@
+#!/bin/bash
+# greet says hello to its argument.
+greet() {
+  echo "hello $1"
+}

@@ -1,0 +1,4 @@
+#!/bin/bash
+# shellcheck source=clean.sh
+source ./clean.sh
+greet world

@@ -1,0 +1,3 @@
+def double(value):
+    """Return twice value."""
+    return value * 2

@@ -1,0 +1,4 @@
+from clean import double
+
+
+print(double(3))

@@ -1,0 +1,3 @@
+pub fn double(value: i32) -> i32 {
+    value * 2
+}
