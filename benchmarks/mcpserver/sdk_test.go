@@ -29,7 +29,7 @@ var (
 )
 
 // idebridgeBin builds the idebridge command once for the package's tests.
-func idebridgeBin(t *testing.T) string {
+func idebridgeBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "idebridge-mcpserver-test")
@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 // gopls finds gopls as idebridge does.
-func gopls(t *testing.T) string {
+func gopls(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("GOPLS"); p != "" {
 		return p
@@ -85,7 +85,7 @@ type scene struct {
 	env      []string
 }
 
-func newScene(t *testing.T) *scene {
+func newScene(t testing.TB) *scene {
 	s := &scene{dir: t.TempDir(), cfg: t.TempDir()}
 	files := map[string]string{
 		"go.mod": "module example.com/m\n\ngo 1.22\n",
@@ -186,7 +186,7 @@ func (i *ide) stop(t *testing.T) {
 }
 
 // session starts `idebridge mcp` through the SDK's command transport.
-func (s *scene) session(t *testing.T, ctx context.Context, stderr *syncBuffer) (*mcp.ClientSession, *exec.Cmd) {
+func (s *scene) session(t testing.TB, ctx context.Context, stderr *syncBuffer) (*mcp.ClientSession, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(idebridgeBin(t), "mcp", "--project", s.dir)
 	cmd.Env = s.env
