@@ -309,6 +309,11 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 	if got := cs.InitializeResult(); got.ServerInfo.Name != "idebridge" || !strings.Contains(got.Instructions, "1-based") {
 		t.Errorf("initialize result %+v", got)
 	}
+	// The server writes its first line before it serves, but exec copies
+	// the child's stderr in a goroutine of this process: wait for the line.
+	for deadline := time.Now().Add(testTimeout); !strings.Contains(stderr.String(), "\n") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	first, _, _ := strings.Cut(stderr.String(), "\n")
 	wantAll(t, "the first log line", first, "idebridge mcp: project "+s.dir, "language servers: gopls (.go: "+gopls(t)+")",
 		fmt.Sprintf("IDE: idebridge on port %d (ws, workspace %s)", accepting.port, s.dir))
