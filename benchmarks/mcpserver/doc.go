@@ -1,4 +1,5 @@
 // Package mcpserver checks `idebridge mcp`, the MCP server over stdio,
+// and measures it over stdio and Streamable HTTP,
 // with an independent MCP client: the official Go MCP SDK
 // (github.com/modelcontextprotocol/go-sdk), over its command transport,
 // exactly as an MCP client such as Codex or goose starts a server. The
@@ -8,7 +9,12 @@
 // each one, with the IDE accepting the proposed edits, then restarted to
 // reject them. It needs gopls ($GOPLS, PATH or $(go env GOPATH)/bin).
 //
+// BenchmarkToolCallStdioVsHTTP compares a warm tool call on gopls over
+// stdio and over Streamable HTTP (`idebridge mcp --http`), the SDK's
+// client on both, and a plain net/http client on HTTP.
+//
 // Run
 //
 //	cd benchmarks && go test ./mcpserver
+//	cd benchmarks && go test ./mcpserver -run '^$' -bench ToolCallStdioVsHTTP -benchtime 200x -count 3
 package mcpserver

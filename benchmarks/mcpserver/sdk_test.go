@@ -29,7 +29,7 @@ var (
 )
 
 // idebridgeBin builds the idebridge command once for the package's tests.
-func idebridgeBin(t *testing.T) string {
+func idebridgeBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "idebridge-mcpserver-test")
@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 // gopls finds gopls as idebridge does.
-func gopls(t *testing.T) string {
+func gopls(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("GOPLS"); p != "" {
 		return p
@@ -85,7 +85,7 @@ type scene struct {
 	env      []string
 }
 
-func newScene(t *testing.T) *scene {
+func newScene(t testing.TB) *scene {
 	s := &scene{dir: t.TempDir(), cfg: t.TempDir()}
 	files := map[string]string{
 		"go.mod": "module example.com/m\n\ngo 1.22\n",
@@ -186,7 +186,7 @@ func (i *ide) stop(t *testing.T) {
 }
 
 // session starts `idebridge mcp` through the SDK's command transport.
-func (s *scene) session(t *testing.T, ctx context.Context, stderr *syncBuffer) (*mcp.ClientSession, *exec.Cmd) {
+func (s *scene) session(t testing.TB, ctx context.Context, stderr *syncBuffer) (*mcp.ClientSession, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(idebridgeBin(t), "mcp", "--project", s.dir)
 	cmd.Env = s.env
@@ -308,6 +308,11 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 
 	if got := cs.InitializeResult(); got.ServerInfo.Name != "idebridge" || !strings.Contains(got.Instructions, "1-based") {
 		t.Errorf("initialize result %+v", got)
+	}
+	// The server writes its first line before it serves, but exec copies
+	// the child's stderr in a goroutine of this process: wait for the line.
+	for deadline := time.Now().Add(testTimeout); !strings.Contains(stderr.String(), "\n") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	first, _, _ := strings.Cut(stderr.String(), "\n")
 	wantAll(t, "the first log line", first, "idebridge mcp: project "+s.dir, "language servers: gopls (.go: "+gopls(t)+")",
