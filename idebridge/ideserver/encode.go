@@ -19,6 +19,11 @@ func encodeResult(id json.RawMessage, result any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding result: %w", err)
 	}
+	return wrapResult(id, res), nil
+}
+
+// wrapResult is the response to id whose result is res, already encoded.
+func wrapResult(id, res json.RawMessage) []byte {
 	if len(id) == 0 {
 		id = nullID
 	}
@@ -28,7 +33,7 @@ func encodeResult(id json.RawMessage, result any) ([]byte, error) {
 	b = append(b, `,"result":`...)
 	b = append(b, res...)
 	b = append(b, '}')
-	return b, nil
+	return b
 }
 
 // encodeError encodes an error response; a nil id is sent as null (for

@@ -186,16 +186,7 @@ func (ss *session) replyModern(out replyTo, id json.RawMessage, result any, extr
 
 // replyRaw answers with a result already encoded.
 func (ss *session) replyRaw(out replyTo, id json.RawMessage, res []byte) {
-	if len(id) == 0 {
-		id = nullID
-	}
-	b := make([]byte, 0, len(res)+len(id)+32)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, res...)
-	b = append(b, '}')
-	ss.sendTo(out, b, 0, true)
+	ss.sendTo(out, wrapResult(id, res), 0, true)
 }
 
 func (ss *session) replyError(out replyTo, id json.RawMessage, e *mcp.Error) {
