@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/internal/jsonrpc"
 	"github.com/idebridge/idebridge/mcp"
 )
 
@@ -54,6 +56,7 @@ func defineTool[A any](spec toolSpec, run func(ctx context.Context, a *A) *mcp.T
 		limit = 0
 	}
 	name := spec.name
+	names := nameArgs[A]()
 	return ideserver.Tool{
 		Tool: mcp.Tool{
 			Name:         name,
@@ -68,7 +71,10 @@ func defineTool[A any](spec toolSpec, run func(ctx context.Context, a *A) *mcp.T
 		// error.
 		Timeout: -1,
 		Handler: func(ctx context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
-			res := runTool(ctx, name, limit, call.Arguments, run)
+			res := overlongName(name, names, call.Arguments)
+			if res == nil {
+				res = runTool(ctx, name, limit, call.Arguments, run)
+			}
 			if res.StructuredContent == nil {
 				res.StructuredContent = failure(statusUnknown, clip(res.Text()))
 			}
@@ -96,6 +102,98 @@ func runTool[A any](ctx context.Context, name string, limit time.Duration, args 
 		return out
 	}
 	return res
+}
+
+// maxNameArg bounds a string argument that names something: a path, a
+// symbol's new name, a direction. No file name is that long, so such an
+// argument is refused before it is decoded (decoding, cleaning and quoting
+// it would copy it several times). A name argument is a plain string
+// field of a tool's argument type; text a tool writes (content,
+// old_string, new_string) is a *string field, bounded only by the
+// message size.
+const maxNameArg = 64 << 10
+
+// nameArgs returns the JSON names, lower-cased, of A's name arguments
+// (see maxNameArg).
+func nameArgs[A any]() map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeFor[A]()
+	if t.Kind() != reflect.Struct {
+		return names
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type.Kind() != reflect.String || !f.IsExported() {
+			continue
+		}
+		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if n == "-" {
+			continue
+		}
+		if n == "" {
+			n = f.Name
+		}
+		names[strings.ToLower(n)] = true
+	}
+	return names
+}
+
+// overlongName returns the isError result refusing a name argument, or an
+// argument's name, longer than maxNameArg, quoting its start, or nil when
+// there is none. It reads
+// the raw arguments without decoding them: nothing of the size of the
+// argument is allocated.
+func overlongName(tool string, names map[string]bool, args []byte) *mcp.ToolResult {
+	if len(args) <= maxNameArg {
+		return nil
+	}
+	var res *mcp.ToolResult
+	jsonrpc.ScanObject(args, func(key, value []byte) bool {
+		if len(key) > maxNameArg {
+			res = errorf("%s has no argument named %s: call it again with the arguments its schema describes.",
+				tool, quoteStart(key))
+			return false
+		}
+		if len(value) <= maxNameArg+2 || value[0] != '"' {
+			return true
+		}
+		k, ok := jsonrpc.UnquoteString(append(append([]byte{'"'}, key...), '"'))
+		if !ok || !names[strings.ToLower(k)] {
+			return true
+		}
+		res = errorf("The argument %s of %s is %d bytes long (%s); no name is longer than %d bytes: call it again with the path or name meant.",
+			k, tool, len(value)-2, quoteStart(value[1:len(value)-1]), maxNameArg)
+		return false
+	})
+	return res
+}
+
+// quoteStart returns the start of raw, the text between the quotes of a
+// valid JSON string literal, decoded and clipped as clip does, copying
+// only that start.
+func quoteStart(raw []byte) string {
+	i := 0
+	for i < len(raw) && i < maxQuoted {
+		switch {
+		case raw[i] != '\\':
+			i++
+		case raw[i+1] == 'u':
+			i += 6
+		default:
+			i += 2
+		}
+	}
+	i = min(i, len(raw))
+	for i > 0 && i < len(raw) && raw[i]&0xC0 == 0x80 {
+		i-- // not inside a UTF-8 sequence
+	}
+	start := make([]byte, 0, i+2)
+	start = append(append(append(start, '"'), raw[:i]...), '"')
+	s, ok := jsonrpc.UnquoteString(start)
+	if !ok {
+		s = "?"
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s, len(raw))
 }
 
 // argError says what was wrong with arguments in the words of a model's

@@ -15,7 +15,8 @@ import (
 
 // Issue 19 row 8, on the real command: an 8 MiB tool name, an 8 MiB path
 // and three 60 MiB calls are each answered with a bounded text (the input
-// quoted clipped), and the process's peak memory (VmHWM) stays bounded.
+// quoted clipped), and the process's peak memory (VmHWM) grows by at most
+// 6x the largest message.
 // The figures are logged (go test -v -run TestMCPHugeInputs).
 func TestMCPHugeInputs(t *testing.T) {
 	if testing.Short() {
@@ -74,6 +75,7 @@ func TestMCPHugeInputs(t *testing.T) {
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}})
 			<-lines
+			base := vmHWM(t, cmd.Process.Pid) // the command's own, before the input
 			calls := tc.calls(strings.Repeat("a", 8<<20), strings.Repeat("b", 60<<20))
 			largest := 0
 			go func() {
@@ -101,9 +103,13 @@ func TestMCPHugeInputs(t *testing.T) {
 				}
 			}
 			hwm := vmHWM(t, cmd.Process.Pid)
-			t.Logf("%s: largest message %d MiB, peak RSS (VmHWM) %d MiB (%.1fx)", tc.name, largest>>20, hwm>>20, float64(hwm)/float64(largest))
-			if hwm > 1<<30 {
-				t.Errorf("peak RSS %d MiB", hwm>>20)
+			grown := float64(hwm-base) / float64(largest)
+			t.Logf("%s: largest message %d MiB, peak RSS (VmHWM) %d MiB (%.1fx), %d MiB before the input: grown by %.1fx the message",
+				tc.name, largest>>20, hwm>>20, float64(hwm)/float64(largest), base>>20, grown)
+			// The goal is 3x; reading a line and the GC's pacing (a heap
+			// may grow to twice what is live) still take up to about 5x.
+			if grown > 6 {
+				t.Errorf("peak RSS %d MiB grew by %.1fx the largest message (%d MiB); want at most 6x", hwm>>20, grown, largest>>20)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -21,6 +22,10 @@ const TransportStdio = "stdio"
 
 // streamBuffer is the read buffer of a stream session.
 const streamBuffer = 64 << 10
+
+// hugeLine is the size of a line after which the heap is collected at
+// once when it was handled (see ServeStream).
+const hugeLine = 16 << 20
 
 // streamQueue is how many messages may wait for the stream's writer
 // before a sender waits (at most WriteTimeout) for room.
@@ -65,7 +70,10 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 	lines := make(chan streamLine)
 	stop := make(chan struct{})
 	defer close(stop)
-	go readLines(r, s.cfg.MaxMessageSize, streamBuffer, lines, stop)
+	// The next line is read once this one is handled: a line of megabytes
+	// is not read while the one before it is still held.
+	ready := make(chan struct{}, 1)
+	go readLines(r, s.cfg.MaxMessageSize, streamBuffer, lines, ready, stop)
 
 	var why error
 loop:
@@ -83,9 +91,19 @@ loop:
 				ss.replyError(ss.conn, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request",
 					Data: mustJSON(fmt.Sprintf("message of %d bytes or more is larger than the limit of %d bytes", l.tooLong, s.cfg.MaxMessageSize))})
 			default:
-				if call := ss.handle(l.data); call != nil {
+				size := len(l.data)
+				call := ss.handle(l.data)
+				l.data = nil
+				if call != nil {
 					s.pool.run(call, s.spawn)
 				}
+				if size > hugeLine {
+					// Collect the line now: left to the GC's pacing, the
+					// next one would be read into a heap let grow to
+					// twice this one's garbage.
+					runtime.GC()
+				}
+				ready <- struct{}{}
 			}
 		case <-ss.ctx.Done():
 			// The server is closing, or the writer failed.
@@ -121,8 +139,10 @@ type streamLine struct {
 // readLines reads newline-delimited messages from r and sends each one on
 // lines, until r ends or fails (the last value sent carries the error) or
 // stop is closed. No more than limit bytes (plus a line ending) of a line
-// are ever held: the rest of a longer line is read and dropped.
-func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, stop <-chan struct{}) {
+// are ever held: the rest of a longer line is read and dropped. Unless
+// ready is nil, after each line of data it waits for a value on ready
+// (the line was handled) before it reads on.
+func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, ready, stop <-chan struct{}) {
 	br := bufio.NewReaderSize(r, bufSize)
 	send := func(l streamLine) bool {
 		select {
@@ -175,8 +195,17 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, s
 					l.data = line
 				}
 			}
+			chunks = nil // joined: not to be held while the line is handled
 			if (l.tooLong > 0 || l.data != nil) && !send(l) {
 				return
+			}
+			if l.data != nil && ready != nil {
+				l.data = nil
+				select {
+				case <-ready:
+				case <-stop:
+					return
+				}
 			}
 		}
 		chunks, size, over, last = nil, 0, false, 0

@@ -33,6 +33,7 @@ func (w *workers) loop(f func()) {
 	defer t.Stop()
 	for {
 		f()
+		f = nil // an idle worker must not keep the last call (its arguments) alive
 		t.Reset(workerIdle)
 		select {
 		case f = <-w.jobs:
