@@ -42,11 +42,20 @@ func encodeError(id json.RawMessage, e *mcp.Error) []byte {
 	if len(id) == 0 {
 		id = nullID
 	}
-	b, err := json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: e})
+	eb, err := json.Marshal(e)
 	if err != nil {
 		// Only Data can fail to encode (invalid raw JSON); drop it.
-		b, _ = json.Marshal(&jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: &mcp.Error{Code: e.Code, Message: e.Message}})
+		eb, _ = json.Marshal(&mcp.Error{Code: e.Code, Message: e.Message})
 	}
+	// The id goes back as the bytes it came as: json.Marshal would
+	// compact a raw id with HTML escaping ("&" as \u0026), an id equal in
+	// value but not in bytes, which a client matching ids as text misses.
+	b := make([]byte, 0, len(eb)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, eb...)
+	b = append(b, '}')
 	return b
 }
 
