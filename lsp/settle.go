@@ -29,7 +29,9 @@ const (
 	// FreshProgressEnded: the work-done progress the server began after
 	// the last change has ended (gopls with verboseWorkDoneProgress),
 	// after a publish for the version, or, for a document the server had
-	// published before, without one (its set did not change).
+	// published before, without one (its set did not change; only from a
+	// progress no publish for another document followed and that was no
+	// request of ours, once a quiet period has passed).
 	FreshProgressEnded
 	// FreshQuiet: the server, which sends no versions with its publishes,
 	// published for the document after its last change, and then nothing
