@@ -61,13 +61,13 @@ package-tools:
 ## typescript-language-server (with typescript), bash-language-server,
 ## yaml-language-server and vscode-langservers-extracted (json, css, html).
 ## From Debian's packages (the release pins their versions), those missing:
-## clangd.
-LSP_DEBS := clangd
+## clangd; pylsp with pyflakes, its diagnostics.
+LSP_DEBS := clangd python3-pylsp python3-pyflakes
 ## lsp-servers-pending: the Debian packages of the servers the suite runs only
 ## with IDEBRIDGE_CONFORMANCE_PENDING=1 (lsp/conformance_servers_test.go):
-## pylsp with pyflakes, its diagnostics; rust-analyzer with the rustc and
-## cargo it runs; shellcheck, which bash-language-server runs.
-LSP_DEBS_PENDING := python3-pylsp python3-pyflakes rust-web-analyzer rustc-web cargo-web shellcheck
+## rust-analyzer with the rustc and cargo it runs; shellcheck, which
+## bash-language-server runs.
+LSP_DEBS_PENDING := rust-web-analyzer rustc-web cargo-web shellcheck
 lsp-servers: node
 	@if [ ! -d tools/lsp/node_modules ] || ! node tools/lsp/stale.js; then \
 		echo "installing the pinned npm language servers in tools/lsp"; \

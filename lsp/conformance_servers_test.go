@@ -142,41 +142,18 @@ func npmEntry(name, bin string, args []string, ext map[string]string, initOpts, 
 }
 
 // pendingServers are not yet exact on every run (issue 23 stays open
-// for them; docs/LSP-SERVERS.md, "The suite's results"): pylsp, whose
-// fix-one case drained an empty set in 1 of 5 runs ("its work-done
-// progress ended with no new publish: the set is unchanged", where pylsp
-// publishes 1 ms after ending its per-document lint progress, and lints
-// each document under a progress of its own); rust-analyzer, whose cold
-// load does not become quiescent on a 2-core machine within the reference
-// client's 90 s; and bash-language-server, whose first definition or
-// symbols request on a cold, busy machine can still come back empty. They
-// need python3-pylsp, python3-pyflakes, rust-web-analyzer, rustc-web,
-// cargo-web and shellcheck from Debian (make lsp-servers-pending). They are kept here,
+// for them; docs/LSP-SERVERS.md, "The suite's results"): rust-analyzer,
+// whose cold load does not become quiescent on a 2-core machine within
+// the reference client's 90 s; and bash-language-server, whose first
+// definition or symbols request on a cold, busy machine can still come
+// back empty. They need rust-web-analyzer, rustc-web, cargo-web and
+// shellcheck from Debian (make lsp-servers-pending). They are kept here,
 // whole, so that IDEBRIDGE_CONFORMANCE_PENDING=1 runs them, rather than
 // in CI, where a run that fails on a known, open cause would make every
 // submission red.
 func pendingServers() []extServer {
 	npm := npmEntry
 	return []extServer{
-		{
-			name: "pylsp", fixture: "pylsp", lang: "python",
-			lspJSON: func(t *testing.T) (string, []string) {
-				p, err := exec.LookPath("pylsp")
-				if err != nil {
-					t.Fatalf("pylsp not found: run `make lsp-servers` (it installs Debian's python3-pylsp): %v", err)
-				}
-				return lspEntry("pylsp", p, nil, map[string]string{".py": "python"}, "", ""), os.Environ()
-			},
-			broken: "broken.py", clean: "clean.py",
-			fixOne: replaceOnce(" + other_missing", ""),
-			addOne: appendText("\n\nprint(still_missing)\n"),
-			nav: []navAsk{
-				{OpDefinition, "use.py:4:7"},
-				{OpReferences, "clean.py:1:5"},
-				{OpHover, "use.py:4:7"},
-			},
-			symbols: "clean.py",
-		},
 		{
 			name: "rust-analyzer", fixture: "rust", lang: "rust",
 			lspJSON: func(t *testing.T) (string, []string) {
@@ -222,6 +199,25 @@ func readyServers() []extServer {
 		}
 	}
 	return []extServer{
+		{
+			name: "pylsp", fixture: "pylsp", lang: "python",
+			lspJSON: func(t *testing.T) (string, []string) {
+				p, err := exec.LookPath("pylsp")
+				if err != nil {
+					t.Fatalf("pylsp not found: run `make lsp-servers` (it installs Debian's python3-pylsp): %v", err)
+				}
+				return lspEntry("pylsp", p, nil, map[string]string{".py": "python"}, "", ""), os.Environ()
+			},
+			broken: "broken.py", clean: "clean.py",
+			fixOne: replaceOnce(" + other_missing", ""),
+			addOne: appendText("\n\nprint(still_missing)\n"),
+			nav: []navAsk{
+				{OpDefinition, "use.py:4:7"},
+				{OpReferences, "clean.py:1:5"},
+				{OpHover, "use.py:4:7"},
+			},
+			symbols: "clean.py",
+		},
 		{
 			name: "yaml", fixture: "yaml", lang: "yaml",
 			lspJSON: npm("yaml", "yaml-language-server", []string{"--stdio"}, map[string]string{".yaml": "yaml"}, "", ""),

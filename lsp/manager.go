@@ -807,7 +807,7 @@ func (m *Manager) Call(ctx context.Context, path, method string, params, result 
 	if err != nil {
 		return err
 	}
-	if err := inst.conn.call(ctx, method, params, result); err != nil {
+	if err := inst.callRequest(ctx, method, params, result); err != nil {
 		if ferr := inst.failed(err); ferr != nil {
 			return ferr
 		}

@@ -229,7 +229,7 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 		params["workDoneToken"] = nextNavToken()
 		mark := t.inst.conn.received()
 		var raw json.RawMessage
-		if err := t.inst.conn.call(ctx, method, params, &raw); err != nil {
+		if err := t.inst.callRequest(ctx, method, params, &raw); err != nil {
 			if ferr := t.inst.failed(err); ferr != nil {
 				return a, ferr
 			}

@@ -569,12 +569,18 @@ type instance struct {
 	fresh    chan struct{} // closed and replaced at every freshness event
 	mark     uint64        // messages received when the last document message was sent
 	markTime time.Time
-	sent     uint64               // document messages (and watched-file changes) sent
-	activity time.Time            // last progress, publish or pull answer
-	active   map[string]uint64    // progress token -> arrival of its begin
-	ended    uint64               // latest arrival of the begin of an ended progress
-	docs     map[string]*docTrack // uri -> open document
-	clearing map[string]bool      // closed documents whose clearing publish may still come
+	sent     uint64            // document messages (and watched-file changes) sent
+	activity time.Time         // last progress, publish or pull answer
+	active   map[string]uint64 // progress token -> arrival of its begin
+	ended    uint64            // latest arrival of the begin of an ended progress
+	// unclaimed: the arrivals of the begins of the progresses ended since
+	// the last publish that no request's answer has claimed (see
+	// endedUnclaimed).
+	unclaimed []uint64
+	requests  int                  // the caller's requests outstanding (callRequest)
+	reqOwn    map[string]struct{}  // active progress tokens begun while a request was outstanding
+	docs      map[string]*docTrack // uri -> open document
+	clearing  map[string]bool      // closed documents whose clearing publish may still come
 	// Pull diagnostics: offered in the initialize answer or registered;
 	// pullOff when the server turned out not to serve them.
 	pullStatic *pullProvider
@@ -622,7 +628,7 @@ func (t *docTrack) index() *lineIndex {
 func newInstance(s *server, p *proc, restarts int) *instance {
 	inst := &instance{
 		s: s, proc: p, restarts: restarts, gone: make(chan struct{}),
-		fresh: make(chan struct{}), active: map[string]uint64{},
+		fresh: make(chan struct{}), active: map[string]uint64{}, reqOwn: map[string]struct{}{},
 		docs: map[string]*docTrack{}, clearing: map[string]bool{},
 		pullDyn: map[string]pullProvider{}, refreshC: make(chan struct{}, 1),
 		markTime: time.Now(), nav: navLoad{start: time.Now()},
@@ -1022,10 +1028,21 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	switch p.Value.Kind {
 	case "begin":
 		inst.active[tok] = seq
+		if inst.requests > 0 {
+			inst.reqOwn[tok] = struct{}{}
+		}
 	case "end":
 		if began, ok := inst.active[tok]; ok {
 			delete(inst.active, tok)
 			inst.ended = max(inst.ended, began)
+			if _, own := inst.reqOwn[tok]; own {
+				delete(inst.reqOwn, tok)
+				break
+			}
+			if len(inst.unclaimed) == maxUnclaimed {
+				inst.unclaimed = inst.unclaimed[1:]
+			}
+			inst.unclaimed = append(inst.unclaimed, began)
 		}
 	case "report":
 	default:
@@ -1033,6 +1050,42 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 	}
 	inst.activity = time.Now()
 	inst.signal()
+}
+
+// maxUnclaimed bounds instance.unclaimed: the oldest are dropped, which
+// only makes a progress less likely to be read as "unchanged".
+const maxUnclaimed = 64
+
+// endedUnclaimed reports whether a progress begun after the message
+// numbered after, and ended since, is unclaimed: no publish followed its
+// end (that publish's document was what it worked on) and it was no
+// request's own work. Only such a progress, once a quiet period has
+// passed, says that a document's set is unchanged. Called with fmu held.
+func (inst *instance) endedUnclaimed(after uint64) bool {
+	for _, began := range inst.unclaimed {
+		if began > after {
+			return true
+		}
+	}
+	return false
+}
+
+// callRequest sends a request of the caller's (navigation, or one sent
+// for the embedder) and waits for its answer. A progress begun while it
+// is outstanding is taken for the request's own work (pylsp reports one
+// under a token of its own for each request), which says nothing about
+// diagnostics: it is never read as "the set is unchanged". A server's
+// lint that happens to begin meanwhile is merely not used as evidence.
+func (inst *instance) callRequest(ctx context.Context, method string, params, result any) error {
+	inst.fmu.Lock()
+	inst.requests++
+	inst.fmu.Unlock()
+	defer func() {
+		inst.fmu.Lock()
+		inst.requests--
+		inst.fmu.Unlock()
+	}()
+	return inst.conn.call(ctx, method, params, result)
 }
 
 // onPublish converts a publishDiagnostics to characters of the document,
@@ -1118,6 +1171,10 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	defer inst.fmu.Unlock()
 	inst.activity = now
 	inst.signal()
+	// The progresses that ended since the last publish were this
+	// publish's work (a server that ends its work before publishing, as
+	// pylsp does per document), not news about other documents.
+	inst.unclaimed = inst.unclaimed[:0]
 	t = inst.docs[p.URI] // it may have been closed or reopened meanwhile
 	if inst.clearing[p.URI] {
 		delete(inst.clearing, p.URI)

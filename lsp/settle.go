@@ -29,7 +29,9 @@ const (
 	// FreshProgressEnded: the work-done progress the server began after
 	// the last change has ended (gopls with verboseWorkDoneProgress),
 	// after a publish for the version, or, for a document the server had
-	// published before, without one (its set did not change).
+	// published before, without one (its set did not change; only from a
+	// progress no publish for another document followed and that was no
+	// request of ours, once a quiet period has passed).
 	FreshProgressEnded
 	// FreshQuiet: the server, which sends no versions with its publishes,
 	// published for the document after its last change, and then nothing
@@ -357,8 +359,12 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		// Nothing answered the document's last message. A progress begun
 		// after it that ended says the server is done: for a document it
 		// published before, its set did not change (servers that do not
-		// republish an unchanged set). Never for one it has not published.
-		if t.everPub && len(inst.active) == 0 && inst.ended > t.sentSeq {
+		// republish an unchanged set). Never for one it has not published,
+		// nor from a progress a publish for another document followed
+		// (that document's work) or a request's own progress; and only
+		// after a quiet period, in which a publish that follows the end
+		// arrives.
+		if t.everPub && len(inst.active) == 0 && inst.endedUnclaimed(t.sentSeq) {
 			q := inst.s.pace.quiet(t.opened, o.quiet, 0)
 			if ok, wait := quietSince(inst.markTime, q); !ok {
 				return verdict{wait: wait}, ch

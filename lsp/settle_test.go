@@ -490,3 +490,60 @@ func TestSettleStatus(t *testing.T) {
 		t.Errorf("published, then nothing for a change: %+v", res)
 	}
 }
+
+// A progress that ended after a change, followed by a publish for another
+// file, was that file's work: it does not say that the changed document's
+// set is unchanged (pylsp lints each document under a progress of its own,
+// ending it just before the publish, and lints a change only after a
+// debounce).
+func TestScriptedProgressOfAnotherDocument(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 100 * time.Millisecond
+	m := newManager(t, []ServerConfig{scriptConfig("lint", ".s", "-unversioned", "-other-first", "800ms")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if got, _ := drainMessages(t, m); len(got["a.s"]) != 1 {
+		t.Fatalf("after open: %q", got)
+	}
+	if err := m.Change(ctx, a, "fine"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	if !res.Freshness.Fresh() || strings.Contains(res.Reason, "unchanged") {
+		t.Errorf("settle after the change: %v (%s)", res.Freshness, res.Reason)
+	}
+	if got, _ := drainMessages(t, m); len(got["a.s"]) != 0 {
+		t.Errorf("after the change: %q, want the new, empty set", got)
+	}
+}
+
+// A progress a server reports around a request (pylsp: under a token of
+// its own, for each request) is the request's work: ended, it does not
+// say that a changed document's set is unchanged.
+func TestScriptedRequestProgressIsNotUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 100 * time.Millisecond
+	opts.SettleTimeout = time.Second
+	m := newManager(t, []ServerConfig{scriptConfig("own", ".s", "-quiet-changes", "-own-progress")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "one two\nthree four\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, m, a)
+	if err := m.Change(ctx, a, "one two\nthree four ERROR\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Definition(ctx, Pos{Path: a, Line: 2, Symbol: "four"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, a); res.Freshness != FreshTimedOut {
+		t.Errorf("settle after the change: %v (%s), want timed-out: the server published nothing for it", res.Freshness, res.Reason)
+	}
+}

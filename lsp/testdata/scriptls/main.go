@@ -62,6 +62,7 @@ var (
 	pullEmptyLoading = flag.Bool("pull-empty-while-loading", false, "with -loading or -status-loading, answer pulls with an empty set until the load has ended (as rust-analyzer does)")
 	statusLoading    = flag.Duration("status-loading", 0, "when the client advertises experimental.serverStatusNotification, say after initialized that we are not quiescent, and quiescent this long later (as rust-analyzer does); the load ends then")
 	stallProgress    = flag.Bool("stall-progress", false, "after initialized, begin an \"indexing\" progress, report 2/5 and 4/5, and never end it")
+	otherFirst       = flag.Duration("other-first", 0, "on didChange, first begin and end a progress and publish for another file, then this long later begin and end one and publish the document's set (progress ends before each publish, as pylsp does)")
 	modeFile         = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
 )
 
@@ -415,6 +416,24 @@ func handle(m *message) {
 			token := fmt.Sprintf("hang-%d", p.TextDocument.Version)
 			request("window/workDoneProgress/create", map[string]any{"token": token})
 			notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "forever"}})
+			return
+		}
+		if *otherFirst > 0 {
+			uri, version := p.TextDocument.URI, p.TextDocument.Version
+			endThenPublish := func(token, target string, diags []map[string]any) {
+				request("window/workDoneProgress/create", map[string]any{"token": token})
+				notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "lint"}})
+				notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
+				publish(target, version, diags)
+			}
+			endThenPublish(fmt.Sprintf("other-%d", version), uri+".other", []map[string]any{})
+			textMu.Lock()
+			text := texts[uri]
+			textMu.Unlock()
+			go func() {
+				time.Sleep(*otherFirst)
+				endThenPublish(fmt.Sprintf("own-lint-%d", version), uri, diagnose(text))
+			}()
 			return
 		}
 		if *quietChanges {
