@@ -236,6 +236,9 @@ type Manager struct {
 	closing  map[string]*document // evicted from docs, didClose not yet sent
 	versions map[string]int       // uri -> last version used
 	notes    map[string]string    // path or server -> note for the next Drain
+
+	// edit is held by the one EditSet staged on the manager (capacity 1).
+	edit chan struct{}
 }
 
 // route sends files whose name ends in ext (lower case) to srv.
@@ -282,6 +285,7 @@ func NewManager(configs []ServerConfig, opts *ManagerOptions) (*Manager, error) 
 		closing:  map[string]*document{},
 		versions: map[string]int{},
 		notes:    map[string]string{},
+		edit:     make(chan struct{}, 1),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

@@ -277,6 +277,7 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 		rec.provisional, rec.loadReason = true, "answered empty before it had answered anything"
 	}
 	t.pulled = rec
+	t.recordSet(all, s.cfg.NoDiagnostics)
 	if len(all) > 0 {
 		inst.navAnswered("")
 	}

@@ -616,6 +616,11 @@ type docTrack struct {
 	pulled    pullRecord
 	items     map[string][]diag.Diagnostic // identifier -> last full set, converted
 	resultIDs map[string]string
+
+	// The last whole set published or pulled for it in this session,
+	// converted to characters (see currentSet).
+	set    []diag.Diagnostic
+	hasSet bool
 }
 
 func (t *docTrack) index() *lineIndex {
@@ -1192,6 +1197,7 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	if stale || (p.Version == nil && versioned) {
 		return
 	}
+	t.recordSet(p.Diagnostics, inst.s.cfg.NoDiagnostics)
 	if t.pubSeq <= t.sentSeq {
 		t.firstAt = now
 		if !t.opened {
