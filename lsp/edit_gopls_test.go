@@ -232,6 +232,19 @@ func TestEditSetGopls(t *testing.T) {
 		}
 	})
 
+	t.Run("symbol source", func(t *testing.T) {
+		src, err := m.SymbolSource(ctx, f.a, "Square.Area")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Text != "func (s *Square) Area() int {\n\treturn s.W * s.W\n}" || src.Line != 15 || src.EndLine != 17 || src.Symbol != "Square.Area" {
+			t.Errorf("source %+v", src)
+		}
+		if _, err := m.SymbolSource(ctx, f.a, "Circle"); err == nil || !strings.Contains(err.Error(), `no symbol "Circle"`) {
+			t.Errorf("err = %v", err)
+		}
+	})
+
 	t.Run("delete refused while referenced", func(t *testing.T) {
 		es := m.NewEditSet()
 		defer es.Discard(ctx)

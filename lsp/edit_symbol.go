@@ -41,12 +41,17 @@ func (s *EditSet) symbols(ctx context.Context, path, text string) (*fileSymbols,
 	if t.idx.text != text {
 		return nil, fmt.Errorf("the server's text of %s is not the staged text (changed by another caller); try again", s.m.display(path))
 	}
+	return s.m.symbolTree(ctx, t)
+}
+
+// symbolTree asks t's server for the symbols of t's document.
+func (m *Manager) symbolTree(ctx context.Context, t *navTarget) (*fileSymbols, error) {
 	var list []lspSymbol
-	if _, err := s.m.request(ctx, t, OpDocumentSymbols, "textDocument/documentSymbol",
+	if _, err := m.request(ctx, t, OpDocumentSymbols, "textDocument/documentSymbol",
 		map[string]any{"textDocument": map[string]string{"uri": t.uri}}, &list); err != nil {
 		return nil, err
 	}
-	fs := &fileSymbols{path: path, text: text, idx: t.idx, enc: t.enc}
+	fs := &fileSymbols{path: t.abs, text: t.idx.text, idx: t.idx, enc: t.enc}
 	var walk func(prefix string, l []lspSymbol) []*symNode
 	walk = func(prefix string, l []lspSymbol) []*symNode {
 		var out []*symNode
@@ -378,4 +383,47 @@ func endLine(s string) string {
 		return s
 	}
 	return s + "\n"
+}
+
+// SymbolSource is a symbol's current text, the result of
+// Manager.SymbolSource.
+type SymbolSource struct {
+	// Path is the file's absolute path.
+	Path string `json:"path"`
+	// Symbol is the symbol's name path as found ("Square.Area").
+	Symbol string `json:"symbol"`
+	// Line and EndLine are the declaration's first and last lines,
+	// 1-based.
+	Line    int `json:"line"`
+	EndLine int `json:"endLine"`
+	// Text is the declaration's text, from the start of its first line
+	// (its indentation included) to the end of its range.
+	Text string `json:"text"`
+}
+
+// SymbolSource returns the current text of the symbol at a name path in
+// the file at path ("Square.Area", "main"; "[N]" after the path picks the
+// Nth of several), found through the server's document symbols, as the
+// file is on disk (or staged, while an EditSet has it).
+func (m *Manager) SymbolSource(ctx context.Context, path, name string) (*SymbolSource, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, errors.New("symbol source: no symbol given")
+	}
+	t, err := m.navOpen(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := m.symbolTree(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	n, err := fs.find(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", displayPath(m.opts.ProjectDir, t.abs), err)
+	}
+	lineStart := strings.LastIndexByte(fs.text[:n.start], '\n') + 1
+	return &SymbolSource{Path: t.abs, Symbol: n.path,
+		Line:    strings.Count(fs.text[:n.start], "\n") + 1,
+		EndLine: strings.Count(fs.text[:n.end], "\n") + 1,
+		Text:    fs.text[lineStart:n.end]}, nil
 }

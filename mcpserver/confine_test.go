@@ -52,6 +52,13 @@ func TestEveryToolConfinesPaths(t *testing.T) {
 		"ide_open_file":   func(p string) map[string]any { return map[string]any{"file": p, "line": 1} },
 		"ide_diagnostics": func(p string) map[string]any { return map[string]any{"file": p} },
 		"propose_edit":    func(p string) map[string]any { return map[string]any{"file": p, "content": "x"} },
+		"preview_edit": func(p string) map[string]any {
+			return map[string]any{"edits": []any{map[string]any{"file": p, "old_string": "Key", "new_string": "Lock"}}}
+		},
+		"apply_edit": func(p string) map[string]any {
+			return map[string]any{"edits": []any{map[string]any{"file": "main.go", "new_text": "package main\n"}, map[string]any{"file": p, "new_text": "x"}}}
+		},
+		"symbol_source": func(p string) map[string]any { return map[string]any{"file": p, "symbol": "Key"} },
 	}
 	if len(calls) != len(s.tools)-2 { // ide_selection and ide_open_editors take no path
 		t.Errorf("%d tools take a path here, the server has %d tools", len(calls), len(s.tools))

@@ -162,6 +162,7 @@ func New(opts *Options) (*Server, error) {
 	s.link = newIDELink(dir, o.Env, o.NoIDE, cmpOr(o.NoIDEReason, "the server was made with NoIDE"), version, log)
 	s.tools = []ideserver.Tool{diagnosticsTool(s.diags, p)}
 	s.tools = append(s.tools, navTools(&navigator{m: s.diags.Manager(), p: p, link: s.link})...)
+	s.tools = append(s.tools, editTools(&editTool{m: s.diags.Manager(), p: p, link: s.link})...)
 	s.tools = append(s.tools, ideTools(s.link, p)...)
 	if err := s.Register(srv); err != nil {
 		s.Close()

@@ -206,6 +206,12 @@ func TestStructuredContentFitsSchema(t *testing.T) {
 		{"ide_open_file", map[string]any{"file": "main.go", "line": 70}, true},
 		{"propose_edit", map[string]any{"file": "greet.go", "old_string": "hi ", "new_string": "hello "}, false},
 		{"propose_edit", map[string]any{"file": "greet.go", "old_string": "absent", "new_string": "x"}, true},
+		{"preview_edit", map[string]any{"edits": []any{map[string]any{"file": "greet.go", "old_string": "hello ", "new_string": "hey "}}}, false},
+		{"preview_edit", map[string]any{"edits": []any{map[string]any{"file": "greet.go", "old_string": "absent", "new_string": "x"}}}, true},
+		{"apply_edit", map[string]any{"edits": []any{map[string]any{"file": "greet.go", "symbol": "greet", "body": "return \"hey \" + name"}}}, false},
+		{"apply_edit", map[string]any{"edits": []any{map[string]any{"file": "greet.go", "symbol": "nothere", "body": "x"}}}, true},
+		{"symbol_source", map[string]any{"file": "greet.go", "symbol": "greet"}, false},
+		{"symbol_source", map[string]any{"file": "greet.go", "symbol": "nothere"}, true},
 		{"rename", map[string]any{"file": "greet.go", "line": 4, "symbol": "greet", "new_name": "hello", "apply": false}, false},
 		{"rename", map[string]any{"file": "greet.go", "line": 4, "symbol": "greet", "new_name": "hello"}, false},
 		{"rename", map[string]any{"file": "greet.go", "line": 4, "symbol": "greet"}, true},
@@ -237,7 +243,7 @@ func TestStructuredContentFitsSchema(t *testing.T) {
 			continue
 		}
 		switch name {
-		case "rename", "propose_edit":
+		case "rename", "propose_edit", "apply_edit":
 			if *ann.ReadOnlyHint || ann.DestructiveHint == nil || !*ann.DestructiveHint {
 				t.Errorf("%s is not marked destructive: %s", name, tl.Annotations)
 			}
