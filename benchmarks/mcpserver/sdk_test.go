@@ -288,7 +288,7 @@ func wantAll(t *testing.T, what, text string, wants ...string) {
 var toolNames = []string{
 	"diagnostics",
 	"definition", "declaration", "type_definition", "implementation", "references", "hover",
-	"document_symbols", "workspace_symbols", "call_hierarchy", "rename",
+	"document_symbols", "workspace_symbols", "call_hierarchy", "rename", "preview_edit", "apply_edit", "symbol_source",
 	"ide_selection", "ide_open_editors", "ide_open_file", "ide_diagnostics", "propose_edit",
 }
 
@@ -326,7 +326,7 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 		names = append(names, tool.Name)
 		resolveOutputSchema(t, tool)
 		if a := tool.Annotations; a == nil || a.Title == "" || a.OpenWorldHint == nil || *a.OpenWorldHint ||
-			a.ReadOnlyHint == (tool.Name == "rename" || tool.Name == "propose_edit" || tool.Name == "ide_open_file") {
+			a.ReadOnlyHint == (tool.Name == "rename" || tool.Name == "propose_edit" || tool.Name == "apply_edit" || tool.Name == "ide_open_file") {
 			t.Errorf("tool %s: annotations %+v", tool.Name, a)
 		}
 		schema, _ := json.Marshal(tool.InputSchema)
@@ -430,6 +430,29 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 		"no IDE lockfiles in "+filepath.Join(s.cfg, "ide"))
 	wantAll(t, "hover without an IDE", call(t, ctx, cs, false, "hover", map[string]any{"file": "main.go", "line": 7, "symbol": "Println"}),
 		"func fmt.Println")
+
+	// Verified edits: a breaking change previewed shows the error it makes
+	// in the file that calls the function, which the client never named;
+	// with the fix added as a second edit nothing is left broken; both are
+	// applied in one call. Nothing is written before apply_edit.
+	greetBefore, mainBefore := s.read(t, "greet.go"), s.read(t, "main.go")
+	breaking := map[string]any{"file": "greet.go", "old_string": "func salute(g Greeter, name string) string { return g.Greet(name) }",
+		"new_string": "func salute(g Greeter, name string, loud bool) string {\n\tif loud {\n\t\tname += \"!\"\n\t}\n\treturn g.Greet(name)\n}"}
+	wantAll(t, "preview_edit of a breaking change", call(t, ctx, cs, false, "preview_edit", map[string]any{"edits": []any{breaking}}),
+		"Preview (nothing written):", "main.go: 2 introduced", "not enough arguments in call to salute", "+func salute(g Greeter, name string, loud bool) string {\n")
+	both := []any{breaking, map[string]any{"file": "main.go", "old_string": `salute(g, "a"), salute(g, "b")`, "new_string": `salute(g, "a", false), salute(g, "b", true)`}}
+	wantAll(t, "preview_edit with the fix", call(t, ctx, cs, false, "preview_edit", map[string]any{"edits": both}),
+		"no diagnostics introduced or resolved", "checked ")
+	if s.read(t, "greet.go") != greetBefore || s.read(t, "main.go") != mainBefore {
+		t.Fatal("preview_edit wrote")
+	}
+	wantAll(t, "apply_edit", call(t, ctx, cs, false, "apply_edit", map[string]any{"edits": both}),
+		"Written: greet.go, main.go.", "no diagnostics introduced or resolved")
+	if !strings.Contains(s.read(t, "main.go"), `salute(g, "a", false), salute(g, "b", true)`) || !strings.Contains(s.read(t, "greet.go"), "loud bool") {
+		t.Errorf("after apply_edit:\n%s\n%s", s.read(t, "greet.go"), s.read(t, "main.go"))
+	}
+	wantAll(t, "symbol_source", call(t, ctx, cs, false, "symbol_source", map[string]any{"file": "greet.go", "symbol": "English.Greet"}),
+		"greet.go:12-12 English.Greet", `func (English) Greet(name string) string { return "hi " + name }`)
 
 	if err := cs.Close(); err != nil {
 		t.Errorf("closing the session: %v", err)
