@@ -353,7 +353,8 @@ const helpWidth = 80
 var groupTitles = []struct{ word, title string }{
 	{"ide", "The editor (the MCP server of the user's IDE, found by its lockfile):"},
 	{"diag", "Language servers (the project's, from its Claude Code plugins, or gopls):"},
-	{"lsp", ""}, // with diag
+	{"lsp", ""},  // with diag
+	{"edit", ""}, // with diag
 	{"mcp", "For MCP clients (Claude Code, Codex, Gemini CLI, goose...):"},
 }
 
