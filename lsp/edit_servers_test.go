@@ -1,0 +1,67 @@
+package lsp
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEditSetPyright: the pipeline on pyright, a server of another
+// language that publishes without versions: a function's signature
+// changed in one module breaks its caller in another, which the check
+// finds; a body replaced by name path in Python's indented form; the
+// discard leaves the disk's diagnostics.
+func TestEditSetPyright(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	a, b := filepath.Join(dir, "shapes.py"), filepath.Join(dir, "use.py")
+	writeFile(t, a, "class Square:\n    def __init__(self, w: int) -> None:\n        self.w = w\n\n    def area(self) -> int:\n        return self.w * self.w\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+	writeFile(t, b, "from shapes import Square, add\n\nprint(add(1, 2), Square(3).area())\n")
+	cfg := NewServerConfig("pyright", npmServer(t, "pyright-langserver"), []string{"--stdio"}, map[string]string{".py": "python"})
+	cfg.ProjectDir = dir
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, SettleTimeout: time.Minute})
+	ctx := context.Background()
+	sum := treeSum(t, dir)
+
+	es := m.NewEditSet()
+	if err := es.Stage(ctx, []Edit{{File: a, OldString: "def add(a: int, b: int) -> int:\n    return a + b", NewString: "def add(a: int, b: int, c: int) -> int:\n    return a + b + c"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := es.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("check:\n%s", c.Render(dir))
+	fc := fileCheck(c, b)
+	if fc == nil || fc.Edited {
+		t.Fatalf("use.py not checked as a dependent: %+v", c.Files)
+	}
+	if got := errorsIn(fc.Introduced); len(got) != 1 || !strings.Contains(got[0], `"c"`) {
+		t.Errorf("use.py: introduced %q", got)
+	}
+	if fc.Status == StatusUnknown || fc.Status == StatusServerDown {
+		t.Errorf("use.py: status %s (%s)", fc.Status, fc.Reason)
+	}
+	body := "return self.w * self.w * 2"
+	if err := es.Stage(ctx, []Edit{{File: a, Symbol: "Square.area", Body: &body}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := es.Diff(); !strings.Contains(d, "-        return self.w * self.w\n+        return self.w * self.w * 2\n") {
+		t.Errorf("diff:\n%s", d)
+	}
+	if err := es.Discard(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, dir) != sum {
+		t.Fatal("the tree was written")
+	}
+	for p, errs := range diskErrors(t, m, a, b) {
+		if len(errs) != 0 {
+			t.Errorf("after discard, %s has errors %q", p, errs)
+		}
+	}
+}
