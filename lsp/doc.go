@@ -32,5 +32,16 @@
 //	refs, err := m.References(ctx, lsp.Pos{Path: "use.go", Line: 7, Symbol: "total", Occurrence: 2}, true)
 //	prompt += refs.Render(&lsp.NavRenderOptions{ProjectDir: dir})
 //
+// An EditSet (edit.go) checks edits before they are written: Stage sends
+// them to the servers as unsaved text, Check answers the diagnostics they
+// introduce and resolve in the edited files and in the files that depend
+// on them, Discard puts the servers back on the disk's text, Apply writes
+// all files or none:
+//
+//	es := m.NewEditSet()
+//	defer es.Discard(ctx)
+//	err := es.Stage(ctx, []lsp.Edit{{File: "calc/a.go", OldString: "Add(a, b int)", NewString: "Add(a, b, c int)"}})
+//	check, err := es.Check(ctx) // check.Render(dir): app/c.go: 1 introduced ...
+//
 // A Manager is safe for concurrent use.
 package lsp

@@ -213,7 +213,7 @@ func writeDiag(b *strings.Builder, sign string, d *diag.Diagnostic) {
 	if d.Source != "" {
 		src = " (" + d.Source + ")"
 	}
-	msg := strings.ReplaceAll(d.Message, "\n", " ")
+	msg := strings.Join(strings.Fields(d.Message), " ")
 	fmt.Fprintf(b, "  %s %d:%d %s: %s%s\n", sign, d.Range.Start.Line+1, d.Range.Start.Character+1, severityWord(d.Severity), msg, src)
 }
 

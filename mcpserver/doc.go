@@ -8,6 +8,11 @@
 //     implementation, references, hover, document_symbols,
 //     workspace_symbols, call_hierarchy, and rename (a diff, written on
 //     request or through the IDE's review);
+//   - verified edits: preview_edit (edits staged in the language servers,
+//     not written: their diff and the diagnostics they introduce and
+//     resolve in the edited files and their dependents), apply_edit (the
+//     same, written all or none, never under a file with unsaved changes
+//     in the IDE) and symbol_source (a symbol's text by name path);
 //   - the IDE, when one is found as Claude Code finds it: ide_selection,
 //     ide_open_editors, ide_open_file, ide_diagnostics and propose_edit (a
 //     change shown in the IDE's diff viewer, written as the user accepts
@@ -48,7 +53,7 @@
 // model can act on is an isError result with one sentence saying what to
 // do, its structuredContent {status, reason}. Every tool carries MCP
 // annotations: the navigation and diagnostics tools are read-only and
-// idempotent, rename and propose_edit destructive, none reaches outside
+// idempotent, rename, propose_edit and apply_edit destructive, none reaches outside
 // the machine (openWorldHint false).
 //
 // references includes the declaration unless include_declaration is
