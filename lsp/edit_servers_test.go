@@ -10,7 +10,7 @@ import (
 
 // TestEditSetPyright: the pipeline on pyright, a server of another
 // language that publishes without versions: a function's signature
-// changed in one module breaks its caller in another, which the check
+// changed in one module breaks its caller in another directory, which the check
 // finds; a body replaced by name path in Python's indented form; the
 // discard leaves the disk's diagnostics.
 func TestEditSetPyright(t *testing.T) {
@@ -18,7 +18,9 @@ func TestEditSetPyright(t *testing.T) {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
-	a, b := filepath.Join(dir, "shapes.py"), filepath.Join(dir, "use.py")
+	// use.py lies in another directory: only the server's references
+	// make it a dependent.
+	a, b := filepath.Join(dir, "shapes.py"), filepath.Join(dir, "app", "use.py")
 	writeFile(t, a, "class Square:\n    def __init__(self, w: int) -> None:\n        self.w = w\n\n    def area(self) -> int:\n        return self.w * self.w\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n")
 	writeFile(t, b, "from shapes import Square, add\n\nprint(add(1, 2), Square(3).area())\n")
 	cfg := NewServerConfig("pyright", npmServer(t, "pyright-langserver"), []string{"--stdio"}, map[string]string{".py": "python"})
@@ -38,7 +40,7 @@ func TestEditSetPyright(t *testing.T) {
 	t.Logf("check:\n%s", c.Render(dir))
 	fc := fileCheck(c, b)
 	if fc == nil || fc.Edited {
-		t.Fatalf("use.py not checked as a dependent: %+v", c.Files)
+		t.Fatalf("app/use.py not checked as a dependent: %+v", c.Files)
 	}
 	if got := errorsIn(fc.Introduced); len(got) != 1 || !strings.Contains(got[0], `"c"`) {
 		t.Errorf("use.py: introduced %q", got)

@@ -11,7 +11,8 @@ import (
 // symNode is one symbol of a document, with byte offsets in its text.
 type symNode struct {
 	path     string // name path, names normalized, joined with "."
-	start    int    // the declaration's range
+	kind     SymbolKind
+	start    int // the declaration's range
 	end      int
 	selLine  int // the name's start, as the server sent it
 	selChar  int
@@ -71,7 +72,7 @@ func (m *Manager) symbolTree(ctx context.Context, t *navTarget) (*fileSymbols, e
 			if sel == nil {
 				sel = r
 			}
-			n := &symNode{path: name, start: t.idx.offset(r.Start.Line, r.Start.Character, t.enc),
+			n := &symNode{path: name, kind: sym.Kind, start: t.idx.offset(r.Start.Line, r.Start.Character, t.enc),
 				end: t.idx.offset(r.End.Line, r.End.Character, t.enc), selLine: sel.Start.Line, selChar: sel.Start.Character}
 			if prefix != "" {
 				n.path = prefix + "." + name
@@ -105,34 +106,51 @@ func (fs *fileSymbols) all() []*symNode {
 	return out
 }
 
-// touching returns the innermost symbols whose declarations intersect the
-// byte span [start, end) (an empty span: the symbols containing it).
+// The symbol kinds whose children are local to them (parameters and
+// variables of a function): nothing outside refers to those.
+const (
+	kindMethod      SymbolKind = 6
+	kindConstructor SymbolKind = 9
+	kindFunction    SymbolKind = 12
+)
+
+// touching returns the symbols whose declarations the byte span [start,
+// end) changes (an empty span: the symbols containing it), the most
+// specific first: a function or method the span touches (not its locals);
+// a type or class only where the span is not all inside one of its
+// members; and the members it touches.
 func (fs *fileSymbols) touching(start, end int) []*symNode {
 	var out []*symNode
-	var walk func([]*symNode)
 	hit := func(n *symNode) bool {
 		if start == end {
 			return n.start <= start && start <= n.end
 		}
 		return n.start < end && start < n.end
 	}
-	walk = func(l []*symNode) {
+	holds := func(n *symNode) bool { return n.start <= start && end <= n.end }
+	var walk func([]*symNode) []*symNode
+	walk = func(l []*symNode) []*symNode {
+		var got []*symNode
 		for _, n := range l {
 			if !hit(n) {
 				continue
 			}
-			inner := false
-			for _, c := range n.children {
-				inner = inner || hit(c)
+			if n.kind == kindFunction || n.kind == kindMethod || n.kind == kindConstructor || len(n.children) == 0 {
+				got = append(got, n)
+				continue
 			}
-			if inner {
-				walk(n.children)
-			} else {
-				out = append(out, n)
+			inside := false
+			for _, c := range n.children {
+				inside = inside || holds(c)
+			}
+			got = append(got, walk(n.children)...)
+			if !inside {
+				got = append(got, n)
 			}
 		}
+		return got
 	}
-	walk(fs.roots)
+	out = walk(fs.roots)
 	return out
 }
 

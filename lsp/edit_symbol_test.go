@@ -1,0 +1,135 @@
+package lsp
+
+import (
+	"strings"
+	"testing"
+)
+
+// symTree builds fileSymbols over text from nodes given by the text they
+// span (its first occurrence).
+func symTree(text string, roots ...*symNode) *fileSymbols {
+	return &fileSymbols{text: text, idx: newLineIndex(text), roots: roots}
+}
+
+func node(text, path, span string, kind SymbolKind, children ...*symNode) *symNode {
+	i := strings.Index(text, span)
+	if i < 0 {
+		panic("no " + span)
+	}
+	return &symNode{path: path, kind: kind, start: i, end: i + len(span), children: children}
+}
+
+func paths(ns []*symNode) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.path)
+	}
+	return out
+}
+
+// The symbols an edit touches are the declarations others can refer to:
+// a function whose parameter changed (not the parameter, which only the
+// function sees), a method (not its class) when the change is inside it,
+// and the class too when the change is in the class outside its members.
+func TestTouchingSymbols(t *testing.T) {
+	text := "class Square:\n    size = 1\n    def area(self, w: int) -> int:\n        x = w\n        return x\n\ndef add(a: int, b: int) -> int:\n    return a + b\n"
+	area := node(text, "Square.area", "def area(self, w: int) -> int:\n        x = w\n        return x", kindMethod,
+		node(text, "Square.area.w", "w: int", 13), node(text, "Square.area.x", "x = w", 13))
+	sq := node(text, "Square", text[:strings.Index(text, "\n\ndef add")], 5, node(text, "Square.size", "size = 1", 8), area)
+	add := node(text, "add", "def add(a: int, b: int) -> int:\n    return a + b", kindFunction,
+		node(text, "add.a", "a: int", 13), node(text, "add.b", "b: int", 13))
+	fs := symTree(text, sq, add)
+	at := func(s string) (int, int) {
+		i := strings.Index(text, s)
+		return i, i + len(s)
+	}
+	for _, tc := range []struct {
+		span string
+		want string
+	}{
+		{"b: int", "add"},                                     // a parameter: the function
+		{"x = w", "Square.area"},                              // a local of a method: the method
+		{"size = 1", "Square.size"},                           // a field: the field, not the class
+		{"class Square:", "Square"},                           // the class's header
+		{"1\n    def area", "Square.size Square.area Square"}, // across members: both, and the class
+	} {
+		s, e := at(tc.span)
+		if got := strings.Join(paths(fs.touching(s, e)), " "); got != tc.want {
+			t.Errorf("span %q: touching %q, want %q", tc.span, got, tc.want)
+		}
+	}
+}
+
+// Name paths: exact, Go's receiver form, a last part alone, an index for
+// several; errors list what there is.
+func TestFindSymbol(t *testing.T) {
+	text := "a\nb\nc\nd\n"
+	fs := symTree(text,
+		node(text, "Square", "a", 23, node(text, "Square.Area", "b", kindMethod)),
+		node(text, "draw", "c", kindFunction), node(text, "draw", "d", kindFunction))
+	for _, tc := range []struct{ name, want, err string }{
+		{"Square.Area", "Square.Area", ""},
+		{"(*Square).Area", "Square.Area", ""},
+		{"Area", "Square.Area", ""},
+		{"draw[2]", "draw", ""},
+		{"draw", "", `names 2 symbols (draw at line 3, draw at line 4); add [N]`},
+		{"draw[3]", "", "there are 2, not 3"},
+		{"draw[x]", "", "must be a number"},
+		{"Circle", "", `no symbol "Circle" in the file; its symbols: Square, Square.Area, draw, draw`},
+	} {
+		n, err := fs.find(tc.name)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.err)
+		case tc.err == "" && (err != nil || n.path != tc.want):
+			t.Errorf("%s: %v %v, want %s", tc.name, n, err, tc.want)
+		}
+	}
+	if n, _ := fs.find("draw[2]"); n == nil || n.start != strings.Index(text, "d") {
+		t.Errorf("draw[2] is %+v", n)
+	}
+}
+
+// A body is replaced between the braces that end the declaration (the
+// braces of a parameter's type do not count), or as the indented block
+// after the header's colon; the given body is indented as the old one
+// was, unless it carries its own indentation.
+func TestReplaceBody(t *testing.T) {
+	for _, tc := range []struct{ src, decl, body, want string }{
+		{"func f(x struct{}) int {\n\treturn 1\n}\n", "func f(x struct{}) int {\n\treturn 1\n}", "return 2",
+			"func f(x struct{}) int {\n\treturn 2\n}\n"},
+		{"\tfunc (s S) m() {\n\t\ta()\n\t}\n", "func (s S) m() {\n\t\ta()\n\t}", "b()\nc()",
+			"\tfunc (s S) m() {\n\t\tb()\n\t\tc()\n\t}\n"},
+		{"class A:\n    def m(self,\n          x):\n        return 1\n\nz = 2\n", "def m(self,\n          x):\n        return 1", "y = x\nreturn y",
+			"class A:\n    def m(self,\n          x):\n        y = x\n        return y\n\nz = 2\n"},
+		{"def f():\n    return 1\n", "def f():\n    return 1", "    return 3", "def f():\n    return 3\n"},
+	} {
+		i := strings.Index(tc.src, tc.decl)
+		n := &symNode{start: i, end: i + len(tc.decl)}
+		lineStart := strings.LastIndexByte(tc.src[:i], '\n') + 1
+		got, err := replaceBody(tc.src, n, lineStart, leadingSpace(tc.src[lineStart:]), tc.body)
+		if err != nil || got != tc.want {
+			t.Errorf("%q with body %q:\n%q, %v\nwant\n%q", tc.src, tc.body, got, err, tc.want)
+		}
+	}
+	if _, err := replaceBody("x = 1\n", &symNode{start: 0, end: 5}, 0, "", "y"); err == nil {
+		t.Error("a declaration without a body was given one")
+	}
+}
+
+// old_string matches exactly once, or the error says how it does not.
+func TestUniqueMatch(t *testing.T) {
+	text := "a := 1\nb := 1\nc := 2\n"
+	if at, err := uniqueMatch(text, "c := 2"); err != nil || at != 14 {
+		t.Errorf("unique: %d %v", at, err)
+	}
+	if _, err := uniqueMatch(text, ":= 1"); err == nil || !strings.Contains(err.Error(), "occurs 2 times in the file (at lines 1, 2)") {
+		t.Errorf("twice: %v", err)
+	}
+	if _, err := uniqueMatch(text, "c :=  2"); err == nil || !strings.Contains(err.Error(), "with other white space") {
+		t.Errorf("white space: %v", err)
+	}
+	if _, err := uniqueMatch("aaa", "aa"); err == nil || !strings.Contains(err.Error(), "occurs 2 times") {
+		t.Errorf("overlapping: %v", err)
+	}
+}
