@@ -517,7 +517,9 @@ func (s *EditSet) send(ctx context.Context) error {
 }
 
 // settleAll opens each of paths with its text (nil: the disk's), waits
-// for its diagnostics, side by side, and returns them.
+// for its diagnostics, side by side, and returns them. Every file is sent
+// again as a new version once all are sent (see Manager.resend), so that
+// no file's diagnostics are taken from before another file's change.
 func (s *EditSet) settleAll(ctx context.Context, paths []string, texts []*string) []fileSet {
 	out := make([]fileSet, len(paths))
 	var served []int
@@ -546,8 +548,16 @@ func (s *EditSet) settleAll(ctx context.Context, paths []string, texts []*string
 		}
 		served = append(served, i)
 	}
+	for _, i := range served {
+		if err := s.m.resend(ctx, paths[i]); err != nil {
+			out[i].err = err
+		}
+	}
 	var wg sync.WaitGroup
 	for _, i := range served {
+		if out[i].err != nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

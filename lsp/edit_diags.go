@@ -1,6 +1,8 @@
 package lsp
 
 import (
+	"context"
+	"fmt"
 	"slices"
 
 	"github.com/idebridge/idebridge/diag"
@@ -56,4 +58,38 @@ func (m *Manager) serverText(path string) (string, bool) {
 		return "", false
 	}
 	return doc.text, true
+}
+
+// resend sends the open document at path again, unchanged, as a new
+// version (didChange), so that the next diagnostics counted for it are
+// computed after everything sent before: a publish for its current
+// version may have been computed before the server took in a change of
+// another file sent just before it (the staged texts go out one file
+// after another), and arrive after that change was sent. Nothing is sent
+// for a document that is not open in a running server.
+func (m *Manager) resend(ctx context.Context, path string) error {
+	m.mu.Lock()
+	doc, ok := m.docs.Peek(path)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	srv := doc.srv
+	srv.syncMu.Lock()
+	inst := doc.openOn
+	if doc.closed || inst == nil || inst.isGone() || srv.current() != inst {
+		srv.syncMu.Unlock()
+		return nil
+	}
+	doc.version = m.nextVersion(doc.uri)
+	err := m.didChange(ctx, inst, doc)
+	doc.dirty.Store(true)
+	srv.syncMu.Unlock()
+	if err != nil {
+		if ferr := inst.failed(err); ferr != nil {
+			return ferr
+		}
+		return fmt.Errorf("syncing %s with %s: %w", path, srv.cfg.Name, err)
+	}
+	return nil
 }

@@ -319,6 +319,28 @@ func TestEditSetGopls(t *testing.T) {
 		}
 	})
 
+	t.Run("a rename staged", func(t *testing.T) {
+		p, err := m.Rename(ctx, Pos{Path: f.a, Line: 4, Symbol: "Add"}, "Plus")
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := m.NewEditSet()
+		defer es.Discard(ctx)
+		if err := es.Stage(ctx, p.Edits()); err != nil {
+			t.Fatal(err)
+		}
+		if got := es.Files(); len(got) != 3 {
+			t.Errorf("staged %v", got)
+		}
+		c, err := es.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Introduced != 0 || c.Resolved != 0 || !strings.Contains(c.Diff, "+func Plus(a, b int) int {") || !strings.Contains(c.Diff, "calc.Plus(1, 2)") {
+			t.Errorf("the rename staged:\n%s%s", c.Render(f.dir), c.Diff)
+		}
+	})
+
 	t.Run("a batch that breaks then fixes, applied", func(t *testing.T) {
 		es := m.NewEditSet()
 		edits := []Edit{
