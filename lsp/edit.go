@@ -105,6 +105,10 @@ type EditSet struct {
 	more    int // dependents beyond MaxCheckedFiles
 	base    map[string]fileSet
 	opened  map[string]bool // files this set opened in their servers
+	// changed: a text the set sent changed what a server had, since the
+	// last settle; lastChanged is the last file so changed.
+	changed     bool
+	lastChanged string
 }
 
 // stagedFile is one file of the set.
@@ -470,10 +474,21 @@ func (s *EditSet) touch(ctx context.Context, path string, text *string) error {
 	if !s.isOpen(path) && !s.opened[path] {
 		s.opened[path] = true
 	}
+	before, wasOpen := s.m.serverText(path)
+	var err error
 	if text == nil {
-		return s.m.Open(ctx, path)
+		err = s.m.Open(ctx, path)
+	} else {
+		err = s.m.Change(ctx, path, *text)
 	}
-	return s.m.Change(ctx, path, *text)
+	after, _ := s.m.serverText(path)
+	sf := s.files[path]
+	if wasOpen && before != after || !wasOpen && sf != nil && after != sf.disk {
+		// The server's text of the file changed: what it says of other
+		// files may change too (see settleAll).
+		s.changed, s.lastChanged = true, path
+	}
+	return err
 }
 
 // baseline records the disk's diagnostics of paths. Staged texts already
@@ -517,9 +532,11 @@ func (s *EditSet) send(ctx context.Context) error {
 }
 
 // settleAll opens each of paths with its text (nil: the disk's), waits
-// for its diagnostics, side by side, and returns them. Every file is sent
-// again as a new version once all are sent (see Manager.resend), so that
-// no file's diagnostics are taken from before another file's change.
+// for its diagnostics, side by side, and returns them. When the set
+// changed a server's text since the last settle, every file but the last
+// one changed is sent again as a new version once all are sent (see
+// Manager.resend), so that no file's diagnostics are taken from before
+// another file's change.
 func (s *EditSet) settleAll(ctx context.Context, paths []string, texts []*string) []fileSet {
 	out := make([]fileSet, len(paths))
 	var served []int
@@ -548,10 +565,16 @@ func (s *EditSet) settleAll(ctx context.Context, paths []string, texts []*string
 		}
 		served = append(served, i)
 	}
-	for _, i := range served {
-		if err := s.m.resend(ctx, paths[i]); err != nil {
-			out[i].err = err
+	if s.changed {
+		for _, i := range served {
+			if paths[i] == s.lastChanged {
+				continue
+			}
+			if err := s.m.resend(ctx, paths[i]); err != nil {
+				out[i].err = err
+			}
 		}
+		s.changed = false
 	}
 	var wg sync.WaitGroup
 	for _, i := range served {
@@ -700,6 +723,7 @@ func (s *EditSet) reset() {
 	clear(s.inCheck)
 	clear(s.base)
 	s.order, s.check, s.more = nil, nil, 0
+	s.changed, s.lastChanged = false, ""
 	s.release()
 }
 
