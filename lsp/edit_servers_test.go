@@ -67,3 +67,75 @@ func TestEditSetPyright(t *testing.T) {
 		}
 	}
 }
+
+// TestEditSetTypeScript: the pipeline on typescript-language-server
+// (tsserver behind it; publishes without versions): a function's
+// signature changed in one module breaks its caller in a module of
+// another directory, which the server's references find; a method's body
+// replaced by name path; the discard leaves the disk's diagnostics. The
+// edit also brings an error into its own file: this server publishes
+// nothing for a file whose set did not change, and without a publish
+// Settle cannot know the set is current (it times out, partial).
+func TestEditSetTypeScript(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	a, b := filepath.Join(dir, "src", "shapes.ts"), filepath.Join(dir, "app", "use.ts")
+	writeFile(t, filepath.Join(dir, "tsconfig.json"), `{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}, "include": ["src", "app"]}`+"\n")
+	writeFile(t, a, "export class Square {\n  constructor(public w: number) {}\n  area(): number {\n    return this.w * this.w;\n  }\n}\n\nexport function add(a: number, b: number): number {\n  return a + b;\n}\n")
+	writeFile(t, b, "import { Square, add } from \"../src/shapes\";\n\nconsole.log(add(1, 2), new Square(3).area());\n")
+	cfg := NewServerConfig("typescript", npmServer(t, "typescript-language-server"), []string{"--stdio"}, map[string]string{".ts": "typescript"})
+	cfg.ProjectDir = dir
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, SettleTimeout: 30 * time.Second})
+	ctx := context.Background()
+	// The server loads the project on the first open: the caller's file is
+	// open, as an agent's editor session would have it.
+	for p, errs := range diskErrors(t, m, a, b) {
+		if len(errs) != 0 {
+			t.Fatalf("%s has errors on disk: %q", p, errs)
+		}
+	}
+	sum := treeSum(t, dir)
+
+	es := m.NewEditSet()
+	if err := es.Stage(ctx, []Edit{{File: a, OldString: "export function add(a: number, b: number): number {\n  return a + b;", NewString: "export function add(a: number, b: number, c: number): number {\n  return a + b + c + scale;"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := es.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("check:\n%s", c.Render(dir))
+	if got := errorsIn(fileCheck(c, a).Introduced); len(got) != 1 || !strings.Contains(got[0], "Cannot find name 'scale'") {
+		t.Errorf("shapes.ts: introduced %q", got)
+	}
+	fc := fileCheck(c, b)
+	if fc == nil || fc.Edited {
+		t.Fatalf("app/use.ts not checked as a dependent: %+v", c.Files)
+	}
+	if got := errorsIn(fc.Introduced); len(got) != 1 || !strings.Contains(got[0], "Expected 3 arguments, but got 2") {
+		t.Errorf("use.ts: introduced %q", got)
+	}
+	if fc.Status == StatusUnknown || fc.Status == StatusServerDown {
+		t.Errorf("use.ts: status %s (%s)", fc.Status, fc.Reason)
+	}
+	body := "return this.w * this.w * 2;"
+	if err := es.Stage(ctx, []Edit{{File: a, Symbol: "Square.area", Body: &body}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := es.Diff(); !strings.Contains(d, "-    return this.w * this.w;\n+    return this.w * this.w * 2;\n") {
+		t.Errorf("diff:\n%s", d)
+	}
+	if err := es.Discard(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, dir) != sum {
+		t.Fatal("the tree was written")
+	}
+	for p, errs := range diskErrors(t, m, a, b) {
+		if len(errs) != 0 {
+			t.Errorf("after discard, %s has errors %q", p, errs)
+		}
+	}
+}
