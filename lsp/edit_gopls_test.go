@@ -201,6 +201,29 @@ func TestEditSetGopls(t *testing.T) {
 		}
 	})
 
+	t.Run("a staged text replaced by another user is sent again", func(t *testing.T) {
+		es := m.NewEditSet()
+		defer es.Discard(ctx)
+		if err := es.Stage(ctx, []Edit{{File: f.a, OldString: addSignature, NewString: "func Add(a, b, c int) int {\n\treturn a + b + c\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		// Another user of the manager (a getDiagnostics, say) sends the
+		// disk's text of a.go.
+		if err := m.Change(ctx, f.a, fixtureA); err != nil {
+			t.Fatal(err)
+		}
+		c, err := es.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := errorsIn(fileCheck(c, f.c).Introduced); len(got) != 1 {
+			t.Errorf("c.go introduced %q after a.go's staged text was replaced:\n%s", got, c.Render(f.dir))
+		}
+		if txt, _ := m.serverText(f.a); !strings.Contains(txt, "a + b + c") {
+			t.Errorf("a.go in its server:\n%s", txt)
+		}
+	})
+
 	t.Run("symbol body replaced", func(t *testing.T) {
 		es := m.NewEditSet()
 		defer es.Discard(ctx)
