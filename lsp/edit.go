@@ -54,6 +54,8 @@ const (
 //     after the path picks the second of several symbols with that
 //     path), and Action on it with Text (Body sets both: the body
 //     action with its text).
+//   - Format: the file's text as staged so far, formatted by its server
+//     (textDocument/formatting).
 //
 // The JSON names are those of the MCP tools and the command line.
 type Edit struct {
@@ -75,6 +77,8 @@ type Edit struct {
 	Text string `json:"text,omitempty"`
 	// Force deletes a symbol that still has references.
 	Force bool `json:"force,omitempty"`
+	// Format formats the file with its server.
+	Format bool `json:"format,omitempty"`
 }
 
 // ErrEditSetBusy is matched (errors.Is) by the error of Stage when the
@@ -296,8 +300,11 @@ func (s *EditSet) apply(ctx context.Context, sf *stagedFile, e Edit) (string, []
 	if e.Symbol != "" {
 		kinds++
 	}
+	if e.Format {
+		kinds++
+	}
 	if kinds != 1 {
-		return "", nil, errors.New("give exactly one of old_string (with new_string), new_text, or symbol")
+		return "", nil, errors.New("give exactly one of old_string (with new_string), new_text, symbol, or format")
 	}
 	cur := sf.text
 	var next string
@@ -311,6 +318,11 @@ func (s *EditSet) apply(ctx context.Context, sf *stagedFile, e Edit) (string, []
 		next = cur[:start] + e.NewString + cur[start+len(e.OldString):]
 	case e.NewText != nil:
 		next = *e.NewText
+	case e.Format:
+		var err error
+		if next, err = s.format(ctx, sf.path, cur); err != nil {
+			return "", nil, err
+		}
 	default:
 		var err error
 		syms, err = s.symbols(ctx, sf.path, cur)

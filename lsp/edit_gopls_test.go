@@ -224,6 +224,21 @@ func TestEditSetGopls(t *testing.T) {
 		}
 	})
 
+	t.Run("formatted by the server", func(t *testing.T) {
+		es := m.NewEditSet()
+		defer es.Discard(ctx)
+		messy := "package calc\n\n// Twice doubles.\nfunc Twice(x int) int {   return Add(x,x) }\n"
+		if err := es.Stage(ctx, []Edit{{File: f.b, NewText: &messy}, {File: f.b, Format: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if d := es.Diff(); d != "" {
+			t.Errorf("formatting the messy text did not give the disk's back:\n%s", d)
+		}
+		if err := es.Stage(ctx, []Edit{{File: f.b, Format: true, NewText: &messy}}); err == nil || !strings.Contains(err.Error(), "exactly one of") {
+			t.Errorf("format with new_text: %v", err)
+		}
+	})
+
 	t.Run("symbol body replaced", func(t *testing.T) {
 		es := m.NewEditSet()
 		defer es.Discard(ctx)

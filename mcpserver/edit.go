@@ -26,6 +26,7 @@ type editItem struct {
 	Action    string  `json:"action"`
 	Text      *string `json:"text"`
 	Force     bool    `json:"force"`
+	Format    bool    `json:"format"`
 }
 
 type editArgs struct {
@@ -41,12 +42,13 @@ const editItemSchema = `{"type":"object","properties":{` +
 	`"body":{"type":"string","description":"The symbol's new body (what goes between its braces, or its indented block)."},` +
 	`"action":{"type":"string","enum":["body","replace","insert_before","insert_after","delete"],"description":"What to do to symbol with text: body replaces its body, replace its whole declaration, insert_before and insert_after add text beside it, delete removes it (refused while it is still referenced, unless force)."},` +
 	`"text":{"type":"string","description":"The text for action."},` +
-	`"force":{"type":"boolean","description":"Delete the symbol even though it is still referenced."}},` +
+	`"force":{"type":"boolean","description":"Delete the symbol even though it is still referenced."},` +
+	`"format":{"type":"boolean","description":"true: format the file (as the edits before this one leave it) with its language server; alone, with file."}},` +
 	`"required":["file"],"additionalProperties":false}`
 
 // editsInput is the input schema of preview_edit and apply_edit.
 var editsInput = objectSchema([]prop{{"edits", `{"type":"array","minItems":1,"maxItems":100,"items":` + editItemSchema +
-	`,"description":"The edits, applied in order; several edits of one file apply one after the other. Each is {file, old_string, new_string}, {file, new_text}, {file, symbol, body} or {file, symbol, action, text}."}`}}, "edits")
+	`,"description":"The edits, applied in order; several edits of one file apply one after the other. Each is {file, old_string, new_string}, {file, new_text}, {file, symbol, body}, {file, symbol, action, text} or {file, format: true}."}`}}, "edits")
 
 // The schema of preview_edit's and apply_edit's structured results.
 const (
@@ -135,7 +137,7 @@ func (e *editTool) edits(tool string, a *editArgs) ([]lsp.Edit, *mcp.ToolResult)
 		if bad != nil {
 			return nil, bad
 		}
-		ed := lsp.Edit{File: path, NewText: it.NewText, Symbol: it.Symbol, Body: it.Body, Action: lsp.SymbolAction(it.Action), Force: it.Force}
+		ed := lsp.Edit{File: path, NewText: it.NewText, Symbol: it.Symbol, Body: it.Body, Action: lsp.SymbolAction(it.Action), Force: it.Force, Format: it.Format}
 		if it.Text != nil {
 			ed.Text = *it.Text
 		}

@@ -106,6 +106,15 @@ func TestPreviewThenApplyEdits(t *testing.T) {
 		t.Errorf("diagnostics after apply:\n%s", text)
 	}
 
+	// A messy text and its formatting, previewed: the diff is gofmt's.
+	res = s.ok("preview_edit", map[string]any{"edits": []any{
+		map[string]any{"file": "calc/b.go", "old_string": "return Add(x, x, 0)", "new_string": "return   Add(x,x,0)"},
+		map[string]any{"file": "calc/b.go", "format": true},
+	}})
+	if text := res.Text(); !strings.Contains(text, "no diagnostics introduced or resolved") || strings.Contains(text, "--- a/calc/b.go") {
+		t.Errorf("preview of a messy edit formatted:\n%s", text)
+	}
+
 	res = s.ok("symbol_source", map[string]any{"file": "calc/a.go", "symbol": "Add"})
 	checkStructured(t, s.tools["symbol_source"], res)
 	if text := res.Text(); !strings.Contains(text, "calc/a.go:4-6 Add\nfunc Add(a, b, c int) int {") {
@@ -131,6 +140,7 @@ func TestEditToolsRefuseBadEdits(t *testing.T) {
 		{[]any{map[string]any{"file": "calc/a.go", "symbol": "Add", "action": "delete"}}, "still has 2 references"},
 		{[]any{map[string]any{"file": "calc/a.go", "symbol": "Add"}}, "symbol needs body"},
 		{[]any{map[string]any{"file": "../elsewhere.go", "new_text": "x"}}, "outside the project"},
+		{[]any{map[string]any{"file": "calc/a.go", "format": true, "new_text": "x"}}, "give exactly one of"},
 	} {
 		res := s.call("apply_edit", map[string]any{"edits": tc.edits})
 		if !res.IsError || !strings.Contains(res.Text(), tc.says) {

@@ -25,6 +25,7 @@ const editsHelp = "EDITS.json is a JSON array of edits (\"-\" reads it from stan
 	"  {\"file\": F, \"symbol\": N, \"action\": A, \"text\": T} A is replace,\n" +
 	"      insert_before, insert_after or delete (refused while N is still\n" +
 	"      referenced, unless \"force\": true)\n" +
+	"  {\"file\": F, \"format\": true}                   F formatted by its server\n" +
 	"Edits apply in order; paths are relative to the working directory."
 
 func init() {
