@@ -56,6 +56,10 @@ const (
 //     action with its text).
 //   - Format: the file's text as staged so far, formatted by its server
 //     (textDocument/formatting).
+//   - Fix and Line: the code action titled Fix (exactly, or the one
+//     title that contains it) that the server offers for the 1-based
+//     Line of the staged text (see Manager.CodeActions): a quick fix, a
+//     refactoring, organize imports. Its edit must change only this file.
 //
 // The JSON names are those of the MCP tools and the command line.
 type Edit struct {
@@ -79,6 +83,9 @@ type Edit struct {
 	Force bool `json:"force,omitempty"`
 	// Format formats the file with its server.
 	Format bool `json:"format,omitempty"`
+	// Fix is the title of a code action at Line.
+	Fix  string `json:"fix,omitempty"`
+	Line int    `json:"line,omitempty"`
 }
 
 // ErrEditSetBusy is matched (errors.Is) by the error of Stage when the
@@ -303,8 +310,11 @@ func (s *EditSet) apply(ctx context.Context, sf *stagedFile, e Edit) (string, []
 	if e.Format {
 		kinds++
 	}
+	if e.Fix != "" {
+		kinds++
+	}
 	if kinds != 1 {
-		return "", nil, errors.New("give exactly one of old_string (with new_string), new_text, symbol, or format")
+		return "", nil, errors.New("give exactly one of old_string (with new_string), new_text, symbol, format, or fix (with line)")
 	}
 	cur := sf.text
 	var next string
@@ -321,6 +331,14 @@ func (s *EditSet) apply(ctx context.Context, sf *stagedFile, e Edit) (string, []
 	case e.Format:
 		var err error
 		if next, err = s.format(ctx, sf.path, cur); err != nil {
+			return "", nil, err
+		}
+	case e.Fix != "":
+		if e.Line < 1 {
+			return "", nil, errNoFixLine
+		}
+		var err error
+		if next, err = s.fix(ctx, sf.path, cur, e.Line, e.Fix); err != nil {
 			return "", nil, err
 		}
 	default:

@@ -239,6 +239,47 @@ func TestEditSetGopls(t *testing.T) {
 		}
 	})
 
+	t.Run("quick fixes staged: a missing import, an unused one", func(t *testing.T) {
+		es := m.NewEditSet()
+		defer es.Discard(ctx)
+		// strings is used and not imported; os is imported and not used.
+		text := "package calc\n\nimport \"os\"\n\n// Twice doubles.\nfunc Twice(x int) int { return Add(x, x) }\n\n// Up shouts.\nfunc Up(s string) string { return strings.ToUpper(s) }\n"
+		if err := es.Stage(ctx, []Edit{{File: f.b, NewText: &text}}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := es.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := errorsIn(fileCheck(c, f.b).Introduced); len(got) != 2 {
+			t.Fatalf("introduced %q", got)
+		}
+		acts, err := m.CodeActions(ctx, f.b, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(acts.Actions) == 0 || acts.Actions[0].Title != `Add import:  "strings"` || acts.Actions[0].Kind != "quickfix" ||
+			len(acts.Actions[0].Fixes) != 1 || acts.Actions[0].Fixes[0] != "undefined: strings" {
+			t.Errorf("code actions at line 9: %+v", acts.Actions)
+		}
+		// The quick fix by a part of its title; the unused import by
+		// organizing the imports (a source action).
+		if err := es.Stage(ctx, []Edit{{File: f.b, Line: 9, Fix: "Add import"}, {File: f.b, Line: 3, Fix: "Organize Imports"}}); err != nil {
+			t.Fatal(err)
+		}
+		c, err = es.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Introduced != 0 || !strings.Contains(c.Diff, "+\t\"strings\"\n") || strings.Contains(c.Diff, "\"os\"") {
+			t.Errorf("after the fixes:\n%s%s", c.Render(f.dir), c.Diff)
+		}
+		err = es.Stage(ctx, []Edit{{File: f.b, Line: 9, Fix: "no such fix"}})
+		if err == nil || !strings.Contains(err.Error(), `no code action "no such fix" at line 9; there are`) {
+			t.Errorf("an unknown fix: %v", err)
+		}
+	})
+
 	t.Run("symbol body replaced", func(t *testing.T) {
 		es := m.NewEditSet()
 		defer es.Discard(ctx)

@@ -432,6 +432,17 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"references":     map[string]any{},
 				"documentSymbol": map[string]any{"hierarchicalDocumentSymbolSupport": true},
 				"callHierarchy":  map[string]any{},
+				// Code actions and formatting, as staged edits (edit_fix.go).
+				"codeAction": map[string]any{
+					"codeActionLiteralSupport": map[string]any{"codeActionKind": map[string]any{"valueSet": []string{
+						"", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite",
+						"source", "source.organizeImports", "source.fixAll"}}},
+					"isPreferredSupport": true,
+					"disabledSupport":    true,
+					"dataSupport":        true,
+					"resolveSupport":     map[string]any{"properties": []string{"edit"}},
+				},
+				"formatting": map[string]any{},
 			},
 			"window": map[string]any{
 				"workDoneProgress": true,

@@ -59,6 +59,7 @@ func TestEveryToolConfinesPaths(t *testing.T) {
 			return map[string]any{"edits": []any{map[string]any{"file": "main.go", "new_text": "package main\n"}, map[string]any{"file": p, "new_text": "x"}}}
 		},
 		"symbol_source": func(p string) map[string]any { return map[string]any{"file": p, "symbol": "Key"} },
+		"fixes":         func(p string) map[string]any { return map[string]any{"file": p, "line": 4} },
 	}
 	if len(calls) != len(s.tools)-2 { // ide_selection and ide_open_editors take no path
 		t.Errorf("%d tools take a path here, the server has %d tools", len(calls), len(s.tools))

@@ -27,6 +27,8 @@ type editItem struct {
 	Text      *string `json:"text"`
 	Force     bool    `json:"force"`
 	Format    bool    `json:"format"`
+	Fix       string  `json:"fix"`
+	Line      int     `json:"line"`
 }
 
 type editArgs struct {
@@ -43,12 +45,14 @@ const editItemSchema = `{"type":"object","properties":{` +
 	`"action":{"type":"string","enum":["body","replace","insert_before","insert_after","delete"],"description":"What to do to symbol with text: body replaces its body, replace its whole declaration, insert_before and insert_after add text beside it, delete removes it (refused while it is still referenced, unless force)."},` +
 	`"text":{"type":"string","description":"The text for action."},` +
 	`"force":{"type":"boolean","description":"Delete the symbol even though it is still referenced."},` +
-	`"format":{"type":"boolean","description":"true: format the file (as the edits before this one leave it) with its language server; alone, with file."}},` +
+	`"format":{"type":"boolean","description":"true: format the file (as the edits before this one leave it) with its language server; alone, with file."},` +
+	`"fix":{"type":"string","description":"The title of a code action at line (as the fixes tool lists them, or a part of it that names one): a quick fix, organize imports, a refactoring."},` +
+	`"line":{"type":"integer","minimum":1,"description":"The 1-based line of fix."}},` +
 	`"required":["file"],"additionalProperties":false}`
 
 // editsInput is the input schema of preview_edit and apply_edit.
 var editsInput = objectSchema([]prop{{"edits", `{"type":"array","minItems":1,"maxItems":100,"items":` + editItemSchema +
-	`,"description":"The edits, applied in order; several edits of one file apply one after the other. Each is {file, old_string, new_string}, {file, new_text}, {file, symbol, body}, {file, symbol, action, text} or {file, format: true}."}`}}, "edits")
+	`,"description":"The edits, applied in order; several edits of one file apply one after the other. Each is {file, old_string, new_string}, {file, new_text}, {file, symbol, body}, {file, symbol, action, text}, {file, format: true} or {file, line, fix}."}`}}, "edits")
 
 // The schema of preview_edit's and apply_edit's structured results.
 const (
@@ -61,6 +65,10 @@ const (
 		`"server":{"type":"string"},"status":{"type":"string","enum":["complete","partial","unknown","server-down"]},"reason":{"type":"string"},` +
 		`"introduced":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"resolved":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}}},` +
 		`"required":["path","edited","introduced","resolved"],"additionalProperties":false}`
+	fixesSchema = statusProps + `,"server":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer","minimum":1},` +
+		`"actions":{"type":"array","items":{"type":"object","properties":{"title":{"type":"string"},"kind":{"type":"string"},"preferred":{"type":"boolean"},` +
+		`"fixes":{"type":"array","items":{"type":"string"},"description":"The messages of the diagnostics it fixes."},"disabled":{"type":"string","description":"Why it cannot be applied here."}},` +
+		`"required":["title"],"additionalProperties":false}}`
 	symbolSourceSchema = statusProps + `,"path":{"type":"string"},"symbol":{"type":"string"},"line":{"type":"integer","minimum":1},"endLine":{"type":"integer","minimum":1},"text":{"type":"string"}`
 )
 
@@ -103,6 +111,19 @@ func editTools(e *editTool) []ideserver.Tool {
 			description: "Write edits, all of them or none: each file must still be as it was on disk when the call began, and, when the user's IDE is connected, must have no unsaved changes there. The answer is the diff written and what it changed in the diagnostics of the edited files and their dependents. Takes the edits preview_edit takes.",
 			input:       editsInput, output: outputSchema(verifiedSchema, verifiedFileDef, diagnosticDef), destructive: true},
 			func(ctx context.Context, a *editArgs) *mcp.ToolResult { return e.run(ctx, a, true) }),
+		defineTool(toolSpec{name: "fixes", title: "Fixes and code actions",
+			description: "The code actions the language server offers for a line of a file, as the file is on disk: quick fixes for the diagnostics on the line (a missing import, ...), organize imports, refactorings. Stage one in preview_edit or apply_edit as {file, line, fix: its title}.",
+			input: objectSchema([]prop{
+				{"file", typed("string", "The file: a path relative to the project directory, or absolute inside it.")},
+				{"line", `{"type":"integer","minimum":1,"description":"The 1-based line."}`},
+			}, "file", "line"),
+			output: outputSchema(fixesSchema), readOnly: true},
+			func(ctx context.Context, a *struct {
+				File string `json:"file"`
+				Line int    `json:"line"`
+			}) *mcp.ToolResult {
+				return e.fixes(ctx, a.File, a.Line)
+			}),
 		defineTool(toolSpec{name: "symbol_source", title: "Symbol source",
 			description: "The current text of a symbol's declaration in a file, by name path (Square.Area, main; add [2] for the second of several), found through the language server's document symbols, with its 1-based first and last lines.",
 			input: objectSchema([]prop{
@@ -137,7 +158,7 @@ func (e *editTool) edits(tool string, a *editArgs) ([]lsp.Edit, *mcp.ToolResult)
 		if bad != nil {
 			return nil, bad
 		}
-		ed := lsp.Edit{File: path, NewText: it.NewText, Symbol: it.Symbol, Body: it.Body, Action: lsp.SymbolAction(it.Action), Force: it.Force, Format: it.Format}
+		ed := lsp.Edit{File: path, NewText: it.NewText, Symbol: it.Symbol, Body: it.Body, Action: lsp.SymbolAction(it.Action), Force: it.Force, Format: it.Format, Fix: it.Fix, Line: it.Line}
 		if it.Text != nil {
 			ed.Text = *it.Text
 		}
@@ -152,6 +173,9 @@ func (e *editTool) edits(tool string, a *editArgs) ([]lsp.Edit, *mcp.ToolResult)
 			ed.OldString, ed.NewString = *it.OldString, *it.NewString
 		case it.NewString != nil:
 			return nil, errorf("Edit %d: new_string needs old_string, the text it replaces.", n)
+		}
+		if it.Fix != "" && it.Line < 1 {
+			return nil, errorf("Edit %d: fix needs line, the 1-based line the fix is for.", n)
 		}
 		if it.Symbol != "" && it.Body == nil && it.Action == "" {
 			return nil, errorf("Edit %d: symbol needs body, or action with text.", n)
@@ -306,4 +330,50 @@ func (e *editTool) symbolSource(ctx context.Context, file, symbol string) *mcp.T
 		Status string `json:"status"`
 		*lsp.SymbolSource
 	}{statusComplete, src})
+}
+
+func (e *editTool) fixes(ctx context.Context, file string, line int) *mcp.ToolResult {
+	if file == "" || line < 1 {
+		return errorf("fixes needs file and line, the 1-based line.")
+	}
+	path, bad := e.p.confine(file)
+	if bad != nil {
+		return bad
+	}
+	acts, err := e.m.CodeActions(ctx, path, line)
+	if err != nil {
+		n := &navigator{m: e.m, p: e.p, link: e.link}
+		return n.failed("fixes", err)
+	}
+	var b strings.Builder
+	if len(acts.Actions) == 0 {
+		fmt.Fprintf(&b, "%s offers no code action at %s:%d.\n", acts.Server, e.p.rel(acts.Path), line)
+	} else {
+		fmt.Fprintf(&b, "Code actions at %s:%d, from %s (stage one as {file, line, fix: title}):\n", e.p.rel(acts.Path), line, acts.Server)
+	}
+	for _, a := range acts.Actions {
+		fmt.Fprintf(&b, "- %s", a.Title)
+		if a.Kind != "" {
+			fmt.Fprintf(&b, " [%s]", a.Kind)
+		}
+		if a.Preferred {
+			b.WriteString(" (preferred)")
+		}
+		if len(a.Fixes) > 0 {
+			fmt.Fprintf(&b, ": fixes %s", strings.Join(a.Fixes, "; "))
+		}
+		if a.Disabled != "" {
+			fmt.Fprintf(&b, " (not applicable: %s)", a.Disabled)
+		}
+		b.WriteString("\n")
+	}
+	status, reason := statusOf(&acts.Answer, len(acts.Actions) == 0)
+	return withStructured(mcp.TextResult(b.String()), struct {
+		Status  string           `json:"status"`
+		Reason  string           `json:"reason,omitempty"`
+		Server  string           `json:"server,omitempty"`
+		Path    string           `json:"path"`
+		Line    int              `json:"line"`
+		Actions []lsp.CodeAction `json:"actions"`
+	}{status, reason, acts.Server, acts.Path, line, acts.Actions})
 }

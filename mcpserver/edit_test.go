@@ -106,6 +106,18 @@ func TestPreviewThenApplyEdits(t *testing.T) {
 		t.Errorf("diagnostics after apply:\n%s", text)
 	}
 
+	// A quick fix: the code actions at a line, one staged by its title.
+	writeText(t, filepath.Join(dir, "calc", "up.go"), "package calc\n\n// Up shouts.\nfunc Up(s string) string { return strings.ToUpper(s) }\n")
+	res = s.ok("fixes", map[string]any{"file": "calc/up.go", "line": 4})
+	checkStructured(t, s.tools["fixes"], res)
+	if text := res.Text(); !strings.Contains(text, `- Add import:  "strings" [quickfix]: fixes undefined: strings`) {
+		t.Errorf("fixes:\n%s", text)
+	}
+	res = s.ok("preview_edit", map[string]any{"edits": []any{map[string]any{"file": "calc/up.go", "line": 4, "fix": "Add import"}}})
+	if text := res.Text(); !strings.Contains(text, "calc/up.go: 1 resolved\n  - 4:35 error: undefined: strings") || !strings.Contains(text, "+import \"strings\"") {
+		t.Errorf("preview of the fix:\n%s", text)
+	}
+
 	// A messy text and its formatting, previewed: the diff is gofmt's.
 	res = s.ok("preview_edit", map[string]any{"edits": []any{
 		map[string]any{"file": "calc/b.go", "old_string": "return Add(x, x, 0)", "new_string": "return   Add(x,x,0)"},

@@ -211,6 +211,8 @@ func TestStructuredContentFitsSchema(t *testing.T) {
 		{"apply_edit", map[string]any{"edits": []any{map[string]any{"file": "greet.go", "symbol": "greet", "body": "return \"hey \" + name"}}}, false},
 		{"apply_edit", map[string]any{"edits": []any{map[string]any{"file": "greet.go", "symbol": "nothere", "body": "x"}}}, true},
 		{"symbol_source", map[string]any{"file": "greet.go", "symbol": "greet"}, false},
+		{"fixes", map[string]any{"file": "main.go", "line": 6}, false},
+		{"fixes", map[string]any{"file": "main.go", "line": 600}, true},
 		{"symbol_source", map[string]any{"file": "greet.go", "symbol": "nothere"}, true},
 		{"rename", map[string]any{"file": "greet.go", "line": 4, "symbol": "greet", "new_name": "hello", "apply": false}, false},
 		{"rename", map[string]any{"file": "greet.go", "line": 4, "symbol": "greet", "new_name": "hello"}, false},

@@ -25,7 +25,10 @@ const editsHelp = "EDITS.json is a JSON array of edits (\"-\" reads it from stan
 	"  {\"file\": F, \"symbol\": N, \"action\": A, \"text\": T} A is replace,\n" +
 	"      insert_before, insert_after or delete (refused while N is still\n" +
 	"      referenced, unless \"force\": true)\n" +
-	"  {\"file\": F, \"format\": true}                   F formatted by its server\n" +
+	"  {\"file\": F, \"format\": true}                    F formatted by its server\n" +
+	"  {\"file\": F, \"line\": N, \"fix\": TITLE}           the code action TITLE at\n" +
+	"      line N (or the one whose title contains TITLE): a quick fix, organize\n" +
+	"      imports, a refactoring\n" +
 	"Edits apply in order; paths are relative to the working directory."
 
 func init() {
