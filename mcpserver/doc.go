@@ -12,7 +12,8 @@
 //     not written: their diff and the diagnostics they introduce and
 //     resolve in the edited files and their dependents), apply_edit (the
 //     same, written all or none, never under a file with unsaved changes
-//     in the IDE) and symbol_source (a symbol's text by name path);
+//     in the IDE), fixes (the code actions at a line, each stageable as an
+//     edit) and symbol_source (a symbol's text by name path);
 //   - the IDE, when one is found as Claude Code finds it: ide_selection,
 //     ide_open_editors, ide_open_file, ide_diagnostics and propose_edit (a
 //     change shown in the IDE's diff viewer, written as the user accepts
