@@ -26,7 +26,8 @@ const (
 	// DefaultInstructions is the initialize result's advice to the model.
 	DefaultInstructions = "Code intelligence from the user's language servers and IDE. " +
 		"Paths are relative to the project directory, or absolute inside it; lines and columns are 1-based. " +
-		"Call diagnostics after editing files to see the errors the edits introduced. " +
+		"Call diagnostics after editing files to see the errors the edits introduced, " +
+		"or check edits before writing them with preview_edit (it shows what they break in other files too) and write them with apply_edit. " +
 		"The ide_ tools and propose_edit need the user's IDE; without one they say why."
 )
 
