@@ -257,6 +257,9 @@ func (s *EditSet) stage(ctx context.Context, edits []Edit) (err error) {
 				c := *old
 				sf = &c
 			} else {
+				if fi, err := os.Stat(abs); err == nil && fi.Size() > maxTrackedFileBytes {
+					return fmt.Errorf("%s: the file is %d bytes, more than the %d a language server is sent", where, fi.Size(), maxTrackedFileBytes)
+				}
 				data, st, err := atomicfile.Read(abs)
 				if err != nil {
 					return fmt.Errorf("%s: reading the file: %w", where, err)
@@ -728,9 +731,12 @@ func (s *EditSet) discardLocked(ctx context.Context) error {
 		if s.opened[p] {
 			continue
 		}
-		// Open sends the disk's text when the server has another.
+		// Open sends the disk's text when the server has another; a file
+		// that can no longer be read is closed, so that no staged text
+		// stays in its server.
 		if err := s.m.Open(ctx, p); err != nil && !errors.Is(err, ErrNoServer) {
-			errs = append(errs, fmt.Errorf("putting %s back on its text on disk: %w", p, err))
+			_ = s.m.Close(ctx, p)
+			errs = append(errs, fmt.Errorf("putting %s back on its text on disk (closed it instead): %w", p, err))
 		}
 	}
 	s.closeOpened(ctx)

@@ -74,7 +74,15 @@ func TestEditSetOneAtATime(t *testing.T) {
 	if err := fourth.Discard(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []Edit{{File: notes}, {File: notes, OldString: "one", Symbol: "x"}, {File: filepath.Join(dir, "none.txt"), NewText: new(string)}} {
+	big := filepath.Join(dir, "big.txt")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, maxTrackedFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Edit{{File: notes}, {File: notes, OldString: "one", Symbol: "x"}, {File: filepath.Join(dir, "none.txt"), NewText: new(string)},
+		{File: big, NewText: new(string)}} {
 		err := m.NewEditSet().Stage(ctx, []Edit{bad})
 		if err == nil || !strings.Contains(err.Error(), "edit 1") {
 			t.Errorf("%+v: %v", bad, err)
