@@ -716,7 +716,9 @@ func (s *EditSet) Files() []string {
 // Discard drops every staged edit and puts the servers back on the disk's
 // text: a staged file that was open before the set staged it is sent its
 // text on disk, and every file the set opened is closed (didClose), so
-// that the servers' next diagnostics are the disk's. The set is then
+// that the servers' next diagnostics are the disk's; the checked files
+// that stay open are settled, so that the next Drain delivers no
+// diagnostic of the staged text. The set is then
 // empty and no longer holds its Manager. Discard may be called more than
 // once.
 func (s *EditSet) Discard(ctx context.Context) error {
@@ -727,6 +729,12 @@ func (s *EditSet) Discard(ctx context.Context) error {
 
 func (s *EditSet) discardLocked(ctx context.Context) error {
 	var errs []error
+	staged := false
+	for _, p := range s.order {
+		if t, ok := s.m.serverText(p); ok && t != s.files[p].disk {
+			staged = true
+		}
+	}
 	for _, p := range s.order {
 		if s.opened[p] {
 			continue
@@ -740,6 +748,20 @@ func (s *EditSet) discardLocked(ctx context.Context) error {
 		}
 	}
 	s.closeOpened(ctx)
+	if staged {
+		// The files left open (open before the set) wait for the disk's
+		// diagnostics, so that the registry holds no staged text's set for
+		// the next Drain to deliver.
+		var still []string
+		for _, p := range s.check {
+			if s.isOpen(p) {
+				still = append(still, p)
+			}
+		}
+		s.changed, s.lastChanged = true, ""
+		s.settleAll(ctx, still, make([]*string, len(still)))
+		s.closeOpened(ctx)
+	}
 	s.reset()
 	return errors.Join(errs...)
 }

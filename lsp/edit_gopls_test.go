@@ -280,6 +280,35 @@ func TestEditSetGopls(t *testing.T) {
 		}
 	})
 
+	t.Run("after a discard, a drain delivers nothing of the staged text", func(t *testing.T) {
+		for _, p := range all {
+			if err := m.Open(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Settle(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.Drain()
+		es := m.NewEditSet()
+		if err := es.Stage(ctx, []Edit{{File: f.a, OldString: addSignature, NewString: "func Add(a, b, c int) int {\n\treturn a + b + c\n"}}); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := es.Check(ctx); err != nil || c.Introduced != 3 {
+			t.Fatalf("check: %v", err)
+		}
+		if err := es.Discard(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if att, ok := m.Drain(); ok {
+			for _, fd := range att.Files {
+				if len(errorsIn(fd.Diagnostics)) > 0 {
+					t.Errorf("drained after the discard: %s %+v", fd.URI, fd.Diagnostics)
+				}
+			}
+		}
+	})
+
 	t.Run("symbol body replaced", func(t *testing.T) {
 		es := m.NewEditSet()
 		defer es.Discard(ctx)
