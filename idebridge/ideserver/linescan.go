@@ -11,9 +11,9 @@ import (
 // maxString bounds a string of a client's message that no legitimate
 // message makes long: a member name anywhere, and every string outside a
 // tool call's arguments (the method, the id, the tool's name, _meta...).
-// A longer one in a line read by ServeStream is never held whole: the
-// line's pass (lineScanner) keeps its start and size, and the message is
-// refused naming it.
+// A longer one in a line read by ServeStream, or a Streamable HTTP body,
+// is never held whole: the pass over the message (lineScanner) keeps its
+// start and size, and the message is refused naming it.
 const maxString = 64 << 10
 
 // maxScanFrames bounds the open containers whose members lineScanner

@@ -236,8 +236,17 @@ func (ss *session) refuseOverlong(out replyTo, data []byte, over []overlong) {
 	}
 	p, err := scanParams(msg.Params)
 	if inArgs && err == nil && msg.Method == mcp.MethodCallTool && len(p.name) > 0 && p.name[0] == '"' {
-		name := clip(jsonrpc.UnquoteValid(p.name), maxQuoted)
+		full := jsonrpc.UnquoteValid(p.name)
+		name := clip(full, maxQuoted)
 		a := answer{ss: ss, out: out, id: id, modern: p.modern()}
+		if _, ok := ss.srv.tools.get(full); !ok { // as callTool answers it
+			if a.modern {
+				a.fail(&mcp.Error{Code: mcp.CodeInvalidParams, Message: "Unknown tool: " + name})
+			} else {
+				a.fail(&mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + name})
+			}
+			return
+		}
 		a.result(mcp.ErrorResult(fmt.Sprintf("The arguments of %s do not fit its input schema: %s. Call %s again with the arguments its schema describes.", name, first, name)))
 		return
 	}
