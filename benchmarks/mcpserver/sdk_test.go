@@ -288,7 +288,7 @@ func wantAll(t *testing.T, what, text string, wants ...string) {
 var toolNames = []string{
 	"diagnostics",
 	"definition", "declaration", "type_definition", "implementation", "references", "hover",
-	"document_symbols", "workspace_symbols", "call_hierarchy", "rename",
+	"document_symbols", "workspace_symbols", "call_hierarchy", "type_hierarchy", "rename",
 	"ide_selection", "ide_open_editors", "ide_open_file", "ide_diagnostics", "propose_edit",
 }
 
