@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,7 +14,9 @@ import (
 // follow it one level up or down. It runs as the call hierarchy does: the
 // same wait for a loading server, the same completeness in Answer, and
 // ErrUnsupported from a server whose initialize answer has no
-// typeHierarchyProvider.
+// typeHierarchyProvider. A server that announces one but does not know
+// prepareTypeHierarchy is asked the earlier proposal's
+// textDocument/typeHierarchy instead, which answers the same.
 
 // The type hierarchy's methods, and the capability that offers them. They
 // join navProvider here rather than in its literal so that this file holds
@@ -75,6 +78,16 @@ func (m *Manager) prepareTypes(ctx context.Context, op NavOp, at Pos) (*navTarge
 	}
 	var list []json.RawMessage
 	a, err := m.request(ctx, t, op, methodPrepareTypeHierarchy, t.positionParams(r), &list)
+	if errors.Is(err, ErrUnsupported) {
+		if ok, _ := t.inst.offers(methodPrepareTypeHierarchy); ok {
+			// It announced a type hierarchy and does not know LSP 3.17's:
+			// the earlier proposal's, then (clangd before 16).
+			res, lerr := m.legacyTypes(ctx, t, r, op)
+			if lerr == nil || !errors.Is(lerr, ErrUnsupported) {
+				return nil, res, lerr
+			}
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,12 +103,79 @@ func (m *Manager) prepareTypes(ctx context.Context, op NavOp, at Pos) (*navTarge
 	return t, res, nil
 }
 
+// methodLegacyTypes is the type hierarchy of the proposal that came
+// before LSP 3.17 (clangd 14 and 15 answer it, and announce it as
+// typeHierarchyProvider): one request answers the item with its parents
+// and children resolved to the depth asked.
+const methodLegacyTypes = "textDocument/typeHierarchy"
+
+// legacyItem is a TypeHierarchyItem of the earlier proposal.
+type legacyItem struct {
+	lspCallItem
+	Parents  []json.RawMessage `json:"parents"`
+	Children []json.RawMessage `json:"children"`
+}
+
+// legacyTypes answers op with the earlier proposal's
+// textDocument/typeHierarchy: direction 1 the parents (supertypes), 0 the
+// children (subtypes), resolved one level.
+func (m *Manager) legacyTypes(ctx context.Context, t *navTarget, r resolved, op NavOp) (*TypeHierarchy, error) {
+	params := t.positionParams(r)
+	params["resolve"], params["direction"] = 1, 1
+	if op == OpSubtypes {
+		params["direction"] = 0
+	}
+	var raw json.RawMessage
+	a, err := m.request(ctx, t, op, methodLegacyTypes, params, &raw)
+	if err != nil {
+		return nil, err
+	}
+	a.At = t.at(r)
+	res := &TypeHierarchy{Answer: a, Items: []TypeItem{}}
+	if op != OpPrepareTypeHierarchy {
+		res.Types = []TypeItem{}
+	}
+	if emptyAnswer(raw) {
+		return res, nil
+	}
+	var it legacyItem
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return nil, fmt.Errorf("%s from %s: decoding a type hierarchy item: %w", op, a.Server, err)
+	}
+	item, err := m.typeItem(t, raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s from %s: %w", op, a.Server, err)
+	}
+	item.raw = nil // not an item of LSP 3.17's requests
+	res.Items = append(res.Items, item)
+	next := it.Parents
+	switch op {
+	case OpPrepareTypeHierarchy:
+		return res, nil
+	case OpSubtypes:
+		next = it.Children
+	}
+	for _, raw := range next {
+		other, err := m.typeItem(t, raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", op, a.Server, err)
+		}
+		other.raw = nil
+		res.Types = append(res.Types, other)
+	}
+	res.Types = sortTypeItems(res.Types)
+	return res, nil
+}
+
 // PrepareTypeHierarchy returns the type hierarchy items at at
 // (textDocument/prepareTypeHierarchy): the type named there. It fails with
 // ErrUnsupported when the file's server offers no type hierarchy.
 func (m *Manager) PrepareTypeHierarchy(ctx context.Context, at Pos) (*TypeHierarchy, error) {
 	_, res, err := m.prepareTypes(ctx, OpPrepareTypeHierarchy, at)
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Supertypes returns the direct supertypes of the type at at: the classes
@@ -118,6 +198,9 @@ func (m *Manager) types(ctx context.Context, op NavOp, at Pos) (*TypeHierarchy, 
 	t, res, err := m.prepareTypes(ctx, op, at)
 	if err != nil {
 		return nil, err
+	}
+	if t == nil {
+		return res, nil // answered whole by the earlier proposal
 	}
 	method := methodSupertypes
 	if op == OpSubtypes {

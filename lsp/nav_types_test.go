@@ -25,10 +25,11 @@ var typeCases = map[string]typeCase{
 	// gopls calls every named type a class.
 	"gopls": {subAt: "shapes.go:4:Shape", sub: []string{"class Square shapes.go:9:6", "class Circle shapes.go:15:6"},
 		superAt: "shapes.go:9:Square", super: []string{"interface Shape shapes.go:4:6"}},
-	// clangd 14 announces typeHierarchyProvider for its own earlier
-	// proposal (textDocument/typeHierarchy) and answers LSP 3.17's
-	// prepareTypeHierarchy with MethodNotFound.
-	"clangd":     {subAt: "shapes.hpp:4:Shape", superAt: "shapes.hpp:10:Square"},
+	// clangd 14 announces typeHierarchyProvider for the earlier proposal
+	// (textDocument/typeHierarchy) and answers LSP 3.17's
+	// prepareTypeHierarchy with MethodNotFound: asked the earlier way.
+	"clangd": {subAt: "shapes.hpp:4:Shape", sub: []string{"struct Square shapes.hpp:10:8", "struct Circle shapes.hpp:17:8"},
+		superAt: "shapes.hpp:10:Square", super: []string{"struct Shape shapes.hpp:4:8"}},
 	"pyright":    {subAt: "shapes.py:4:Shape", superAt: "shapes.py:11:Square"},
 	"typescript": {subAt: "shapes.ts:2:Shape", superAt: "shapes.ts:7:Square"},
 }
@@ -45,8 +46,8 @@ func flattenTypes(dir string, items []TypeItem) []string {
 // fixture on its real server: the subtypes of the interface (or abstract
 // class) Shape are the concrete shapes, the supertypes of Square are
 // Shape; a server without the type hierarchy (pyright,
-// typescript-language-server: no typeHierarchyProvider; clangd 14: no
-// prepareTypeHierarchy) fails with ErrUnsupported.
+// typescript-language-server: no typeHierarchyProvider) fails with
+// ErrUnsupported.
 func TestTypeHierarchy(t *testing.T) {
 	for _, spec := range navSpecs() {
 		c, ok := typeCases[spec.name]
