@@ -309,8 +309,15 @@ type CallHierarchy struct {
 	// Items are what the position names (usually one).
 	Items []CallItem `json:"items"`
 	// Calls are the incoming or outgoing calls of the items, sorted by
-	// the item's path and position; nil for PrepareCallHierarchy.
+	// the item's path and position; nil for PrepareCallHierarchy. All of
+	// them, or the page of them that starts at Offset (see Page).
 	Calls []Call `json:"calls,omitempty"`
+	// Total is how many calls the whole answer has, exact even when Calls
+	// holds a page of them.
+	Total int `json:"total"`
+	// Offset is the 0-based index in the whole answer of Calls[0]: 0
+	// unless this is a page that starts further on.
+	Offset int `json:"offset,omitempty"`
 }
 
 // FileState is the state of a file when an edit of it was computed (see
@@ -421,11 +428,12 @@ type NavRequest struct {
 	IncludeDeclaration bool `json:"includeDeclaration,omitempty"`
 	// NewName is the new name for Rename.
 	NewName string `json:"newName,omitempty"`
-	// Offset and Limit page a result of locations (Locations.Page) or of
-	// workspace symbols (Symbols.Page): at most Limit entries from the
-	// 0-based Offset on; Limit 0 means all of them from Offset on. The
-	// result's total stays the whole answer's. Other operations ignore
-	// them.
+	// Offset and Limit page a result that is a list: of locations
+	// (Locations.Page), symbols (Symbols.Page), calls
+	// (CallHierarchy.Page) or types (TypeHierarchy.Page): at most Limit
+	// entries from the 0-based Offset on; Limit 0 means all of them from
+	// Offset on. The result's total stays the whole answer's. Hover and
+	// Rename ignore them.
 	Offset int `json:"offset,omitempty"`
 	Limit  int `json:"limit,omitempty"`
 }
@@ -497,3 +505,48 @@ func (res *Symbols) total() int { return totalOf(res.Total, res.Offset, len(res.
 // Rest returns how many top-level symbols of the whole answer come after
 // this page: 0 when Symbols runs to the end.
 func (res *Symbols) Rest() int { return max(res.total()-res.Offset-len(res.Symbols), 0) }
+
+// Page returns the page of res that holds at most limit calls from the
+// 0-based offset on (limit <= 0: all of them from offset on), with Total
+// still the whole answer's, as Locations.Page does. res is not changed.
+func (res *CallHierarchy) Page(offset, limit int) *CallHierarchy {
+	out := *res
+	out.Total = totalOf(res.Total, res.Offset, len(res.Calls))
+	lo, hi := pageBounds(res.Offset, len(res.Calls), offset, limit)
+	if res.Calls != nil {
+		out.Calls = res.Calls[lo:hi:hi]
+	}
+	out.Offset = max(offset, res.Offset)
+	return &out
+}
+
+// PageInfo says which part of its whole answer a result that is a list
+// holds: Returned entries from the 0-based Offset on, of Total.
+type PageInfo struct {
+	Offset, Returned, Total int
+}
+
+// Rest returns how many entries of the whole answer come after the page;
+// the next page starts at Offset+Returned.
+func (p PageInfo) Rest() int { return max(p.Total-p.Offset-p.Returned, 0) }
+
+// PageOf returns which part of its whole answer res holds, for a result
+// that is a list (locations, symbols, calls, types); ok is false for the
+// others (hover, a rename, a call or type hierarchy's prepare).
+func PageOf(res NavResult) (p PageInfo, ok bool) {
+	switch r := res.(type) {
+	case *Locations:
+		return PageInfo{r.Offset, len(r.Locations), r.total()}, true
+	case *Symbols:
+		return PageInfo{r.Offset, len(r.Symbols), r.total()}, true
+	case *CallHierarchy:
+		if r.Calls != nil {
+			return PageInfo{r.Offset, len(r.Calls), totalOf(r.Total, r.Offset, len(r.Calls))}, true
+		}
+	case *TypeHierarchy:
+		if r.Types != nil {
+			return PageInfo{r.Offset, len(r.Types), totalOf(r.Total, r.Offset, len(r.Types))}, true
+		}
+	}
+	return PageInfo{}, false
+}

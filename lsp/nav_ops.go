@@ -874,6 +874,7 @@ func (m *Manager) calls(ctx context.Context, op NavOp, at Pos) (*CallHierarchy, 
 		}
 		return a.Column < b.Column
 	})
+	res.Total = len(res.Calls)
 	return res, nil
 }
 
@@ -892,6 +893,10 @@ func (m *Manager) Navigate(ctx context.Context, req NavRequest) (NavResult, erro
 	case *Locations:
 		return r.Page(req.Offset, req.Limit), nil
 	case *Symbols:
+		return r.Page(req.Offset, req.Limit), nil
+	case *CallHierarchy:
+		return r.Page(req.Offset, req.Limit), nil
+	case *TypeHierarchy:
 		return r.Page(req.Offset, req.Limit), nil
 	}
 	return res, nil

@@ -145,4 +145,27 @@ func TestLocationsPage(t *testing.T) {
 	if len(append(res.Page(0, 3).Locations, Location{})) != 4 || res.Locations[3].Line != 4 {
 		t.Errorf("appending to a page overwrote the result")
 	}
+
+	if p, ok := PageOf(res.Page(8, 1)); !ok || p != (PageInfo{Offset: 8, Returned: 1, Total: 10}) || p.Rest() != 1 {
+		t.Errorf("PageOf(Page(8, 1)): %+v, %v", p, ok)
+	}
+
+	calls := &CallHierarchy{Answer: Answer{Op: OpIncomingCalls, Server: "s"}, Items: []CallItem{{Name: "f"}}, Total: 3,
+		Calls: []Call{{Item: CallItem{Name: "a"}}, {Item: CallItem{Name: "b"}}, {Item: CallItem{Name: "c"}}}}
+	cp := calls.Page(1, 1)
+	if cp.Total != 3 || cp.Offset != 1 || len(cp.Calls) != 1 || cp.Calls[0].Item.Name != "b" || len(cp.Items) != 1 {
+		t.Errorf("a page of calls: %+v", cp)
+	}
+	if p, ok := PageOf(cp); !ok || p.Rest() != 1 {
+		t.Errorf("PageOf a page of calls: %+v, %v", p, ok)
+	}
+	if text := cp.Render(nil); !strings.HasPrefix(text, "Calls to f (), from s: 3 callers; showing 2 of 3\n") {
+		t.Errorf("a page of calls rendered:\n%s", text)
+	}
+	if _, ok := PageOf(&CallHierarchy{Answer: Answer{Op: OpPrepareCallHierarchy}}); ok {
+		t.Error("PageOf a prepared call hierarchy says it is a page")
+	}
+	if _, ok := PageOf(&Hover{}); ok {
+		t.Error("PageOf a hover says it is a page")
+	}
 }

@@ -167,8 +167,7 @@ func (res *Locations) Render(opts *NavRenderOptions) string {
 	total := res.total()
 	if len(res.Locations) == 0 {
 		if total > 0 {
-			return fmt.Sprintf("%s found %d %s for %s; there are none from offset %d on (offsets run from 0 to %d).\n",
-				res.Server, total, t[1], subj, res.Offset, total-1)
+			return pastEnd(res.Server, total, t[1]+" for "+subj, res.Offset)
 		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, t[1]+" for "+subj) + "\n"
@@ -188,6 +187,13 @@ func (res *Locations) Render(opts *NavRenderOptions) string {
 	r.b.WriteByte('\n')
 	r.locationLines(res.Locations, "")
 	return r.b.String()
+}
+
+// pastEnd is what an empty page past the end of a whole answer of total
+// entries says.
+func pastEnd(server string, total int, what string, offset int) string {
+	return fmt.Sprintf("%s found %d %s; there are none from offset %d on (offsets run from 0 to %d).\n",
+		server, total, what, offset, total-1)
 }
 
 // showing says which entries of a page are shown: "101-112 of 112",
@@ -242,8 +248,7 @@ func (res *Symbols) Render(opts *NavRenderOptions) string {
 	}
 	if total == 0 {
 		if whole > 0 {
-			return fmt.Sprintf("%s found %d %s; there are none from offset %d on (offsets run from 0 to %d).\n",
-				res.Server, whole, what, res.Offset, whole-1)
+			return pastEnd(res.Server, whole, what, res.Offset)
 		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, what) + "\n"
@@ -330,13 +335,21 @@ func (res *CallHierarchy) Render(opts *NavRenderOptions) string {
 		names[i] = res.Items[i].Name
 	}
 	on := fmt.Sprintf("%s (%s)", strings.Join(names, ", "), r.place(&res.Items[0].Location))
+	total := totalOf(res.Total, res.Offset, len(res.Calls))
 	if len(res.Calls) == 0 {
+		if total > 0 {
+			return pastEnd(res.Server, total, what+" of "+on, res.Offset)
+		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, what+" of "+on) + "\n"
 		}
 		return fmt.Sprintf("%s found no %s of %s.\n", res.Server, what, on)
 	}
-	fmt.Fprintf(&r.b, "%s %s, from %s: %d %s\n", title, on, res.Server, len(res.Calls), strings.TrimSuffix(what, "s")+plural(len(res.Calls)))
+	fmt.Fprintf(&r.b, "%s %s, from %s: %d %s", title, on, res.Server, total, strings.TrimSuffix(what, "s")+plural(total))
+	if n := len(res.Calls); n < total {
+		fmt.Fprintf(&r.b, "; showing %s", showing(res.Offset, n, total))
+	}
+	r.b.WriteByte('\n')
 	if res.Incomplete {
 		r.b.WriteString(incompleteNote(&res.Answer) + "\n")
 	}

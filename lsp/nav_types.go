@@ -53,7 +53,28 @@ type TypeHierarchy struct {
 	Items []TypeItem `json:"items"`
 	// Types are the direct supertypes or subtypes of the items, sorted by
 	// path and position, without duplicates; nil for PrepareTypeHierarchy.
+	// All of them, or the page of them that starts at Offset (see Page).
 	Types []TypeItem `json:"types,omitempty"`
+	// Total is how many types the whole answer has, exact even when Types
+	// holds a page of them.
+	Total int `json:"total"`
+	// Offset is the 0-based index in the whole answer of Types[0]: 0
+	// unless this is a page that starts further on.
+	Offset int `json:"offset,omitempty"`
+}
+
+// Page returns the page of res that holds at most limit types from the
+// 0-based offset on (limit <= 0: all of them from offset on), with Total
+// still the whole answer's, as Locations.Page does. res is not changed.
+func (res *TypeHierarchy) Page(offset, limit int) *TypeHierarchy {
+	out := *res
+	out.Total = totalOf(res.Total, res.Offset, len(res.Types))
+	lo, hi := pageBounds(res.Offset, len(res.Types), offset, limit)
+	if res.Types != nil {
+		out.Types = res.Types[lo:hi:hi]
+	}
+	out.Offset = max(offset, res.Offset)
+	return &out
 }
 
 // typeItem converts a TypeHierarchyItem of t's server; its shape is a
@@ -164,6 +185,7 @@ func (m *Manager) legacyTypes(ctx context.Context, t *navTarget, r resolved, op 
 		res.Types = append(res.Types, other)
 	}
 	res.Types = sortTypeItems(res.Types)
+	res.Total = len(res.Types)
 	return res, nil
 }
 
@@ -225,6 +247,7 @@ func (m *Manager) types(ctx context.Context, op NavOp, at Pos) (*TypeHierarchy, 
 		}
 	}
 	res.Types = sortTypeItems(res.Types)
+	res.Total = len(res.Types)
 	return res, nil
 }
 
@@ -303,13 +326,21 @@ func (res *TypeHierarchy) Render(opts *NavRenderOptions) string {
 		names[i] = res.Items[i].Name
 	}
 	on := fmt.Sprintf("%s (%s)", strings.Join(names, ", "), r.place(&res.Items[0].Location))
+	total := totalOf(res.Total, res.Offset, len(res.Types))
 	if len(res.Types) == 0 {
+		if total > 0 {
+			return pastEnd(res.Server, total, what+" of "+on, res.Offset)
+		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, what+" of "+on) + "\n"
 		}
 		return fmt.Sprintf("%s found no %s of %s.\n", res.Server, what, on)
 	}
-	fmt.Fprintf(&r.b, "%s %s, from %s: %d type%s\n", title, on, res.Server, len(res.Types), plural(len(res.Types)))
+	fmt.Fprintf(&r.b, "%s %s, from %s: %d type%s", title, on, res.Server, total, plural(total))
+	if n := len(res.Types); n < total {
+		fmt.Fprintf(&r.b, "; showing %s", showing(res.Offset, n, total))
+	}
+	r.b.WriteByte('\n')
 	if res.Incomplete {
 		r.b.WriteString(incompleteNote(&res.Answer) + "\n")
 	}

@@ -106,6 +106,22 @@ func TestTypeHierarchy(t *testing.T) {
 				}
 			}
 
+			// The second page of one: the exact total, the second type.
+			res, err := m.Navigate(ctx, NavRequest{Op: OpSubtypes, At: pos(t, dir, c.subAt), Offset: 1, Limit: 1})
+			if err != nil {
+				t.Fatalf("subtypes, offset 1: %v", err)
+			}
+			page := res.(*TypeHierarchy)
+			if got := flattenTypes(dir, page.Types); !cmp.Equal(got, c.sub[1:]) || page.Total != 2 || page.Offset != 1 {
+				t.Errorf("subtypes, offset 1, limit 1: %q, total %d, offset %d", got, page.Total, page.Offset)
+			}
+			if p, ok := PageOf(page); !ok || p != (PageInfo{Offset: 1, Returned: 1, Total: 2}) || p.Rest() != 0 {
+				t.Errorf("PageOf the second page: %+v, %v", p, ok)
+			}
+			if text := page.Render(render); !strings.Contains(text, "2 types; showing 2 of 2\n") {
+				t.Errorf("the second page rendered:\n%s", text)
+			}
+
 			super, err := m.Navigate(ctx, NavRequest{Op: OpSupertypes, At: pos(t, dir, c.superAt)})
 			if err != nil {
 				t.Fatalf("supertypes: %v", err)

@@ -87,23 +87,11 @@ func (n *navigator) answerPage(res lsp.NavResult, direction, tool string) *mcp.T
 	if c.scrubbed > 0 {
 		text = strings.TrimSuffix(text, "\n") + "\n(Files outside the project are listed without their source lines.)\n"
 	}
-	if next, rest := nextPage(res); tool != "" && rest > 0 {
-		text = strings.TrimSuffix(text, "\n") + fmt.Sprintf("\n(%d more: call %s again with offset %d for the next ones.)\n", rest, tool, next)
+	if p, ok := lsp.PageOf(res); tool != "" && ok && p.Rest() > 0 {
+		text = strings.TrimSuffix(text, "\n") + fmt.Sprintf("\n(%d more: call %s again with offset %d for the next ones.)\n", p.Rest(), tool, p.Offset+p.Returned)
 	}
 	out := mcp.TextResult(text)
 	return withStructured(out, c.navStructured(res, direction))
-}
-
-// nextPage returns where the next page of a paged result starts and how
-// many entries come after this one.
-func nextPage(res lsp.NavResult) (next, rest int) {
-	switch r := res.(type) {
-	case *lsp.Locations:
-		return r.Offset + len(r.Locations), r.Rest()
-	case *lsp.Symbols:
-		return r.Offset + len(r.Symbols), r.Rest()
-	}
-	return 0, 0
 }
 
 // pageArgs page a list of locations or symbols.
@@ -329,12 +317,13 @@ func navTools(n *navigator) []ideserver.Tool {
 				return n.answerPage(res, "", "workspace_symbols")
 			}),
 		navTool("call_hierarchy", "Call hierarchy",
-			"The callers (direction incoming) or the callees (direction outgoing) of the function or method at a place in a file, each with where the calls are."+addressing,
-			objectSchema(append(posProps[:len(posProps):len(posProps)],
+			"The callers (direction incoming) or the callees (direction outgoing) of the function or method at a place in a file, each with where the calls are."+paging+addressing,
+			objectSchema(withPage(posProps,
 				prop{"direction", `{"type":"string","enum":["incoming","outgoing"],"default":"incoming","description":"incoming: who calls it; outgoing: what it calls."}`}), "file", "line"),
 			outputSchema(callsSchema, callItemDef),
 			func(ctx context.Context, a *struct {
 				posArgs
+				pageArgs
 				Direction string `json:"direction"`
 			}) *mcp.ToolResult {
 				op, dir := lsp.OpIncomingCalls, "incoming"
@@ -349,19 +338,24 @@ func navTools(n *navigator) []ideserver.Tool {
 				if bad != nil {
 					return bad
 				}
-				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos})
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos, Offset: offset, Limit: limit})
 				if err != nil {
 					return n.failed("call_hierarchy", err)
 				}
-				return n.answer(res, dir)
+				return n.answerPage(res, dir, "call_hierarchy")
 			}),
 		navTool("type_hierarchy", "Type hierarchy",
-			"The direct supertypes (direction supertypes: the classes it extends, the interfaces it implements) or subtypes (direction subtypes: the classes that extend it, the types that implement the interface) of the type at a place in a file, each with its location. Not every language server offers it."+addressing,
-			objectSchema(append(posProps[:len(posProps):len(posProps)],
+			"The direct supertypes (direction supertypes: the classes it extends, the interfaces it implements) or subtypes (direction subtypes: the classes that extend it, the types that implement the interface) of the type at a place in a file, each with its location. Not every language server offers it."+paging+addressing,
+			objectSchema(withPage(posProps,
 				prop{"direction", `{"type":"string","enum":["supertypes","subtypes"],"description":"supertypes: what the type extends or implements; subtypes: what extends or implements it."}`}), "file", "line", "direction"),
 			outputSchema(typesSchema, typeItemDef),
 			func(ctx context.Context, a *struct {
 				posArgs
+				pageArgs
 				Direction string `json:"direction"`
 			}) *mcp.ToolResult {
 				var op lsp.NavOp
@@ -379,11 +373,15 @@ func navTools(n *navigator) []ideserver.Tool {
 				if bad != nil {
 					return bad
 				}
-				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos})
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos, Offset: offset, Limit: limit})
 				if err != nil {
 					return n.failed("type_hierarchy", err)
 				}
-				return n.answer(res, a.Direction)
+				return n.answerPage(res, a.Direction, "type_hierarchy")
 			}),
 		defineTool(toolSpec{name: "rename", title: "Rename symbol",
 			description: "Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true." + addressing,

@@ -273,11 +273,13 @@ type callsResult struct {
 	Items     []callItem `json:"items"`
 	Calls     []call     `json:"calls"`
 	Total     int        `json:"total"`
+	Offset    int        `json:"offset"`
+	Returned  int        `json:"returned"`
 }
 
 const callsSchema = answerProps + `,"direction":{"type":"string","enum":["incoming","outgoing"]},"items":{"type":"array","items":{"$ref":"#/$defs/item"}},` +
-	`"calls":{"type":"array","items":{"type":"object","properties":{"item":{"$ref":"#/$defs/item"},"sites":{"type":"array","items":{"$ref":"#/$defs/location"}}},"required":["item","sites"],"additionalProperties":false}},` +
-	`"total":{"type":"integer","minimum":0}`
+	`"calls":{"type":"array","items":{"type":"object","properties":{"item":{"$ref":"#/$defs/item"},"sites":{"type":"array","items":{"$ref":"#/$defs/location"}}},"required":["item","sites"],"additionalProperties":false}}` +
+	pageSchema
 
 // pageTotal is the total of a result with the given Total, Offset and
 // number of entries: Total, or, for a result made without one, as many as
@@ -347,12 +349,16 @@ func (c *converter) item(it *lsp.CallItem) callItem {
 	return callItem{Name: it.Name, Kind: it.Kind.String(), Detail: it.Detail, Location: c.loc(&it.Location)}
 }
 
+// calls converts a call hierarchy: every call of it (the tool pages it,
+// so that it is bounded).
 func (c *converter) calls(r *lsp.CallHierarchy, direction string) *callsResult {
-	out := &callsResult{answer: c.answer(&r.Answer, len(r.Calls) == 0), Direction: direction, Items: []callItem{}, Calls: []call{}, Total: len(r.Calls)}
+	total := pageTotal(r.Total, r.Offset, len(r.Calls))
+	out := &callsResult{answer: c.answer(&r.Answer, total == 0), Direction: direction, Items: []callItem{}, Calls: []call{},
+		Total: total, Offset: r.Offset, Returned: len(r.Calls)}
 	for i := range r.Items {
 		out.Items = append(out.Items, c.item(&r.Items[i]))
 	}
-	for i := range r.Calls[:min(len(r.Calls), maxStructured)] {
+	for i := range r.Calls {
 		cl := call{Item: c.item(&r.Calls[i].Item), Sites: []location{}}
 		for j := range r.Calls[i].Sites {
 			cl.Sites = append(cl.Sites, c.loc(&r.Calls[i].Sites[j]))
@@ -368,6 +374,8 @@ type typesResult struct {
 	Items     []callItem `json:"items"`
 	Types     []callItem `json:"types"`
 	Total     int        `json:"total"`
+	Offset    int        `json:"offset"`
+	Returned  int        `json:"returned"`
 }
 
 // typeItemDef is a type of a type hierarchy; it has a call item's shape.
@@ -375,18 +383,22 @@ const typeItemDef = `"type":{"type":"object","properties":{"name":{"type":"strin
 
 const typesSchema = answerProps + `,"direction":{"type":"string","enum":["supertypes","subtypes"]},` +
 	`"items":{"type":"array","items":{"$ref":"#/$defs/type"},"description":"The type at the place asked about (usually one)."},` +
-	`"types":{"type":"array","items":{"$ref":"#/$defs/type"},"description":"Its direct supertypes or subtypes, sorted by path and position."},` +
-	`"total":{"type":"integer","minimum":0,"description":"How many supertypes or subtypes there are; at most 100 are listed."}`
+	`"types":{"type":"array","items":{"$ref":"#/$defs/type"},"description":"Its direct supertypes or subtypes, sorted by path and position."}` +
+	pageSchema
 
+// types converts a type hierarchy: every type of it (the tool pages it,
+// so that it is bounded).
 func (c *converter) types(r *lsp.TypeHierarchy, direction string) *typesResult {
-	out := &typesResult{answer: c.answer(&r.Answer, len(r.Types) == 0), Direction: direction, Items: []callItem{}, Types: []callItem{}, Total: len(r.Types)}
+	total := pageTotal(r.Total, r.Offset, len(r.Types))
+	out := &typesResult{answer: c.answer(&r.Answer, total == 0), Direction: direction, Items: []callItem{}, Types: []callItem{},
+		Total: total, Offset: r.Offset, Returned: len(r.Types)}
 	conv := func(it *lsp.TypeItem) callItem {
 		return callItem{Name: it.Name, Kind: it.Kind.String(), Detail: it.Detail, Location: c.loc(&it.Location)}
 	}
 	for i := range r.Items {
 		out.Items = append(out.Items, conv(&r.Items[i]))
 	}
-	for i := range r.Types[:min(len(r.Types), maxStructured)] {
+	for i := range r.Types {
 		out.Types = append(out.Types, conv(&r.Types[i]))
 	}
 	return out

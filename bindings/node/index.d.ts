@@ -131,13 +131,13 @@ export type NavSymbols = NavAnswer & { path?: string; query?: string; symbols: N
 export interface NavCallItem { name: string; kind: number; detail?: string; location: NavLocation }
 
 /** The result of prepare_call_hierarchy, incoming_calls and outgoing_calls (Go: lsp.CallHierarchy). */
-export type NavCallHierarchy = NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[] };
+export type NavCallHierarchy = NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[]; total: number; offset?: number };
 
 /** A type of a type hierarchy (Go: lsp.TypeItem); kind is LSP's SymbolKind number. */
 export interface NavTypeItem { name: string; kind: number; detail?: string; location: NavLocation }
 
 /** The result of prepare_type_hierarchy, supertypes and subtypes (Go: lsp.TypeHierarchy). */
-export type NavTypeHierarchy = NavAnswer & { items: NavTypeItem[]; types?: NavTypeItem[] };
+export type NavTypeHierarchy = NavAnswer & { items: NavTypeItem[]; types?: NavTypeItem[]; total: number; offset?: number };
 
 /** The result of rename (Go: lsp.RenameProposal): nothing is written yet. */
 export type NavRenameProposal = NavAnswer & {
@@ -707,6 +707,10 @@ export interface IncomingCallsOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -725,6 +729,10 @@ export interface OutgoingCallsOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -761,6 +769,10 @@ export interface SupertypesOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -779,6 +791,10 @@ export interface SubtypesOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -1859,11 +1875,13 @@ export declare class LSPManager {
   prepareCallHierarchySync(options: PrepareCallHierarchyOptions): NavCallHierarchy;
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1882,11 +1900,13 @@ export declare class LSPManager {
   incomingCalls(options: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1902,11 +1922,13 @@ export declare class LSPManager {
   incomingCallsSync(options: IncomingCallsOptions): NavCallHierarchy;
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1925,11 +1947,13 @@ export declare class LSPManager {
   outgoingCalls(options: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1990,10 +2014,13 @@ export declare class LSPManager {
    * The direct supertypes of the type at a place: the classes it extends, the
    * interfaces it implements (prepareTypeHierarchy, then
    * typeHierarchy/supertypes). A server that offers no type hierarchy fails
-   * with IDB_ERR. The file is opened in its server (started when needed) or
-   * brought up to date with the disk. A server still loading the workspace is
-   * waited for (at most 30 seconds), and an answer it gave while loading says
-   * so ("incomplete": true and a "reason"), never that there is nothing.
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2014,10 +2041,13 @@ export declare class LSPManager {
    * The direct supertypes of the type at a place: the classes it extends, the
    * interfaces it implements (prepareTypeHierarchy, then
    * typeHierarchy/supertypes). A server that offers no type hierarchy fails
-   * with IDB_ERR. The file is opened in its server (started when needed) or
-   * brought up to date with the disk. A server still loading the workspace is
-   * waited for (at most 30 seconds), and an answer it gave while loading says
-   * so ("incomplete": true and a "reason"), never that there is nothing.
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2035,10 +2065,13 @@ export declare class LSPManager {
    * The direct subtypes of the type at a place: the classes that extend it,
    * the types that implement the interface (prepareTypeHierarchy, then
    * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
-   * IDB_ERR. The file is opened in its server (started when needed) or brought
-   * up to date with the disk. A server still loading the workspace is waited
-   * for (at most 30 seconds), and an answer it gave while loading says so
-   * ("incomplete": true and a "reason"), never that there is nothing.
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2059,10 +2092,13 @@ export declare class LSPManager {
    * The direct subtypes of the type at a place: the classes that extend it,
    * the types that implement the interface (prepareTypeHierarchy, then
    * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
-   * IDB_ERR. The file is opened in its server (started when needed) or brought
-   * up to date with the disk. A server still loading the workspace is waited
-   * for (at most 30 seconds), and an answer it gave while loading says so
-   * ("incomplete": true and a "reason"), never that there is nothing.
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.

@@ -2363,11 +2363,13 @@ class LSPManager {
 
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2386,16 +2388,18 @@ class LSPManager {
    */
   incomingCalls(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2409,16 +2413,18 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   incomingCallsSync(options = {}) {
-    return _idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2437,16 +2443,18 @@ class LSPManager {
    */
   outgoingCalls(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2460,7 +2468,7 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   outgoingCallsSync(options = {}) {
-    return _idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
@@ -2518,10 +2526,13 @@ class LSPManager {
    * The direct supertypes of the type at a place: the classes it extends, the
    * interfaces it implements (prepareTypeHierarchy, then
    * typeHierarchy/supertypes). A server that offers no type hierarchy fails
-   * with IDB_ERR. The file is opened in its server (started when needed) or
-   * brought up to date with the disk. A server still loading the workspace is
-   * waited for (at most 30 seconds), and an answer it gave while loading says
-   * so ("incomplete": true and a "reason"), never that there is nothing.
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2540,17 +2551,20 @@ class LSPManager {
    */
   supertypes(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_supertypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_supertypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The direct supertypes of the type at a place: the classes it extends, the
    * interfaces it implements (prepareTypeHierarchy, then
    * typeHierarchy/supertypes). A server that offers no type hierarchy fails
-   * with IDB_ERR. The file is opened in its server (started when needed) or
-   * brought up to date with the disk. A server still loading the workspace is
-   * waited for (at most 30 seconds), and an answer it gave while loading says
-   * so ("incomplete": true and a "reason"), never that there is nothing.
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2564,17 +2578,20 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   supertypesSync(options = {}) {
-    return _idb_lsp_supertypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_supertypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * The direct subtypes of the type at a place: the classes that extend it,
    * the types that implement the interface (prepareTypeHierarchy, then
    * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
-   * IDB_ERR. The file is opened in its server (started when needed) or brought
-   * up to date with the disk. A server still loading the workspace is waited
-   * for (at most 30 seconds), and an answer it gave while loading says so
-   * ("incomplete": true and a "reason"), never that there is nothing.
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2593,17 +2610,20 @@ class LSPManager {
    */
   subtypes(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_subtypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_subtypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The direct subtypes of the type at a place: the classes that extend it,
    * the types that implement the interface (prepareTypeHierarchy, then
    * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
-   * IDB_ERR. The file is opened in its server (started when needed) or brought
-   * up to date with the disk. A server still loading the workspace is waited
-   * for (at most 30 seconds), and an answer it gave while loading says so
-   * ("incomplete": true and a "reason"), never that there is nothing.
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2617,7 +2637,7 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   subtypesSync(options = {}) {
-    return _idb_lsp_subtypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_subtypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**

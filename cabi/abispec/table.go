@@ -459,14 +459,18 @@ var Funcs = []Func{
 		navMaxField, navPageFields[0], navPageFields[1],
 	}, "NavSymbols"),
 	navFunc("prepare_call_hierarchy", "The call hierarchy items at a place (textDocument/prepareCallHierarchy): the function or method named there.", navPosFields, "NavCallHierarchy"),
-	navFunc("incoming_calls", "The callers of the function or method at a place, with the call sites (callHierarchy/incomingCalls).", navPosFields, "NavCallHierarchy"),
-	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls).", navPosFields, "NavCallHierarchy"),
+	navFunc("incoming_calls", "The callers of the function or method at a place, with the call sites (callHierarchy/incomingCalls)."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavCallHierarchy"),
+	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls)."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavCallHierarchy"),
 	navFunc("prepare_type_hierarchy", "The type hierarchy items at a place (textDocument/prepareTypeHierarchy): the type named there. "+
 		"A server that offers no type hierarchy fails with IDB_ERR.", navPosFields, "NavTypeHierarchy"),
 	navFunc("supertypes", "The direct supertypes of the type at a place: the classes it extends, the interfaces it implements "+
-		"(prepareTypeHierarchy, then typeHierarchy/supertypes). A server that offers no type hierarchy fails with IDB_ERR.", navPosFields, "NavTypeHierarchy"),
+		"(prepareTypeHierarchy, then typeHierarchy/supertypes). A server that offers no type hierarchy fails with IDB_ERR."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavTypeHierarchy"),
 	navFunc("subtypes", "The direct subtypes of the type at a place: the classes that extend it, the types that implement the interface "+
-		"(prepareTypeHierarchy, then typeHierarchy/subtypes). A server that offers no type hierarchy fails with IDB_ERR.", navPosFields, "NavTypeHierarchy"),
+		"(prepareTypeHierarchy, then typeHierarchy/subtypes). A server that offers no type hierarchy fails with IDB_ERR."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavTypeHierarchy"),
 	navFunc("rename", "Asks the server how to rename the symbol at a place (textDocument/rename) and returns its edit as proposed file texts "+
 		"with a unified diff. Nothing is written: pass the result to apply_rename (idb_lsp_apply_rename).",
 		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "str", TS: "string", Required: true, Doc: "the new name"}), "NavRenameProposal"),
@@ -794,8 +798,8 @@ var (
 	}
 )
 
-// navPageFields page a list of locations or workspace symbols; navPageDoc
-// says so.
+// navPageFields page a list of locations, workspace symbols, calls or
+// types; navPageDoc says so.
 var navPageFields = []Field{
 	{JSON: "offset", Py: "offset", PyType: "Optional[int]", TS: "number", Doc: "answer from this 0-based entry of the whole answer on (default 0)"},
 	{JSON: "limit", Py: "limit", PyType: "Optional[int]", TS: "number", Doc: "answer at most this many entries (default: all from offset on)"},
@@ -928,7 +932,7 @@ var TSTypes = []TSType{
 	{
 		Name:  "NavCallHierarchy",
 		Doc:   "The result of prepare_call_hierarchy, incoming_calls and outgoing_calls (Go: lsp.CallHierarchy).",
-		Body:  `NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[] }`,
+		Body:  `NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[]; total: number; offset?: number }`,
 		Alias: true,
 	},
 	{
@@ -939,7 +943,7 @@ var TSTypes = []TSType{
 	{
 		Name:  "NavTypeHierarchy",
 		Doc:   "The result of prepare_type_hierarchy, supertypes and subtypes (Go: lsp.TypeHierarchy).",
-		Body:  `NavAnswer & { items: NavTypeItem[]; types?: NavTypeItem[] }`,
+		Body:  `NavAnswer & { items: NavTypeItem[]; types?: NavTypeItem[]; total: number; offset?: number }`,
 		Alias: true,
 	},
 	{

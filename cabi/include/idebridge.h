@@ -1292,11 +1292,14 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  * idb_lsp_incoming_calls
  *
  * The callers of the function or method at a place, with the call sites
- * (callHierarchy/incomingCalls). The file is opened in its server (started
- * when needed) or brought up to date with the disk. A server still loading
- * the workspace is waited for (at most 30 seconds), and an answer it gave
- * while loading says so ("incomplete": true and a "reason"), never that
- * there is nothing.
+ * (callHierarchy/incomingCalls). With offset or limit, the answer is a
+ * page of the whole: "total" is always the whole answer's count and
+ * "offset" the index of the page's first entry; the text says which part
+ * it shows. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1324,6 +1327,10 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1336,11 +1343,14 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  * idb_lsp_outgoing_calls
  *
  * What the function or method at a place calls, with the call sites
- * (callHierarchy/outgoingCalls). The file is opened in its server (started
- * when needed) or brought up to date with the disk. A server still loading
- * the workspace is waited for (at most 30 seconds), and an answer it gave
- * while loading says so ("incomplete": true and a "reason"), never that
- * there is nothing.
+ * (callHierarchy/outgoingCalls). With offset or limit, the answer is a
+ * page of the whole: "total" is always the whole answer's count and
+ * "offset" the index of the page's first entry; the text says which part
+ * it shows. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1368,6 +1378,10 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1427,11 +1441,13 @@ int idb_lsp_prepare_type_hierarchy(uint64_t manager, const char *request_json, i
  * The direct supertypes of the type at a place: the classes it extends,
  * the interfaces it implements (prepareTypeHierarchy, then
  * typeHierarchy/supertypes). A server that offers no type hierarchy fails
- * with IDB_ERR. The file is opened in its server (started when needed) or
- * brought up to date with the disk. A server still loading the workspace
- * is waited for (at most 30 seconds), and an answer it gave while loading
- * says so ("incomplete": true and a "reason"), never that there is
- * nothing.
+ * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+ * "total" is always the whole answer's count and "offset" the index of the
+ * page's first entry; the text says which part it shows. The file is
+ * opened in its server (started when needed) or brought up to date with
+ * the disk. A server still loading the workspace is waited for (at most 30
+ * seconds), and an answer it gave while loading says so ("incomplete":
+ * true and a "reason"), never that there is nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1459,6 +1475,10 @@ int idb_lsp_prepare_type_hierarchy(uint64_t manager, const char *request_json, i
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1473,11 +1493,13 @@ int idb_lsp_supertypes(uint64_t manager, const char *request_json, int64_t timeo
  * The direct subtypes of the type at a place: the classes that extend it,
  * the types that implement the interface (prepareTypeHierarchy, then
  * typeHierarchy/subtypes). A server that offers no type hierarchy fails
- * with IDB_ERR. The file is opened in its server (started when needed) or
- * brought up to date with the disk. A server still loading the workspace
- * is waited for (at most 30 seconds), and an answer it gave while loading
- * says so ("incomplete": true and a "reason"), never that there is
- * nothing.
+ * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+ * "total" is always the whole answer's count and "offset" the index of the
+ * page's first entry; the text says which part it shows. The file is
+ * opened in its server (started when needed) or brought up to date with
+ * the disk. A server still loading the workspace is waited for (at most 30
+ * seconds), and an answer it gave while loading says so ("incomplete":
+ * true and a "reason"), never that there is nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1505,6 +1527,10 @@ int idb_lsp_supertypes(uint64_t manager, const char *request_json, int64_t timeo
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -2778,6 +2804,10 @@ int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_j
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2814,6 +2844,10 @@ int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2885,6 +2919,10 @@ int idb_lsp_prepare_type_hierarchy_start(uint64_t manager, const char *request_j
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2920,6 +2958,10 @@ int idb_lsp_supertypes_start(uint64_t manager, const char *request_json, int64_t
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.

@@ -152,29 +152,26 @@ func init() {
 					}, nil
 				}
 			}},
-		{name: "types", usage: "POS [--super | --sub]", summary: "the supertypes and subtypes of the type at POS",
+		{name: "types", usage: "POS [--super | --sub] [--offset N] [--limit N]", summary: "the supertypes and subtypes of the type at POS",
 			help: "Prints the type hierarchy of the type at POS: its direct supertypes\n" +
 				"(typeHierarchy/supertypes: what it extends or implements), then its direct\n" +
 				"subtypes (typeHierarchy/subtypes: what extends or implements it); --super\n" +
 				"or --sub prints one of them. A server that offers no type hierarchy is an\n" +
-				"error (exit status 1).",
+				"error (exit status 1).\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				super := fs.Bool("super", false, "only the supertypes")
 				sub := fs.Bool("sub", false, "only the subtypes")
+				pg := registerPage(fs)
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
 					if *super && *sub {
 						return nil, usageError("--super and --sub exclude each other")
 					}
 					var res []lsp.NavResult
-					if !*sub {
-						r, err := s.m.Supertypes(ctx, p)
-						if err != nil {
-							return nil, err
+					for _, op := range []lsp.NavOp{lsp.OpSupertypes, lsp.OpSubtypes} {
+						if op == lsp.OpSupertypes && *sub || op == lsp.OpSubtypes && *super {
+							continue
 						}
-						res = append(res, r)
-					}
-					if !*super {
-						r, err := s.m.Subtypes(ctx, p)
+						r, err := pg.navigate(ctx, s, lsp.NavRequest{Op: op, At: p})
 						if err != nil {
 							return nil, err
 						}
@@ -183,27 +180,28 @@ func init() {
 					return navResults(res), nil
 				})
 			}},
-		{name: "calls", usage: "POS [--in | --out]", summary: "the callers of the function at POS, and what it calls",
+		{name: "calls", usage: "POS [--in | --out] [--offset N] [--limit N]", summary: "the callers of the function at POS, and what it calls",
 			help: "Prints the call hierarchy of the function or method at POS: its callers\n" +
 				"(callHierarchy/incomingCalls) with the call sites, then what it calls\n" +
-				"(outgoingCalls); --in or --out prints one of them.",
+				"(outgoingCalls); --in or --out prints one of them.\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				in := fs.Bool("in", false, "only the callers")
 				out := fs.Bool("out", false, "only what it calls")
+				pg := registerPage(fs)
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
 					if *in && *out {
 						return nil, usageError("--in and --out exclude each other")
 					}
 					var res []lsp.NavResult
 					if !*out {
-						r, err := s.m.IncomingCalls(ctx, p)
+						r, err := pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpIncomingCalls, At: p})
 						if err != nil {
 							return nil, err
 						}
 						res = append(res, r)
 					}
 					if !*in {
-						r, err := s.m.OutgoingCalls(ctx, p)
+						r, err := pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpOutgoingCalls, At: p})
 						if err != nil && !(errors.Is(err, lsp.ErrUnsupported) && !*out) {
 							return nil, err
 						}
@@ -273,16 +271,24 @@ func registerPage(fs *flag.FlagSet) *pageFlags {
 
 // navigate runs req with the page asked for; a paged result prints whole
 // (--max does not cut it) and says how to get the next page.
-func (p *pageFlags) navigate(ctx context.Context, s *navSession, req lsp.NavRequest) (any, error) {
+func (p *pageFlags) navigate(ctx context.Context, s *navSession, req lsp.NavRequest) (lsp.NavResult, error) {
 	if p.offset < 0 || p.limit < 0 {
 		return nil, usageError("--offset and --limit must not be negative")
 	}
 	req.Offset, req.Limit = p.offset, p.limit
 	res, err := s.m.Navigate(ctx, req)
-	if err != nil || p.offset == 0 && p.limit == 0 {
-		return res, err
+	if err != nil {
+		return nil, err
 	}
-	return pagedResult{res}, nil
+	return p.wrap(res), nil
+}
+
+// wrap is res as printed: a page when one was asked for.
+func (p *pageFlags) wrap(res lsp.NavResult) lsp.NavResult {
+	if p.offset == 0 && p.limit == 0 {
+		return res
+	}
+	return pagedResult{res}
 }
 
 // pagedResult is a page of a result: rendered whole, with the offset of
@@ -296,15 +302,8 @@ func (r pagedResult) Render(opts *lsp.NavRenderOptions) string {
 		o.ProjectDir = opts.ProjectDir
 	}
 	text := r.NavResult.Render(&o)
-	var next, rest int
-	switch x := r.NavResult.(type) {
-	case *lsp.Locations:
-		next, rest = x.Offset+len(x.Locations), x.Rest()
-	case *lsp.Symbols:
-		next, rest = x.Offset+len(x.Symbols), x.Rest()
-	}
-	if rest > 0 {
-		text += fmt.Sprintf("(%d more: run again with --offset %d for the next ones.)\n", rest, next)
+	if p, ok := lsp.PageOf(r.NavResult); ok && p.Rest() > 0 {
+		text += fmt.Sprintf("(%d more: run again with --offset %d for the next ones.)\n", p.Rest(), p.Offset+p.Returned)
 	}
 	return text
 }

@@ -2463,51 +2463,15 @@ class LSPManager:
         """
         return _nav_call_hierarchy(_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
-        sites (callHierarchy/incomingCalls). The file is opened in its
-        server (started when needed) or brought up to date with the disk. A
-        server still loading the workspace is waited for (at most 30
-        seconds), and an answer it gave while loading says so ("incomplete":
-        true and a "reason"), never that there is nothing.
-
-        Args:
-            path: the file.
-            line: the 1-based line.
-            column: the 1-based column, counted in characters (Unicode code
-                points); or give symbol.
-            symbol: the symbol's text on the line, when no column is given
-                (a qualified name names its last part).
-            occurrence: which occurrence of symbol on the line, 1-based,
-                when it occurs more than once.
-            max_locations: how many locations, symbols or calls the text
-                shows (default 100; negative for all).
-            timeout: seconds to wait; None for 60 seconds, a negative number
-                to wait without limit.
-
-        Returns:
-            NavCallHierarchy, made from the answer (the same JSON as
-            idebridge lsp ... --json) with "text", its rendering for a
-            model: paths relative to the project, path:line:col with each
-            location's source line, at most max_locations (100) of them.
-
-        Raises:
-            IdebridgeError: on failure, as one of IdebridgeError,
-                HandleError, TimeoutError, NotFoundError, ArgumentError,
-                ClosedError, InternalError.
-
-        Blocks until the server answered (after starting, initializing and
-        loading when needed) or the timeout elapses; Ctrl-C
-        (KeyboardInterrupt) cancels it.
-        """
-        return _nav_call_hierarchy(_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
-
-    def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
-        """What the function or method at a place calls, with the call sites
-        (callHierarchy/outgoingCalls). The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
+        sites (callHierarchy/incomingCalls). With offset or limit, the
+        answer is a page of the whole: "total" is always the whole answer's
+        count and "offset" the index of the page's first entry; the text
+        says which part it shows. The file is opened in its server (started
+        when needed) or brought up to date with the disk. A server still
+        loading the workspace is waited for (at most 30 seconds), and an
+        answer it gave while loading says so ("incomplete": true and a
         "reason"), never that there is nothing.
 
         Args:
@@ -2521,6 +2485,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2539,7 +2507,53 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_call_hierarchy(_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_call_hierarchy(_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
+
+    def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+        """What the function or method at a place calls, with the call sites
+        (callHierarchy/outgoingCalls). With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _nav_call_hierarchy(_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
     def prepare_type_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
         """The type hierarchy items at a place
@@ -2581,15 +2595,18 @@ class LSPManager:
         """
         return _nav_type_hierarchy(_idb_lsp_prepare_type_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def supertypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+    def supertypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
         """The direct supertypes of the type at a place: the classes it
         extends, the interfaces it implements (prepareTypeHierarchy, then
         typeHierarchy/supertypes). A server that offers no type hierarchy
-        fails with IDB_ERR. The file is opened in its server (started when
-        needed) or brought up to date with the disk. A server still loading
-        the workspace is waited for (at most 30 seconds), and an answer it
-        gave while loading says so ("incomplete": true and a "reason"),
-        never that there is nothing.
+        fails with IDB_ERR. With offset or limit, the answer is a page of
+        the whole: "total" is always the whole answer's count and "offset"
+        the index of the page's first entry; the text says which part it
+        shows. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
 
         Args:
             path: the file.
@@ -2602,6 +2619,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2620,17 +2641,20 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_type_hierarchy(_idb_lsp_supertypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_type_hierarchy(_idb_lsp_supertypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
-    def subtypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+    def subtypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
         """The direct subtypes of the type at a place: the classes that extend
         it, the types that implement the interface (prepareTypeHierarchy,
         then typeHierarchy/subtypes). A server that offers no type hierarchy
-        fails with IDB_ERR. The file is opened in its server (started when
-        needed) or brought up to date with the disk. A server still loading
-        the workspace is waited for (at most 30 seconds), and an answer it
-        gave while loading says so ("incomplete": true and a "reason"),
-        never that there is nothing.
+        fails with IDB_ERR. With offset or limit, the answer is a page of
+        the whole: "total" is always the whole answer's count and "offset"
+        the index of the page's first entry; the text says which part it
+        shows. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
 
         Args:
             path: the file.
@@ -2643,6 +2667,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2661,7 +2689,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_type_hierarchy(_idb_lsp_subtypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_type_hierarchy(_idb_lsp_subtypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
     def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place

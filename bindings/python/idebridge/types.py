@@ -901,10 +901,15 @@ class NavCallHierarchy(NavAnswer):
 
     items: List[NavCallItem] = field(default_factory=list)
     calls: List[NavCall] = field(default_factory=list)
+    #: How many calls the whole answer has, exact even for a page.
+    total: int = 0
+    #: The 0-based index of calls[0] in the whole answer.
+    offset: int = 0
 
     @classmethod
     def _from(cls, v: Dict[str, Any]) -> "NavCallHierarchy":
-        r = cls(items=[NavCallItem._from(x) for x in v.get("items") or []], calls=[NavCall._from(x) for x in v.get("calls") or []])
+        calls = [NavCall._from(x) for x in v.get("calls") or []]
+        r = cls(items=[NavCallItem._from(x) for x in v.get("items") or []], calls=calls, total=int(v.get("total") or len(calls)), offset=int(v.get("offset") or 0))
         r._answer(v)
         return r
 
@@ -937,10 +942,15 @@ class NavTypeHierarchy(NavAnswer):
 
     items: List[NavTypeItem] = field(default_factory=list)
     types: List[NavTypeItem] = field(default_factory=list)
+    #: How many types the whole answer has, exact even for a page.
+    total: int = 0
+    #: The 0-based index of types[0] in the whole answer.
+    offset: int = 0
 
     @classmethod
     def _from(cls, v: Dict[str, Any]) -> "NavTypeHierarchy":
-        r = cls(items=[NavTypeItem._from(x) for x in v.get("items") or []], types=[NavTypeItem._from(x) for x in v.get("types") or []])
+        types = [NavTypeItem._from(x) for x in v.get("types") or []]
+        r = cls(items=[NavTypeItem._from(x) for x in v.get("items") or []], types=types, total=int(v.get("total") or len(types)), offset=int(v.get("offset") or 0))
         r._answer(v)
         return r
 
