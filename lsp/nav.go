@@ -461,6 +461,7 @@ func pageBounds(first, n, offset, limit int) (lo, hi int) {
 // Total still the whole answer's: Locations[i] of the page is entry
 // Offset+i of the whole answer. An offset past the end gives an empty
 // page. res is not changed; a page of a page holds what both hold.
+// PageOf says where the next page starts.
 func (res *Locations) Page(offset, limit int) *Locations {
 	out := *res
 	out.Total = res.total()
@@ -482,11 +483,6 @@ func totalOf(total, offset, n int) int {
 	return offset + n
 }
 
-// Rest returns how many locations of the whole answer come after this
-// page: 0 when Locations runs to the end. The next page starts at
-// Offset+len(Locations).
-func (res *Locations) Rest() int { return max(res.total()-res.Offset-len(res.Locations), 0) }
-
 // Page returns the page of res that holds at most limit top-level
 // symbols from the 0-based offset on (limit <= 0: all of them from offset
 // on), with Total still the whole answer's, as Locations.Page does. res
@@ -501,10 +497,6 @@ func (res *Symbols) Page(offset, limit int) *Symbols {
 }
 
 func (res *Symbols) total() int { return totalOf(res.Total, res.Offset, len(res.Symbols)) }
-
-// Rest returns how many top-level symbols of the whole answer come after
-// this page: 0 when Symbols runs to the end.
-func (res *Symbols) Rest() int { return max(res.total()-res.Offset-len(res.Symbols), 0) }
 
 // Page returns the page of res that holds at most limit calls from the
 // 0-based offset on (limit <= 0: all of them from offset on), with Total

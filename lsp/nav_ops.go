@@ -879,8 +879,8 @@ func (m *Manager) calls(ctx context.Context, op NavOp, at Pos) (*CallHierarchy, 
 }
 
 // Navigate runs the operation req names and returns its result: a page
-// of it when req has an Offset or a Limit and the result is a list of
-// locations or of symbols (see NavRequest).
+// of it when req has an Offset or a Limit and the result is a list (of
+// locations, symbols, calls or types; see NavRequest and PageOf).
 func (m *Manager) Navigate(ctx context.Context, req NavRequest) (NavResult, error) {
 	if req.Offset < 0 || req.Limit < 0 {
 		return nil, fmt.Errorf("%s: offset and limit must not be negative (got %d and %d)", req.Op, req.Offset, req.Limit)

@@ -49,8 +49,8 @@ func TestReferencesPaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all.Total != 112 || len(all.Locations) != 112 || all.Offset != 0 || all.Rest() != 0 {
-		t.Fatalf("references: total %d, %d locations, offset %d, rest %d; want all 112", all.Total, len(all.Locations), all.Offset, all.Rest())
+	if p, _ := PageOf(all); all.Total != 112 || len(all.Locations) != 112 || all.Offset != 0 || p.Rest() != 0 {
+		t.Fatalf("references: total %d, %d locations, offset %d, rest %d; want all 112", all.Total, len(all.Locations), all.Offset, p.Rest())
 	}
 	render := &NavRenderOptions{ProjectDir: dir}
 	if text := all.Render(render); !strings.Contains(text, "from gopls: 112 in 3 files\n") || !strings.Contains(text, "… 12 more in 2 files\n") {
@@ -66,8 +66,8 @@ func TestReferencesPaged(t *testing.T) {
 		}
 		page := res.(*Locations)
 		want := min(25, 112-offset)
-		if page.Total != 112 || page.Offset != offset || len(page.Locations) != want || page.Rest() != 112-offset-want {
-			t.Fatalf("page at %d: total %d, offset %d, %d locations, rest %d", offset, page.Total, page.Offset, len(page.Locations), page.Rest())
+		if p, _ := PageOf(page); page.Total != 112 || page.Offset != offset || len(page.Locations) != want || p.Rest() != 112-offset-want {
+			t.Fatalf("page at %d: total %d, offset %d, %d locations, rest %d", offset, page.Total, page.Offset, len(page.Locations), p.Rest())
 		}
 		for _, l := range page.Locations {
 			seen[rel(dir, l)]++
@@ -127,9 +127,9 @@ func TestLocationsPage(t *testing.T) {
 		{0, 0, 0, 10, 0}, {0, 3, 0, 3, 7}, {8, 3, 8, 2, 0}, {9, 1, 9, 1, 0}, {10, 5, 10, 0, 0}, {50, 0, 50, 0, 0},
 	} {
 		p := res.Page(c.offset, c.limit)
-		if p.Total != 10 || p.Offset != c.first || len(p.Locations) != c.n || p.Rest() != c.rest {
+		if info, _ := PageOf(p); p.Total != 10 || p.Offset != c.first || len(p.Locations) != c.n || info.Rest() != c.rest {
 			t.Errorf("Page(%d, %d): total %d, offset %d, %d locations, rest %d; want offset %d, %d, rest %d",
-				c.offset, c.limit, p.Total, p.Offset, len(p.Locations), p.Rest(), c.first, c.n, c.rest)
+				c.offset, c.limit, p.Total, p.Offset, len(p.Locations), info.Rest(), c.first, c.n, c.rest)
 		}
 		if c.n > 0 && p.Locations[0].Line != c.offset+1 {
 			t.Errorf("Page(%d, %d) starts at line %d", c.offset, c.limit, p.Locations[0].Line)
@@ -139,8 +139,8 @@ func TestLocationsPage(t *testing.T) {
 		t.Errorf("Page changed its receiver")
 	}
 	pp := res.Page(2, 5).Page(4, 10) // entries 4-6 of the whole
-	if pp.Offset != 4 || len(pp.Locations) != 3 || pp.Locations[0].Line != 5 || pp.Total != 10 || pp.Rest() != 3 {
-		t.Errorf("a page of a page: offset %d, %d locations, total %d, rest %d", pp.Offset, len(pp.Locations), pp.Total, pp.Rest())
+	if info, _ := PageOf(pp); pp.Offset != 4 || len(pp.Locations) != 3 || pp.Locations[0].Line != 5 || pp.Total != 10 || info.Rest() != 3 {
+		t.Errorf("a page of a page: offset %d, %d locations, total %d, rest %d", pp.Offset, len(pp.Locations), pp.Total, info.Rest())
 	}
 	if len(append(res.Page(0, 3).Locations, Location{})) != 4 || res.Locations[3].Line != 4 {
 		t.Errorf("appending to a page overwrote the result")
