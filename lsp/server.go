@@ -432,6 +432,7 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"references":     map[string]any{},
 				"documentSymbol": map[string]any{"hierarchicalDocumentSymbolSupport": true},
 				"callHierarchy":  map[string]any{},
+				"typeHierarchy":  map[string]any{},
 			},
 			"window": map[string]any{
 				"workDoneProgress": true,

@@ -6,8 +6,9 @@
 //     they are on disk now, waited for until known current;
 //   - navigation: definition, declaration, type_definition,
 //     implementation, references, hover, document_symbols,
-//     workspace_symbols, call_hierarchy, and rename (a diff, written on
-//     request or through the IDE's review);
+//     workspace_symbols, call_hierarchy, type_hierarchy, and rename (a
+//     diff, written on request or through the IDE's review); a long list
+//     comes in pages (offset, limit) that say the exact total;
 //   - the IDE, when one is found as Claude Code finds it: ide_selection,
 //     ide_open_editors, ide_open_file, ide_diagnostics and propose_edit (a
 //     change shown in the IDE's diff viewer, written as the user accepts
