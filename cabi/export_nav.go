@@ -47,6 +47,8 @@ type navRequest struct {
 	Query              string `json:"query"`
 	NewName            string `json:"newName"`
 	MaxLocations       int    `json:"maxLocations"`
+	Offset             int    `json:"offset"`
+	Limit              int    `json:"limit"`
 }
 
 // withText is v's JSON (an object) with text added as "text".
@@ -84,6 +86,9 @@ func navExport(name string, op lsp.NavOp, h C.uint64_t, requestJSON *C.char, tim
 	if r.Path == "" && op != lsp.OpWorkspaceSymbols {
 		return fail(name, argErr("request_json: path is required"))
 	}
+	if r.Offset < 0 || r.Limit < 0 {
+		return fail(name, argErr("request_json: offset and limit must not be negative"))
+	}
 	ctx, cancel := timeoutContext(timeoutMs, defaultNavTimeout)
 	defer cancel()
 	res, err := m.Navigate(ctx, lsp.NavRequest{
@@ -92,11 +97,17 @@ func navExport(name string, op lsp.NavOp, h C.uint64_t, requestJSON *C.char, tim
 		Query:              r.Query,
 		IncludeDeclaration: r.IncludeDeclaration,
 		NewName:            r.NewName,
+		Offset:             r.Offset,
+		Limit:              r.Limit,
 	})
 	if err != nil {
 		return fail(name, err)
 	}
-	js, err := withText(res, res.Render(&lsp.NavRenderOptions{ProjectDir: m.ProjectDir(), MaxLocations: r.MaxLocations}))
+	ropts := &lsp.NavRenderOptions{ProjectDir: m.ProjectDir(), MaxLocations: r.MaxLocations}
+	if (r.Offset > 0 || r.Limit > 0) && r.MaxLocations == 0 {
+		ropts.MaxLocations = -1 // the page is the bound
+	}
+	js, err := withText(res, res.Render(ropts))
 	if err != nil {
 		return fail(name, err)
 	}
@@ -190,6 +201,30 @@ func idb_lsp_outgoing_calls(h C.uint64_t, requestJSON *C.char, timeoutMs C.int64
 	defer recoverPanic(name, &st)
 	enter(name)
 	return navExport(name, lsp.OpOutgoingCalls, h, requestJSON, timeoutMs, out)
+}
+
+//export idb_lsp_prepare_type_hierarchy
+func idb_lsp_prepare_type_hierarchy(h C.uint64_t, requestJSON *C.char, timeoutMs C.int64_t, out **C.char) (st C.int) {
+	const name = "idb_lsp_prepare_type_hierarchy"
+	defer recoverPanic(name, &st)
+	enter(name)
+	return navExport(name, lsp.OpPrepareTypeHierarchy, h, requestJSON, timeoutMs, out)
+}
+
+//export idb_lsp_supertypes
+func idb_lsp_supertypes(h C.uint64_t, requestJSON *C.char, timeoutMs C.int64_t, out **C.char) (st C.int) {
+	const name = "idb_lsp_supertypes"
+	defer recoverPanic(name, &st)
+	enter(name)
+	return navExport(name, lsp.OpSupertypes, h, requestJSON, timeoutMs, out)
+}
+
+//export idb_lsp_subtypes
+func idb_lsp_subtypes(h C.uint64_t, requestJSON *C.char, timeoutMs C.int64_t, out **C.char) (st C.int) {
+	const name = "idb_lsp_subtypes"
+	defer recoverPanic(name, &st)
+	enter(name)
+	return navExport(name, lsp.OpSubtypes, h, requestJSON, timeoutMs, out)
 }
 
 //export idb_lsp_rename

@@ -144,12 +144,51 @@ func TestLSPNavigationExports(t *testing.T) {
 		t.Errorf("prepare call hierarchy: %+v", calls)
 	}
 
+	var types struct {
+		Op    string
+		Items []struct{ Name string }
+		Types []struct {
+			Name     string
+			Kind     int
+			Location navLoc
+		}
+		Text string
+	}
+	navCall(t, "idb_lsp_subtypes", idb_lsp_subtypes, h, map[string]any{"path": shapes, "line": 4, "symbol": "Shape"}, &types)
+	if types.Op != "subtypes" || len(types.Items) != 1 || types.Items[0].Name != "Shape" || len(types.Types) != 2 ||
+		types.Types[0].Name != "Square" || types.Types[0].Location.Line != 9 || types.Types[1].Name != "Circle" ||
+		!strings.HasPrefix(types.Text, "Subtypes of Shape (shapes.go:4:6), from gopls: 2 types\n") {
+		t.Errorf("subtypes: %+v", types)
+	}
+	navCall(t, "idb_lsp_supertypes", idb_lsp_supertypes, h, map[string]any{"path": shapes, "line": 9, "symbol": "Square"}, &types)
+	if types.Op != "supertypes" || len(types.Types) != 1 || types.Types[0].Name != "Shape" || types.Types[0].Kind != 11 {
+		t.Errorf("supertypes: %+v", types)
+	}
+	navCall(t, "idb_lsp_prepare_type_hierarchy", idb_lsp_prepare_type_hierarchy, h, map[string]any{"path": shapes, "line": 9, "symbol": "Square"}, &types)
+	if types.Op != "prepareTypeHierarchy" || len(types.Items) != 1 || types.Items[0].Name != "Square" {
+		t.Errorf("prepare type hierarchy: %+v", types)
+	}
+	// A page of the references: the exact total, its offset.
+	var page struct {
+		Total, Offset int
+		Locations     []navLoc
+		Text          string
+	}
+	navCall(t, "idb_lsp_references", idb_lsp_references, h,
+		map[string]any{"path": use, "line": 7, "symbol": "total", "occurrence": 2, "includeDeclaration": true, "offset": 1, "limit": 2}, &page)
+	if page.Total != 4 || page.Offset != 1 || len(page.Locations) != 2 || page.Locations[0].Line != 7 || page.Locations[0].Column != 3 ||
+		!strings.HasPrefix(page.Text, "References to total (use.go:7:11), from gopls: 4; showing 2-3 of 4 (2 in 1 file)\n") {
+		t.Errorf("a page of references: %+v", page)
+	}
+
 	// Errors: an ambiguous symbol, a missing path, unknown members, an
 	// operation gopls does not offer, NULL out.
 	var out *C_char
 	wantStatus(t, idb_lsp_references(h, cstr(t, fmt.Sprintf(`{"path":%q,"line":7,"symbol":"total"}`, use)), 0, &out),
 		abispec.StArgument, "idb_lsp_references", `"total" occurs 2 times on line 7`, "\t\ttotal = total + s.Area()")
 	wantStatus(t, idb_lsp_definition(h, cstr(t, `{"line":7}`), 0, &out), abispec.StArgument, "idb_lsp_definition", "path is required")
+	wantStatus(t, idb_lsp_references(h, cstr(t, fmt.Sprintf(`{"path":%q,"line":7,"column":3,"offset":-1}`, use)), 0, &out),
+		abispec.StArgument, "idb_lsp_references", "offset and limit must not be negative")
 	wantStatus(t, idb_lsp_definition(h, cstr(t, `{"path":"x.go","lin":7}`), 0, &out), abispec.StArgument, "idb_lsp_definition", "unknown field")
 	wantStatus(t, idb_lsp_declaration(h, cstr(t, fmt.Sprintf(`{"path":%q,"line":7,"symbol":"Area"}`, use)), 0, &out),
 		abispec.StError, "idb_lsp_declaration", "gopls does not offer declaration")

@@ -57,8 +57,13 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		},
 		"idb_lsp_incoming_calls": func() C_int { return idb_lsp_incoming_calls(1, nil, 0, &out) },
 		"idb_lsp_outgoing_calls": func() C_int { return idb_lsp_outgoing_calls(1, nil, 0, &out) },
-		"idb_lsp_rename":         func() C_int { return idb_lsp_rename(1, nil, 0, &out) },
-		"idb_lsp_apply_rename":   func() C_int { return idb_lsp_apply_rename(1, cstr(t, "{}"), 0, &out) },
+		"idb_lsp_prepare_type_hierarchy": func() C_int {
+			return idb_lsp_prepare_type_hierarchy(1, nil, 0, &out)
+		},
+		"idb_lsp_supertypes":   func() C_int { return idb_lsp_supertypes(1, nil, 0, &out) },
+		"idb_lsp_subtypes":     func() C_int { return idb_lsp_subtypes(1, nil, 0, &out) },
+		"idb_lsp_rename":       func() C_int { return idb_lsp_rename(1, nil, 0, &out) },
+		"idb_lsp_apply_rename": func() C_int { return idb_lsp_apply_rename(1, cstr(t, "{}"), 0, &out) },
 	}
 	for _, more := range moreExportCalls {
 		for name, call := range more(t) {

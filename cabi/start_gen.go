@@ -498,6 +498,72 @@ func idb_lsp_outgoing_calls_start(manager C.uint64_t, request_json *C.char, time
 	}, out_call)
 }
 
+// idb_lsp_prepare_type_hierarchy_start starts idb_lsp_prepare_type_hierarchy as an asynchronous call.
+//
+//export idb_lsp_prepare_type_hierarchy_start
+func idb_lsp_prepare_type_hierarchy_start(manager C.uint64_t, request_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_lsp_prepare_type_hierarchy_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("LSPManager", manager); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_request_json := in.str(request_json)
+	return startCall("idb_lsp_prepare_type_hierarchy", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_lsp_prepare_type_hierarchy(manager, c_request_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
+// idb_lsp_supertypes_start starts idb_lsp_supertypes as an asynchronous call.
+//
+//export idb_lsp_supertypes_start
+func idb_lsp_supertypes_start(manager C.uint64_t, request_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_lsp_supertypes_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("LSPManager", manager); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_request_json := in.str(request_json)
+	return startCall("idb_lsp_supertypes", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_lsp_supertypes(manager, c_request_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
+// idb_lsp_subtypes_start starts idb_lsp_subtypes as an asynchronous call.
+//
+//export idb_lsp_subtypes_start
+func idb_lsp_subtypes_start(manager C.uint64_t, request_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_lsp_subtypes_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("LSPManager", manager); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_request_json := in.str(request_json)
+	return startCall("idb_lsp_subtypes", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_lsp_subtypes(manager, c_request_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
 // idb_lsp_rename_start starts idb_lsp_rename as an asynchronous call.
 //
 //export idb_lsp_rename_start

@@ -123,12 +123,16 @@ const (
 	OpIncomingCalls        NavOp = "incomingCalls"
 	OpOutgoingCalls        NavOp = "outgoingCalls"
 	OpRename               NavOp = "rename"
+	OpPrepareTypeHierarchy NavOp = "prepareTypeHierarchy"
+	OpSupertypes           NavOp = "supertypes"
+	OpSubtypes             NavOp = "subtypes"
 )
 
 // NavOps lists every operation, in the order of the constants.
 func NavOps() []NavOp {
 	return []NavOp{OpDefinition, OpDeclaration, OpTypeDefinition, OpImplementation, OpReferences, OpHover,
-		OpDocumentSymbols, OpWorkspaceSymbols, OpPrepareCallHierarchy, OpIncomingCalls, OpOutgoingCalls, OpRename}
+		OpDocumentSymbols, OpWorkspaceSymbols, OpPrepareCallHierarchy, OpIncomingCalls, OpOutgoingCalls, OpRename,
+		OpPrepareTypeHierarchy, OpSupertypes, OpSubtypes}
 }
 
 // Location is a place in a file that a server answered with. Lines and
@@ -177,7 +181,7 @@ type Answer struct {
 func (a *Answer) Info() *Answer { return a }
 
 // NavResult is the result of any navigation operation: *Locations,
-// *Hover, *Symbols, *CallHierarchy or *RenameProposal.
+// *Hover, *Symbols, *CallHierarchy, *TypeHierarchy or *RenameProposal.
 type NavResult interface {
 	// Info says which operation and server answered, and whether the
 	// answer may be incomplete.
@@ -205,11 +209,19 @@ type NavRenderOptions struct {
 }
 
 // Locations is the result of Definition, Declaration, TypeDefinition,
-// Implementation and References.
+// Implementation and References: every location the server answered, or
+// a page of them (see Page), with the exact count of them all.
 type Locations struct {
 	Answer
-	// Locations are sorted by path, then position, without duplicates.
+	// Locations are sorted by path, then position, without duplicates:
+	// the whole answer, or the page of it that starts at Offset.
 	Locations []Location `json:"locations"`
+	// Total is how many locations the whole answer has, exact even when
+	// Locations holds a page of them.
+	Total int `json:"total"`
+	// Offset is the 0-based index in the whole answer of Locations[0]: 0
+	// unless this is a page that starts further on.
+	Offset int `json:"offset,omitempty"`
 }
 
 // Hover is the result of Hover.
@@ -255,8 +267,17 @@ type Symbols struct {
 	// Query is the query, for WorkspaceSymbols.
 	Query string `json:"query,omitempty"`
 	// Symbols are the document's top-level symbols in document order, or
-	// the workspace matches in the server's order (its ranking).
+	// the workspace matches in the server's order (its ranking): all of
+	// them, or the page of them that starts at Offset (see Page).
 	Symbols []Symbol `json:"symbols"`
+	// Total is how many top-level symbols (workspace matches) the whole
+	// answer has, exact even when Symbols holds a page of them. A server
+	// may cap its own answer to a workspace query (gopls sends at most
+	// 100): Total counts what it sent.
+	Total int `json:"total"`
+	// Offset is the 0-based index in the whole answer of Symbols[0]: 0
+	// unless this is a page that starts further on.
+	Offset int `json:"offset,omitempty"`
 }
 
 // CallItem is an item of a call hierarchy: a function, method or
@@ -288,8 +309,15 @@ type CallHierarchy struct {
 	// Items are what the position names (usually one).
 	Items []CallItem `json:"items"`
 	// Calls are the incoming or outgoing calls of the items, sorted by
-	// the item's path and position; nil for PrepareCallHierarchy.
+	// the item's path and position; nil for PrepareCallHierarchy. All of
+	// them, or the page of them that starts at Offset (see Page).
 	Calls []Call `json:"calls,omitempty"`
+	// Total is how many calls the whole answer has, exact even when Calls
+	// holds a page of them.
+	Total int `json:"total"`
+	// Offset is the 0-based index in the whole answer of Calls[0]: 0
+	// unless this is a page that starts further on.
+	Offset int `json:"offset,omitempty"`
 }
 
 // FileState is the state of a file when an edit of it was computed (see
@@ -400,9 +428,117 @@ type NavRequest struct {
 	IncludeDeclaration bool `json:"includeDeclaration,omitempty"`
 	// NewName is the new name for Rename.
 	NewName string `json:"newName,omitempty"`
+	// Offset and Limit page a result that is a list: of locations
+	// (Locations.Page), symbols (Symbols.Page), calls
+	// (CallHierarchy.Page) or types (TypeHierarchy.Page): at most Limit
+	// entries from the 0-based Offset on; Limit 0 means all of them from
+	// Offset on. The result's total stays the whole answer's. Hover and
+	// Rename ignore them.
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 }
 
 // ProjectDir returns the manager's project directory
 // (ManagerOptions.ProjectDir, made absolute): the directory the renderings
 // of navigation results are relative to.
 func (m *Manager) ProjectDir() string { return m.opts.ProjectDir }
+
+// pageBounds returns the part [lo, hi) of a list of n entries whose first
+// is entry first of the whole answer that the page of at most limit
+// entries from offset holds (limit <= 0: every one from offset); a
+// negative offset counts as 0.
+func pageBounds(first, n, offset, limit int) (lo, hi int) {
+	lo = min(max(offset-first, 0), n)
+	hi = n
+	if limit > 0 && limit < hi-lo {
+		hi = lo + limit
+	}
+	return lo, hi
+}
+
+// Page returns the page of res that holds at most limit locations from
+// the 0-based offset on (limit <= 0: all of them from offset on), with
+// Total still the whole answer's: Locations[i] of the page is entry
+// Offset+i of the whole answer. An offset past the end gives an empty
+// page. res is not changed; a page of a page holds what both hold.
+// PageOf says where the next page starts.
+func (res *Locations) Page(offset, limit int) *Locations {
+	out := *res
+	out.Total = res.total()
+	lo, hi := pageBounds(res.Offset, len(res.Locations), offset, limit)
+	out.Locations = res.Locations[lo:hi:hi]
+	out.Offset = max(offset, res.Offset)
+	return &out
+}
+
+// total is Total, or the number of locations of a result made without it.
+func (res *Locations) total() int { return totalOf(res.Total, res.Offset, len(res.Locations)) }
+
+// totalOf is a result's total, given its Total, Offset and number of
+// entries: Total, or for a result made without it, as many as it holds.
+func totalOf(total, offset, n int) int {
+	if total > 0 || n == 0 {
+		return total
+	}
+	return offset + n
+}
+
+// Page returns the page of res that holds at most limit top-level
+// symbols from the 0-based offset on (limit <= 0: all of them from offset
+// on), with Total still the whole answer's, as Locations.Page does. res
+// is not changed.
+func (res *Symbols) Page(offset, limit int) *Symbols {
+	out := *res
+	out.Total = res.total()
+	lo, hi := pageBounds(res.Offset, len(res.Symbols), offset, limit)
+	out.Symbols = res.Symbols[lo:hi:hi]
+	out.Offset = max(offset, res.Offset)
+	return &out
+}
+
+func (res *Symbols) total() int { return totalOf(res.Total, res.Offset, len(res.Symbols)) }
+
+// Page returns the page of res that holds at most limit calls from the
+// 0-based offset on (limit <= 0: all of them from offset on), with Total
+// still the whole answer's, as Locations.Page does. res is not changed.
+func (res *CallHierarchy) Page(offset, limit int) *CallHierarchy {
+	out := *res
+	out.Total = totalOf(res.Total, res.Offset, len(res.Calls))
+	lo, hi := pageBounds(res.Offset, len(res.Calls), offset, limit)
+	if res.Calls != nil {
+		out.Calls = res.Calls[lo:hi:hi]
+	}
+	out.Offset = max(offset, res.Offset)
+	return &out
+}
+
+// PageInfo says which part of its whole answer a result that is a list
+// holds: Returned entries from the 0-based Offset on, of Total.
+type PageInfo struct {
+	Offset, Returned, Total int
+}
+
+// Rest returns how many entries of the whole answer come after the page;
+// the next page starts at Offset+Returned.
+func (p PageInfo) Rest() int { return max(p.Total-p.Offset-p.Returned, 0) }
+
+// PageOf returns which part of its whole answer res holds, for a result
+// that is a list (locations, symbols, calls, types); ok is false for the
+// others (hover, a rename, a call or type hierarchy's prepare).
+func PageOf(res NavResult) (p PageInfo, ok bool) {
+	switch r := res.(type) {
+	case *Locations:
+		return PageInfo{r.Offset, len(r.Locations), r.total()}, true
+	case *Symbols:
+		return PageInfo{r.Offset, len(r.Symbols), r.total()}, true
+	case *CallHierarchy:
+		if r.Calls != nil {
+			return PageInfo{r.Offset, len(r.Calls), totalOf(r.Total, r.Offset, len(r.Calls))}, true
+		}
+	case *TypeHierarchy:
+		if r.Types != nil {
+			return PageInfo{r.Offset, len(r.Types), totalOf(r.Total, r.Offset, len(r.Types))}, true
+		}
+	}
+	return PageInfo{}, false
+}

@@ -511,6 +511,7 @@ func (m *Manager) locations(ctx context.Context, op NavOp, method string, at Pos
 		res.Locations = append(res.Locations, m.location(t, l.URI, l.Range))
 	}
 	res.Locations = sortLocations(res.Locations)
+	res.Total = len(res.Locations)
 	return res, nil
 }
 
@@ -686,6 +687,7 @@ func (m *Manager) DocumentSymbols(ctx context.Context, path string) (*Symbols, e
 		res.Symbols = append(res.Symbols, m.symbol(t, t.uri, &list[i]))
 	}
 	sortSymbols(res.Symbols)
+	res.Total = len(res.Symbols)
 	return res, nil
 }
 
@@ -755,6 +757,7 @@ func (m *Manager) WorkspaceSymbols(ctx context.Context, query, path string) (*Sy
 	}
 	res.Server = strings.Join(names, ", ")
 	res.Reason = strings.Join(reasons, "; ")
+	res.Total = len(res.Symbols)
 	return res, nil
 }
 
@@ -871,11 +874,35 @@ func (m *Manager) calls(ctx context.Context, op NavOp, at Pos) (*CallHierarchy, 
 		}
 		return a.Column < b.Column
 	})
+	res.Total = len(res.Calls)
 	return res, nil
 }
 
-// Navigate runs the operation req names and returns its result.
+// Navigate runs the operation req names and returns its result: a page
+// of it when req has an Offset or a Limit and the result is a list (of
+// locations, symbols, calls or types; see NavRequest and PageOf).
 func (m *Manager) Navigate(ctx context.Context, req NavRequest) (NavResult, error) {
+	if req.Offset < 0 || req.Limit < 0 {
+		return nil, fmt.Errorf("%s: offset and limit must not be negative (got %d and %d)", req.Op, req.Offset, req.Limit)
+	}
+	res, err := m.navigate(ctx, req)
+	if err != nil || req.Offset == 0 && req.Limit == 0 {
+		return res, err
+	}
+	switch r := res.(type) {
+	case *Locations:
+		return r.Page(req.Offset, req.Limit), nil
+	case *Symbols:
+		return r.Page(req.Offset, req.Limit), nil
+	case *CallHierarchy:
+		return r.Page(req.Offset, req.Limit), nil
+	case *TypeHierarchy:
+		return r.Page(req.Offset, req.Limit), nil
+	}
+	return res, nil
+}
+
+func (m *Manager) navigate(ctx context.Context, req NavRequest) (NavResult, error) {
 	switch req.Op {
 	case OpDefinition:
 		return nonNil(m.Definition(ctx, req.At))
@@ -901,6 +928,12 @@ func (m *Manager) Navigate(ctx context.Context, req NavRequest) (NavResult, erro
 		return nonNil(m.OutgoingCalls(ctx, req.At))
 	case OpRename:
 		return nonNil(m.Rename(ctx, req.At, req.NewName))
+	case OpPrepareTypeHierarchy:
+		return nonNil(m.PrepareTypeHierarchy(ctx, req.At))
+	case OpSupertypes:
+		return nonNil(m.Supertypes(ctx, req.At))
+	case OpSubtypes:
+		return nonNil(m.Subtypes(ctx, req.At))
 	}
 	ops := make([]string, 0, len(NavOps()))
 	for _, op := range NavOps() {
@@ -911,7 +944,7 @@ func (m *Manager) Navigate(ctx context.Context, req NavRequest) (NavResult, erro
 
 // nonNil turns a typed nil result into a nil interface.
 func nonNil[T interface {
-	*Locations | *Hover | *Symbols | *CallHierarchy | *RenameProposal
+	*Locations | *Hover | *Symbols | *CallHierarchy | *TypeHierarchy | *RenameProposal
 	NavResult
 }](r T, err error) (NavResult, error) {
 	if err != nil {

@@ -164,20 +164,45 @@ func (res *Locations) Render(opts *NavRenderOptions) string {
 		t = [2]string{string(res.Op) + " of", "locations"}
 	}
 	subj := r.subject(&res.Answer)
+	total := res.total()
 	if len(res.Locations) == 0 {
+		if total > 0 {
+			return pastEnd(res.Server, total, t[1]+" for "+subj, res.Offset)
+		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, t[1]+" for "+subj) + "\n"
 		}
 		return fmt.Sprintf("%s found no %s for %s.\n", res.Server, t[1], subj)
 	}
 	n, files := len(res.Locations), countFiles(res.Locations)
-	fmt.Fprintf(&r.b, "%s %s, from %s: %d in %d file%s\n", t[0], subj, res.Server, n, files, plural(files))
+	if n < total {
+		fmt.Fprintf(&r.b, "%s %s, from %s: %d; showing %s (%d in %d file%s)\n", t[0], subj, res.Server, total,
+			showing(res.Offset, n, total), n, files, plural(files))
+	} else {
+		fmt.Fprintf(&r.b, "%s %s, from %s: %d in %d file%s\n", t[0], subj, res.Server, n, files, plural(files))
+	}
 	if res.Incomplete {
 		r.b.WriteString(incompleteNote(&res.Answer) + "\n")
 	}
 	r.b.WriteByte('\n')
 	r.locationLines(res.Locations, "")
 	return r.b.String()
+}
+
+// pastEnd is what an empty page past the end of a whole answer of total
+// entries says.
+func pastEnd(server string, total int, what string, offset int) string {
+	return fmt.Sprintf("%s found %d %s; there are none from offset %d on (offsets run from 0 to %d).\n",
+		server, total, what, offset, total-1)
+}
+
+// showing says which entries of a page are shown: "101-112 of 112",
+// 1-based.
+func showing(offset, n, total int) string {
+	if n == 1 {
+		return fmt.Sprintf("%d of %d", offset+1, total)
+	}
+	return fmt.Sprintf("%d-%d of %d", offset+1, offset+n, total)
 }
 
 // Render writes the hover text for a model: a header line, then the
@@ -214,6 +239,7 @@ func countSymbols(s []Symbol) int {
 func (res *Symbols) Render(opts *NavRenderOptions) string {
 	r := newRenderer(opts)
 	total := countSymbols(res.Symbols)
+	whole := res.total()
 	var what string
 	if res.Op == OpWorkspaceSymbols {
 		what = fmt.Sprintf("workspace symbols matching %q", res.Query)
@@ -221,12 +247,19 @@ func (res *Symbols) Render(opts *NavRenderOptions) string {
 		what = "symbols in " + r.path(&Location{Path: res.Path})
 	}
 	if total == 0 {
+		if whole > 0 {
+			return pastEnd(res.Server, whole, what, res.Offset)
+		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, what) + "\n"
 		}
 		return fmt.Sprintf("%s found no %s.\n", res.Server, what)
 	}
-	fmt.Fprintf(&r.b, "%s%s, from %s: %d\n", strings.ToUpper(what[:1]), what[1:], res.Server, total)
+	if n := len(res.Symbols); n < whole {
+		fmt.Fprintf(&r.b, "%s%s, from %s: %d; showing %s\n", strings.ToUpper(what[:1]), what[1:], res.Server, whole, showing(res.Offset, n, whole))
+	} else {
+		fmt.Fprintf(&r.b, "%s%s, from %s: %d\n", strings.ToUpper(what[:1]), what[1:], res.Server, total)
+	}
 	if res.Incomplete {
 		r.b.WriteString(incompleteNote(&res.Answer) + "\n")
 	}
@@ -302,13 +335,21 @@ func (res *CallHierarchy) Render(opts *NavRenderOptions) string {
 		names[i] = res.Items[i].Name
 	}
 	on := fmt.Sprintf("%s (%s)", strings.Join(names, ", "), r.place(&res.Items[0].Location))
+	total := totalOf(res.Total, res.Offset, len(res.Calls))
 	if len(res.Calls) == 0 {
+		if total > 0 {
+			return pastEnd(res.Server, total, what+" of "+on, res.Offset)
+		}
 		if res.Incomplete {
 			return emptyIncomplete(&res.Answer, what+" of "+on) + "\n"
 		}
 		return fmt.Sprintf("%s found no %s of %s.\n", res.Server, what, on)
 	}
-	fmt.Fprintf(&r.b, "%s %s, from %s: %d %s\n", title, on, res.Server, len(res.Calls), strings.TrimSuffix(what, "s")+plural(len(res.Calls)))
+	fmt.Fprintf(&r.b, "%s %s, from %s: %d %s", title, on, res.Server, total, strings.TrimSuffix(what, "s")+plural(total))
+	if n := len(res.Calls); n < total {
+		fmt.Fprintf(&r.b, "; showing %s", showing(res.Offset, n, total))
+	}
+	r.b.WriteByte('\n')
 	if res.Incomplete {
 		r.b.WriteString(incompleteNote(&res.Answer) + "\n")
 	}

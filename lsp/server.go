@@ -432,6 +432,7 @@ func (s *server) initializeParams(folder string) map[string]any {
 				"references":     map[string]any{},
 				"documentSymbol": map[string]any{"hierarchicalDocumentSymbolSupport": true},
 				"callHierarchy":  map[string]any{},
+				"typeHierarchy":  map[string]any{},
 				// Code actions and formatting, as staged edits (edit_fix.go).
 				"codeAction": map[string]any{
 					"codeActionLiteralSupport": map[string]any{"codeActionKind": map[string]any{"valueSet": []string{

@@ -43,6 +43,7 @@ func TestEveryToolConfinesPaths(t *testing.T) {
 		"implementation":   at,
 		"references":       at,
 		"call_hierarchy":   at,
+		"type_hierarchy":   func(p string) map[string]any { a := at(p); a["direction"] = "subtypes"; return a },
 		"rename":           func(p string) map[string]any { a := at(p); a["new_name"] = "Lock"; a["apply"] = true; return a },
 		"document_symbols": func(p string) map[string]any { return map[string]any{"file": p} },
 		"workspace_symbols": func(p string) map[string]any {

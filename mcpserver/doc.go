@@ -6,8 +6,9 @@
 //     they are on disk now, waited for until known current;
 //   - navigation: definition, declaration, type_definition,
 //     implementation, references, hover, document_symbols,
-//     workspace_symbols, call_hierarchy, and rename (a diff, written on
-//     request or through the IDE's review);
+//     workspace_symbols, call_hierarchy, type_hierarchy, and rename (a
+//     diff, written on request or through the IDE's review); a long list
+//     comes in pages (offset, limit) that say the exact total;
 //   - verified edits: preview_edit (edits staged in the language servers,
 //     not written: their diff and the diagnostics they introduce and
 //     resolve in the edited files and their dependents), apply_edit (the

@@ -68,3 +68,45 @@ func TestOverlongNameArguments(t *testing.T) {
 		t.Errorf("8 MiB of content: isError %v, ran %d: %.300s", res.IsError, ran, res.Text())
 	}
 }
+
+// The name arguments of a tool, its embedded structs' included (posArgs),
+// get a maxLength in its input schema, which ideserver applies while a
+// long message is read; text arguments (*string) get none. An embedded
+// struct's name argument of megabytes is refused as the tool's own is.
+func TestNameArgumentsBoundedInSchema(t *testing.T) {
+	type args struct {
+		posArgs
+		NewName string  `json:"new_name"`
+		Content *string `json:"content"`
+	}
+	ran := 0
+	tool := defineTool(toolSpec{name: "t", input: objectSchema(append(posProps[:len(posProps):len(posProps)],
+		prop{"new_name", typed("string", "n")}, prop{"content", typed("string", "c")}))},
+		func(_ context.Context, a *args) *mcp.ToolResult {
+			ran++
+			return textf("ran")
+		})
+	var schema struct {
+		Properties map[string]struct {
+			Type      string `json:"type"`
+			MaxLength *int   `json:"maxLength"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(tool.InputSchema, &schema); err != nil {
+		t.Fatalf("%v: %s", err, tool.InputSchema)
+	}
+	for name, p := range schema.Properties {
+		bounded := p.MaxLength != nil && *p.MaxLength == maxNameArg
+		if want := p.Type == "string" && name != "content"; bounded != want {
+			t.Errorf("property %s (%s): maxLength %v, want it bounded: %v", name, p.Type, p.MaxLength, want)
+		}
+	}
+	if _, ok := schema.Properties["file"]; !ok {
+		t.Fatalf("no file property: %s", tool.InputSchema)
+	}
+	raw, _ := json.Marshal(map[string]any{"file": strings.Repeat("p", 1<<20), "line": 1})
+	res, err := tool.Handler(context.Background(), &ideserver.ToolCall{Name: "t", Arguments: raw})
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "The argument file of t is 1048576 bytes long") || ran != 0 {
+		t.Errorf("a 1 MiB file of an embedded struct: %v, ran %d: %.300s", err, ran, res.Text())
+	}
+}

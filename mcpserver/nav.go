@@ -32,6 +32,9 @@ var posProps = []prop{
 	{"occurrence", `{"type":"integer","minimum":1,"description":"Which occurrence of symbol on the line, 1-based; needed only when it occurs more than once."}`},
 }
 
+// paging is the paging rule, for the descriptions of the tools that page.
+const paging = " A long answer comes in pages: at most limit entries (default 100) from offset (default 0), with the exact total and the offset of the next page."
+
 // addressing is the addressing rule, for the tools' descriptions.
 const addressing = " Address the symbol by file, 1-based line, and either a 1-based column or its text on that line (symbol, with occurrence when it appears more than once)."
 
@@ -68,14 +71,63 @@ type navigator struct {
 // answer renders a navigation result for the model and for programs:
 // locations outside the roots lose their source line in both.
 func (n *navigator) answer(res lsp.NavResult, direction string) *mcp.ToolResult {
+	return n.answerPage(res, direction, "")
+}
+
+// answerPage is answer for a result of a tool that pages (tool names it):
+// the page is listed whole, and the text says how to ask for the rest.
+func (n *navigator) answerPage(res lsp.NavResult, direction, tool string) *mcp.ToolResult {
 	c := &converter{f: n.p.filter()}
 	c.scrub(res)
-	text := res.Render(&lsp.NavRenderOptions{ProjectDir: n.p.dir})
+	opts := &lsp.NavRenderOptions{ProjectDir: n.p.dir}
+	if tool != "" {
+		opts.MaxLocations = -1 // the page is the bound
+	}
+	text := res.Render(opts)
 	if c.scrubbed > 0 {
 		text = strings.TrimSuffix(text, "\n") + "\n(Files outside the project are listed without their source lines.)\n"
 	}
+	if p, ok := lsp.PageOf(res); tool != "" && ok && p.Rest() > 0 {
+		text = strings.TrimSuffix(text, "\n") + fmt.Sprintf("\n(%d more: call %s again with offset %d for the next ones.)\n", p.Rest(), tool, p.Offset+p.Returned)
+	}
 	out := mcp.TextResult(text)
 	return withStructured(out, c.navStructured(res, direction))
+}
+
+// pageArgs page a list of locations or symbols.
+type pageArgs struct {
+	Offset int  `json:"offset"`
+	Limit  *int `json:"limit"`
+}
+
+// maxLimit bounds a page: an answer of more entries is paged.
+const maxLimit = 1000
+
+// pageProps are the schema properties of pageArgs.
+var pageProps = []prop{
+	{"offset", `{"type":"integer","minimum":0,"default":0,"description":"0-based index of the first entry to list: to see more of a long answer, call again with the offset the answer names."}`},
+	{"limit", fmt.Sprintf(`{"type":"integer","minimum":1,"maximum":%d,"default":%d,"description":"How many entries to list at most (default %d). The answer always says the exact total."}`, maxLimit, lsp.DefaultMaxLocations, lsp.DefaultMaxLocations)},
+}
+
+// page checks the paging arguments and returns them as offset and limit.
+func (a *pageArgs) page() (offset, limit int, bad *mcp.ToolResult) {
+	limit = lsp.DefaultMaxLocations
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+	switch {
+	case a.Offset < 0:
+		return 0, 0, errorf("offset is 0-based: 0 or more, not %d.", a.Offset)
+	case limit < 1 || limit > maxLimit:
+		return 0, 0, errorf("limit is 1 to %d, not %d; to see more, page with offset.", maxLimit, limit)
+	}
+	return a.Offset, limit, nil
+}
+
+// withPage is props with the paging properties added.
+func withPage(props []prop, more ...prop) []prop {
+	out := append(props[:len(props):len(props)], more...)
+	return append(out, pageProps...)
 }
 
 // failed turns a navigation error into a sentence a model can act on.
@@ -141,6 +193,28 @@ func navTool[A any](name, title, description, input, output string, run func(ctx
 
 func navTools(n *navigator) []ideserver.Tool {
 	locOut := outputSchema(locationsSchema)
+	// locs is a tool whose answer is a list of locations, paged.
+	locs := func(name, title, desc string, op lsp.NavOp) ideserver.Tool {
+		return navTool(name, title, desc+paging+addressing, objectSchema(withPage(posProps), "file", "line"), locOut,
+			func(ctx context.Context, a *struct {
+				posArgs
+				pageArgs
+			}) *mcp.ToolResult {
+				pos, bad := a.pos(n.p, name)
+				if bad != nil {
+					return bad
+				}
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos, Offset: offset, Limit: limit})
+				if err != nil {
+					return n.failed(name, err)
+				}
+				return n.answerPage(res, "", name)
+			})
+	}
 	at := func(name, title, desc string, op lsp.NavOp, output string) ideserver.Tool {
 		return navTool(name, title, desc+addressing, objectSchema(posProps, "file", "line"), output,
 			func(ctx context.Context, a *posArgs) *mcp.ToolResult {
@@ -156,28 +230,34 @@ func navTools(n *navigator) []ideserver.Tool {
 			})
 	}
 	return []ideserver.Tool{
-		at("definition", "Go to definition", "Where the symbol at a place in a file is defined: each location as path:line:column with its source line (a location outside the project is listed without it).", lsp.OpDefinition, locOut),
-		at("declaration", "Go to declaration", "Where the symbol at a place in a file is declared (for languages that tell declarations from definitions, such as C and C++; elsewhere the definition).", lsp.OpDeclaration, locOut),
-		at("type_definition", "Go to type definition", "Where the type of the symbol at a place in a file is defined (the type of a variable, field or expression).", lsp.OpTypeDefinition, locOut),
-		at("implementation", "Find implementations", "The implementations of the interface, abstract method or type at a place in a file (or the interfaces a type implements, where the server says so).", lsp.OpImplementation, locOut),
+		locs("definition", "Go to definition", "Where the symbol at a place in a file is defined: each location as path:line:column with its source line (a location outside the project is listed without it).", lsp.OpDefinition),
+		locs("declaration", "Go to declaration", "Where the symbol at a place in a file is declared (for languages that tell declarations from definitions, such as C and C++; elsewhere the definition).", lsp.OpDeclaration),
+		locs("type_definition", "Go to type definition", "Where the type of the symbol at a place in a file is defined (the type of a variable, field or expression).", lsp.OpTypeDefinition),
+		locs("implementation", "Find implementations", "The implementations of the interface, abstract method or type at a place in a file (or the interfaces a type implements, where the server says so).", lsp.OpImplementation),
 		navTool("references", "Find references",
-			"Every reference to the symbol at a place in a file, across the project, grouped by file with each source line, the declaration included unless include_declaration is false; at most 100 are listed and the rest counted."+addressing,
-			objectSchema(append(posProps[:len(posProps):len(posProps)],
+			"Every reference to the symbol at a place in a file, across the project, grouped by file with each source line, the declaration included unless include_declaration is false."+paging+addressing,
+			objectSchema(withPage(posProps,
 				prop{"include_declaration", `{"type":"boolean","default":true,"description":"List the declaration itself too (default true, as idebridge lsp refs and editors' Find All References do)."}`}), "file", "line"),
 			locOut,
 			func(ctx context.Context, a *struct {
 				posArgs
+				pageArgs
 				IncludeDeclaration *bool `json:"include_declaration"`
 			}) *mcp.ToolResult {
 				pos, bad := a.pos(n.p, "references")
 				if bad != nil {
 					return bad
 				}
-				res, err := n.m.References(ctx, pos, a.IncludeDeclaration == nil || *a.IncludeDeclaration)
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: lsp.OpReferences, At: pos, Offset: offset, Limit: limit,
+					IncludeDeclaration: a.IncludeDeclaration == nil || *a.IncludeDeclaration})
 				if err != nil {
 					return n.failed("references", err)
 				}
-				return n.answer(res, "")
+				return n.answerPage(res, "", "references")
 			}),
 		at("hover", "Hover", "What the language server shows when hovering over the symbol at a place in a file: its signature or type and its documentation, as Markdown.", lsp.OpHover, outputSchema(hoverSchema)),
 		navTool("document_symbols", "Document symbols",
@@ -201,18 +281,23 @@ func navTools(n *navigator) []ideserver.Tool {
 				return n.answer(res, "")
 			}),
 		navTool("workspace_symbols", "Workspace symbols",
-			"Find symbols by name across the project (the server's fuzzy match, best first), each with its location. file picks the language server: any file of the language to search.",
-			objectSchema([]prop{
+			"Find symbols by name across the project (the server's fuzzy match, best first), each with its location. file picks the language server: any file of the language to search."+paging,
+			objectSchema(withPage([]prop{
 				{"query", typed("string", "The name, or part of it, to search for.")},
 				{"file", typed("string", "A file whose language server to ask (relative to the project, or absolute inside it); needed when the project has servers for several languages.")},
-			}, "query"),
+			}), "query"),
 			outputSchema(symbolsSchema, symbolDef),
 			func(ctx context.Context, a *struct {
 				Query string `json:"query"`
 				File  string `json:"file"`
+				pageArgs
 			}) *mcp.ToolResult {
 				if strings.TrimSpace(a.Query) == "" {
 					return errorf("workspace_symbols needs query, the name to search for.")
+				}
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
 				}
 				path := ""
 				if a.File != "" {
@@ -221,22 +306,24 @@ func navTools(n *navigator) []ideserver.Tool {
 						return bad
 					}
 				}
-				res, err := n.m.WorkspaceSymbols(ctx, a.Query, path)
+				req := lsp.NavRequest{Op: lsp.OpWorkspaceSymbols, Query: a.Query, At: lsp.Pos{Path: path}, Offset: offset, Limit: limit}
+				res, err := n.m.Navigate(ctx, req)
 				if path == "" && errors.Is(err, lsp.ErrNoServer) && n.startServers(ctx) {
-					res, err = n.m.WorkspaceSymbols(ctx, a.Query, "")
+					res, err = n.m.Navigate(ctx, req)
 				}
 				if err != nil {
 					return n.failed("workspace_symbols", err)
 				}
-				return n.answer(res, "")
+				return n.answerPage(res, "", "workspace_symbols")
 			}),
 		navTool("call_hierarchy", "Call hierarchy",
-			"The callers (direction incoming) or the callees (direction outgoing) of the function or method at a place in a file, each with where the calls are."+addressing,
-			objectSchema(append(posProps[:len(posProps):len(posProps)],
+			"The callers (direction incoming) or the callees (direction outgoing) of the function or method at a place in a file, each with where the calls are."+paging+addressing,
+			objectSchema(withPage(posProps,
 				prop{"direction", `{"type":"string","enum":["incoming","outgoing"],"default":"incoming","description":"incoming: who calls it; outgoing: what it calls."}`}), "file", "line"),
 			outputSchema(callsSchema, callItemDef),
 			func(ctx context.Context, a *struct {
 				posArgs
+				pageArgs
 				Direction string `json:"direction"`
 			}) *mcp.ToolResult {
 				op, dir := lsp.OpIncomingCalls, "incoming"
@@ -251,11 +338,50 @@ func navTools(n *navigator) []ideserver.Tool {
 				if bad != nil {
 					return bad
 				}
-				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos})
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos, Offset: offset, Limit: limit})
 				if err != nil {
 					return n.failed("call_hierarchy", err)
 				}
-				return n.answer(res, dir)
+				return n.answerPage(res, dir, "call_hierarchy")
+			}),
+		navTool("type_hierarchy", "Type hierarchy",
+			"The direct supertypes (direction supertypes: the classes it extends, the interfaces it implements) or subtypes (direction subtypes: the classes that extend it, the types that implement the interface) of the type at a place in a file, each with its location. Not every language server offers it."+paging+addressing,
+			objectSchema(withPage(posProps,
+				prop{"direction", `{"type":"string","enum":["supertypes","subtypes"],"description":"supertypes: what the type extends or implements; subtypes: what extends or implements it."}`}), "file", "line", "direction"),
+			outputSchema(typesSchema, typeItemDef),
+			func(ctx context.Context, a *struct {
+				posArgs
+				pageArgs
+				Direction string `json:"direction"`
+			}) *mcp.ToolResult {
+				var op lsp.NavOp
+				switch a.Direction {
+				case "supertypes":
+					op = lsp.OpSupertypes
+				case "subtypes":
+					op = lsp.OpSubtypes
+				case "":
+					return errorf("type_hierarchy needs direction: supertypes or subtypes.")
+				default:
+					return errorf("direction is supertypes or subtypes, not %q.", clip(a.Direction))
+				}
+				pos, bad := a.pos(n.p, "type_hierarchy")
+				if bad != nil {
+					return bad
+				}
+				offset, limit, bad := a.page()
+				if bad != nil {
+					return bad
+				}
+				res, err := n.m.Navigate(ctx, lsp.NavRequest{Op: op, At: pos, Offset: offset, Limit: limit})
+				if err != nil {
+					return n.failed("type_hierarchy", err)
+				}
+				return n.answerPage(res, a.Direction, "type_hierarchy")
 			}),
 		defineTool(toolSpec{name: "rename", title: "Rename symbol",
 			description: "Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true." + addressing,

@@ -37,7 +37,7 @@ func TestMountOnOwnServerWithOwnDiagnostics(t *testing.T) {
 	if !slices.Contains(names, "hover") || !slices.Contains(names, "diagnostics") || len(names) != len(s.tools) {
 		t.Errorf("the own server lists %v", names)
 	}
-	if text := s.ok("diagnostics", map[string]any{"files": []string{"main.go"}}).Text(); !strings.Contains(text, "declared and not used: unused") {
+	if text := s.diagnosed("main.go").Text(); !strings.Contains(text, "declared and not used: unused") {
 		t.Errorf("diagnostics from the agent's servers:\n%s", text)
 	}
 	if u := s.srv.Underlying(); u == own || len(u.Tools()) != len(s.tools) {

@@ -186,6 +186,13 @@ func (c *converter) scrub(res lsp.NavResult) {
 				fix(&r.Calls[i].Sites[j])
 			}
 		}
+	case *lsp.TypeHierarchy:
+		for i := range r.Items {
+			fix(&r.Items[i].Location)
+		}
+		for i := range r.Types {
+			fix(&r.Types[i].Location)
+		}
 	}
 }
 
@@ -197,9 +204,16 @@ type locationsResult struct {
 	answer
 	Locations []location `json:"locations"`
 	Total     int        `json:"total"`
+	Offset    int        `json:"offset"`
+	Returned  int        `json:"returned"`
 }
 
-const locationsSchema = answerProps + `,"locations":{"type":"array","items":{"$ref":"#/$defs/location"}},"total":{"type":"integer","minimum":0,"description":"How many locations there are; at most 100 are listed."}`
+// pageSchema are the properties of a paged list.
+const pageSchema = `,"total":{"type":"integer","minimum":0,"description":"How many entries the whole answer has: exact, whatever the page."},` +
+	`"offset":{"type":"integer","minimum":0,"description":"The 0-based index of the first entry listed, in the whole answer."},` +
+	`"returned":{"type":"integer","minimum":0,"description":"How many entries are listed; when offset + returned < total, call again with offset + returned for the next ones."}`
+
+const locationsSchema = answerProps + `,"locations":{"type":"array","items":{"$ref":"#/$defs/location"}}` + pageSchema
 
 type hoverResult struct {
 	answer
@@ -229,9 +243,15 @@ type symbolsResult struct {
 	Query   string   `json:"query,omitempty"`
 	Symbols []symbol `json:"symbols"`
 	Total   int      `json:"total"`
+	// Offset and Returned page workspace symbols.
+	Offset   *int `json:"offset,omitempty"`
+	Returned *int `json:"returned,omitempty"`
 }
 
-const symbolsSchema = answerProps + `,"path":{"type":"string"},"query":{"type":"string"},"symbols":{"type":"array","items":{"$ref":"#/$defs/symbol"}},"total":{"type":"integer","minimum":0,"description":"How many symbols there are, nested ones included; at most 100 are listed."}`
+const symbolsSchema = answerProps + `,"path":{"type":"string"},"query":{"type":"string"},"symbols":{"type":"array","items":{"$ref":"#/$defs/symbol"}},` +
+	`"total":{"type":"integer","minimum":0,"description":"Document symbols: how many symbols there are, nested ones included (at most 100 are listed). Workspace symbols: how many matches the whole answer has, exact, whatever the page."},` +
+	`"offset":{"type":"integer","minimum":0,"description":"Workspace symbols: the 0-based index of the first match listed."},` +
+	`"returned":{"type":"integer","minimum":0,"description":"Workspace symbols: how many matches are listed; when offset + returned < total, call again with offset + returned for the next ones."}`
 
 type callItem struct {
 	Name     string   `json:"name"`
@@ -253,15 +273,32 @@ type callsResult struct {
 	Items     []callItem `json:"items"`
 	Calls     []call     `json:"calls"`
 	Total     int        `json:"total"`
+	Offset    int        `json:"offset"`
+	Returned  int        `json:"returned"`
 }
 
 const callsSchema = answerProps + `,"direction":{"type":"string","enum":["incoming","outgoing"]},"items":{"type":"array","items":{"$ref":"#/$defs/item"}},` +
-	`"calls":{"type":"array","items":{"type":"object","properties":{"item":{"$ref":"#/$defs/item"},"sites":{"type":"array","items":{"$ref":"#/$defs/location"}}},"required":["item","sites"],"additionalProperties":false}},` +
-	`"total":{"type":"integer","minimum":0}`
+	`"calls":{"type":"array","items":{"type":"object","properties":{"item":{"$ref":"#/$defs/item"},"sites":{"type":"array","items":{"$ref":"#/$defs/location"}}},"required":["item","sites"],"additionalProperties":false}}` +
+	pageSchema
 
+// pageTotal is the total of a result with the given Total, Offset and
+// number of entries: Total, or, for a result made without one, as many as
+// it holds.
+func pageTotal(total, offset, n int) int {
+	if total > 0 || n == 0 {
+		return total
+	}
+	return offset + n
+}
+
+// locations converts a result of locations: every location of it (the
+// tools page it, so that it is bounded).
 func (c *converter) locations(r *lsp.Locations) *locationsResult {
-	out := &locationsResult{answer: c.answer(&r.Answer, len(r.Locations) == 0), Locations: []location{}, Total: len(r.Locations)}
-	for i := range r.Locations[:min(len(r.Locations), maxStructured)] {
+	total := pageTotal(r.Total, r.Offset, len(r.Locations))
+	// A page past the end of an answer is empty; the answer is not.
+	out := &locationsResult{answer: c.answer(&r.Answer, total == 0), Locations: []location{},
+		Total: total, Offset: r.Offset, Returned: len(r.Locations)}
+	for i := range r.Locations {
 		out.Locations = append(out.Locations, c.loc(&r.Locations[i]))
 	}
 	return out
@@ -277,8 +314,11 @@ func (c *converter) hover(r *lsp.Hover) *hoverResult {
 }
 
 func (c *converter) symbols(r *lsp.Symbols) *symbolsResult {
-	out := &symbolsResult{answer: c.answer(&r.Answer, len(r.Symbols) == 0), Path: r.Path, Query: r.Query, Symbols: []symbol{}}
+	out := &symbolsResult{answer: c.answer(&r.Answer, len(r.Symbols) == 0 && r.Total == 0), Path: r.Path, Query: r.Query, Symbols: []symbol{}}
 	budget := maxStructured
+	if r.Op == lsp.OpWorkspaceSymbols {
+		budget = len(r.Symbols) // paged by the tool
+	}
 	var conv func([]lsp.Symbol) []symbol
 	conv = func(ss []lsp.Symbol) []symbol {
 		var list []symbol
@@ -298,6 +338,10 @@ func (c *converter) symbols(r *lsp.Symbols) *symbolsResult {
 	if l := conv(r.Symbols); l != nil {
 		out.Symbols = l
 	}
+	if r.Op == lsp.OpWorkspaceSymbols {
+		off, n := r.Offset, len(out.Symbols)
+		out.Offset, out.Returned, out.Total = &off, &n, pageTotal(r.Total, off, len(r.Symbols))
+	}
 	return out
 }
 
@@ -305,17 +349,57 @@ func (c *converter) item(it *lsp.CallItem) callItem {
 	return callItem{Name: it.Name, Kind: it.Kind.String(), Detail: it.Detail, Location: c.loc(&it.Location)}
 }
 
+// calls converts a call hierarchy: every call of it (the tool pages it,
+// so that it is bounded).
 func (c *converter) calls(r *lsp.CallHierarchy, direction string) *callsResult {
-	out := &callsResult{answer: c.answer(&r.Answer, len(r.Calls) == 0), Direction: direction, Items: []callItem{}, Calls: []call{}, Total: len(r.Calls)}
+	total := pageTotal(r.Total, r.Offset, len(r.Calls))
+	out := &callsResult{answer: c.answer(&r.Answer, total == 0), Direction: direction, Items: []callItem{}, Calls: []call{},
+		Total: total, Offset: r.Offset, Returned: len(r.Calls)}
 	for i := range r.Items {
 		out.Items = append(out.Items, c.item(&r.Items[i]))
 	}
-	for i := range r.Calls[:min(len(r.Calls), maxStructured)] {
+	for i := range r.Calls {
 		cl := call{Item: c.item(&r.Calls[i].Item), Sites: []location{}}
 		for j := range r.Calls[i].Sites {
 			cl.Sites = append(cl.Sites, c.loc(&r.Calls[i].Sites[j]))
 		}
 		out.Calls = append(out.Calls, cl)
+	}
+	return out
+}
+
+type typesResult struct {
+	answer
+	Direction string     `json:"direction,omitempty"`
+	Items     []callItem `json:"items"`
+	Types     []callItem `json:"types"`
+	Total     int        `json:"total"`
+	Offset    int        `json:"offset"`
+	Returned  int        `json:"returned"`
+}
+
+// typeItemDef is a type of a type hierarchy; it has a call item's shape.
+const typeItemDef = `"type":{"type":"object","properties":{"name":{"type":"string"},"kind":{"type":"string","description":"LSP's symbol kind, in words (class, interface, struct, ...)."},"detail":{"type":"string"},"location":{"$ref":"#/$defs/location"}},"required":["name","kind","location"],"additionalProperties":false}`
+
+const typesSchema = answerProps + `,"direction":{"type":"string","enum":["supertypes","subtypes"]},` +
+	`"items":{"type":"array","items":{"$ref":"#/$defs/type"},"description":"The type at the place asked about (usually one)."},` +
+	`"types":{"type":"array","items":{"$ref":"#/$defs/type"},"description":"Its direct supertypes or subtypes, sorted by path and position."}` +
+	pageSchema
+
+// types converts a type hierarchy: every type of it (the tool pages it,
+// so that it is bounded).
+func (c *converter) types(r *lsp.TypeHierarchy, direction string) *typesResult {
+	total := pageTotal(r.Total, r.Offset, len(r.Types))
+	out := &typesResult{answer: c.answer(&r.Answer, total == 0), Direction: direction, Items: []callItem{}, Types: []callItem{},
+		Total: total, Offset: r.Offset, Returned: len(r.Types)}
+	conv := func(it *lsp.TypeItem) callItem {
+		return callItem{Name: it.Name, Kind: it.Kind.String(), Detail: it.Detail, Location: c.loc(&it.Location)}
+	}
+	for i := range r.Items {
+		out.Items = append(out.Items, conv(&r.Items[i]))
+	}
+	for i := range r.Types {
+		out.Types = append(out.Types, conv(&r.Types[i]))
 	}
 	return out
 }
@@ -331,6 +415,8 @@ func (c *converter) navStructured(res lsp.NavResult, direction string) any {
 		return c.symbols(r)
 	case *lsp.CallHierarchy:
 		return c.calls(r, direction)
+	case *lsp.TypeHierarchy:
+		return c.types(r, direction)
 	}
 	a := c.answer(res.Info(), false)
 	return &a

@@ -62,7 +62,7 @@ func defineTool[A any](spec toolSpec, run func(ctx context.Context, a *A) *mcp.T
 			Name:         name,
 			Title:        spec.title,
 			Description:  spec.description,
-			InputSchema:  json.RawMessage(spec.input),
+			InputSchema:  json.RawMessage(withMaxLength(spec.input, names)),
 			OutputSchema: json.RawMessage(spec.output),
 			Annotations:  ann.Encode(),
 		},
@@ -121,9 +121,8 @@ func nameArgs[A any]() map[string]bool {
 	if t.Kind() != reflect.Struct {
 		return names
 	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Type.Kind() != reflect.String || !f.IsExported() {
+	for _, f := range reflect.VisibleFields(t) { // an embedded struct's too, as encoding/json
+		if f.Type.Kind() != reflect.String || !f.IsExported() || f.Anonymous {
 			continue
 		}
 		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -136,6 +135,48 @@ func nameArgs[A any]() map[string]bool {
 		names[strings.ToLower(n)] = true
 	}
 	return names
+}
+
+// withMaxLength returns the object schema with a maxLength of maxNameArg
+// added to each of its string properties that is a name argument (names,
+// lower-cased) and has none: a client sees the bound, and the server
+// refuses a far longer value while the message is still being read,
+// without holding it (see ideserver's Tool).
+func withMaxLength(schema string, names map[string]bool) string {
+	data := []byte(schema)
+	var at []int // where to insert: before each such property's closing brace
+	jsonrpc.ScanObject(data, func(key, props []byte) bool {
+		if string(key) != "properties" || len(props) == 0 || props[0] != '{' {
+			return true
+		}
+		jsonrpc.ScanObject(props, func(name, p []byte) bool {
+			n, ok := jsonrpc.UnquoteString(append(append([]byte{'"'}, name...), '"'))
+			if !ok || !names[strings.ToLower(n)] || p[0] != '{' {
+				return true
+			}
+			var ps struct {
+				Type      string          `json:"type"`
+				MaxLength json.RawMessage `json:"maxLength"`
+			}
+			if json.Unmarshal(p, &ps) == nil && ps.Type == "string" && ps.MaxLength == nil {
+				at = append(at, cap(data)-cap(p)+len(p)-1)
+			}
+			return true
+		})
+		return true
+	})
+	if len(at) == 0 {
+		return schema
+	}
+	var b strings.Builder
+	prev := 0
+	for _, i := range at {
+		b.WriteString(schema[prev:i])
+		fmt.Fprintf(&b, `,"maxLength":%d`, maxNameArg)
+		prev = i
+	}
+	b.WriteString(schema[prev:])
+	return b.String()
 }
 
 // overlongName returns the isError result refusing a name argument, or an

@@ -288,7 +288,7 @@ func wantAll(t *testing.T, what, text string, wants ...string) {
 var toolNames = []string{
 	"diagnostics",
 	"definition", "declaration", "type_definition", "implementation", "references", "hover",
-	"document_symbols", "workspace_symbols", "call_hierarchy", "rename", "preview_edit", "apply_edit", "fixes", "symbol_source",
+	"document_symbols", "workspace_symbols", "call_hierarchy", "type_hierarchy", "rename", "preview_edit", "apply_edit", "fixes", "symbol_source",
 	"ide_selection", "ide_open_editors", "ide_open_file", "ide_diagnostics", "propose_edit",
 }
 
@@ -363,6 +363,12 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 		"main", "main.go:7:14")
 	wantAll(t, "outgoing calls", call(t, ctx, cs, false, "call_hierarchy", map[string]any{"file": "greet.go", "line": 14, "symbol": "greet", "direction": "outgoing"}),
 		"Greet")
+	wantAll(t, "subtypes", call(t, ctx, cs, false, "type_hierarchy", map[string]any{"file": "greet.go", "line": 4, "symbol": "Greeter", "direction": "subtypes"}),
+		"Subtypes of Greeter (greet.go:4:6), from gopls: 1 type", "English", "greet.go:9:6")
+	wantAll(t, "supertypes", call(t, ctx, cs, false, "type_hierarchy", map[string]any{"file": "greet.go", "line": 9, "symbol": "English", "direction": "supertypes"}),
+		"interface Greeter", "greet.go:4:6")
+	wantAll(t, "a page of references", call(t, ctx, cs, false, "references", map[string]any{"file": "greet.go", "line": 14, "symbol": "greet", "limit": 1}),
+		"from gopls: 3; showing 1 of 3 (1 in 1 file)", "(2 more: call references again with offset 1 for the next ones.)")
 
 	// The IDE, accepting.
 	wantAll(t, "ide_open_file", call(t, ctx, cs, false, "ide_open_file", map[string]any{"file": "main.go", "line": 7}),

@@ -108,7 +108,7 @@ export interface NavAnswer {
 }
 
 /** The result of definition, declaration, type_definition, implementation and references (Go: lsp.Locations). */
-export type NavLocations = NavAnswer & { locations: NavLocation[] };
+export type NavLocations = NavAnswer & { locations: NavLocation[]; total: number; offset?: number };
 
 /** The result of hover (Go: lsp.Hover). */
 export type NavHover = NavAnswer & { markdown: string; range?: NavLocation };
@@ -125,13 +125,19 @@ export interface NavSymbol {
 }
 
 /** The result of document_symbols and workspace_symbols (Go: lsp.Symbols). */
-export type NavSymbols = NavAnswer & { path?: string; query?: string; symbols: NavSymbol[] };
+export type NavSymbols = NavAnswer & { path?: string; query?: string; symbols: NavSymbol[]; total: number; offset?: number };
 
 /** A function or method of a call hierarchy (Go: lsp.CallItem). */
 export interface NavCallItem { name: string; kind: number; detail?: string; location: NavLocation }
 
 /** The result of prepare_call_hierarchy, incoming_calls and outgoing_calls (Go: lsp.CallHierarchy). */
-export type NavCallHierarchy = NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[] };
+export type NavCallHierarchy = NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[]; total: number; offset?: number };
+
+/** A type of a type hierarchy (Go: lsp.TypeItem); kind is LSP's SymbolKind number. */
+export interface NavTypeItem { name: string; kind: number; detail?: string; location: NavLocation }
+
+/** The result of prepare_type_hierarchy, supertypes and subtypes (Go: lsp.TypeHierarchy). */
+export type NavTypeHierarchy = NavAnswer & { items: NavTypeItem[]; types?: NavTypeItem[]; total: number; offset?: number };
 
 /** The result of rename (Go: lsp.RenameProposal): nothing is written yet. */
 export type NavRenameProposal = NavAnswer & {
@@ -527,6 +533,10 @@ export interface DefinitionOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -545,6 +555,10 @@ export interface DeclarationOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -563,6 +577,10 @@ export interface TypeDefinitionOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -581,6 +599,10 @@ export interface ImplementationOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -601,6 +623,10 @@ export interface ReferencesOptions {
   maxLocations?: number;
   /** include the declaration (default: no). */
   includeDeclaration?: boolean;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -641,6 +667,10 @@ export interface WorkspaceSymbolsOptions {
   path?: string;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -677,6 +707,10 @@ export interface IncomingCallsOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -695,6 +729,72 @@ export interface OutgoingCallsOptions {
   occurrence?: number;
   /** how many locations, symbols or calls the text shows (default 100; negative for all). */
   maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.prepareTypeHierarchy. */
+export interface PrepareTypeHierarchyOptions {
+  /** the file. */
+  path: string;
+  /** the 1-based line. */
+  line: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.supertypes. */
+export interface SupertypesOptions {
+  /** the file. */
+  path: string;
+  /** the 1-based line. */
+  line: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.subtypes. */
+export interface SubtypesOptions {
+  /** the file. */
+  path: string;
+  /** the 1-based line. */
+  line: number;
+  /** the 1-based column, counted in characters (Unicode code points); or give symbol. */
+  column?: number;
+  /** the symbol's text on the line, when no column is given (a qualified name names its last part). */
+  symbol?: string;
+  /** which occurrence of symbol on the line, 1-based, when it occurs more than once. */
+  occurrence?: number;
+  /** how many locations, symbols or calls the text shows (default 100; negative for all). */
+  maxLocations?: number;
+  /** answer from this 0-based entry of the whole answer on (default 0). */
+  offset?: number;
+  /** answer at most this many entries (default: all from offset on). */
+  limit?: number;
   /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
   timeoutMs?: number;
 }
@@ -1363,11 +1463,14 @@ export declare class LSPManager {
    */
   shutdownSync(timeoutMs?: number): void;
   /**
-   * Where the symbol at a place is defined (textDocument/definition). The file
-   * is opened in its server (started when needed) or brought up to date with
-   * the disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * Where the symbol at a place is defined (textDocument/definition). With
+   * offset or limit, the answer is a page of the whole: "total" is always the
+   * whole answer's count and "offset" the index of the page's first entry; the
+   * text says which part it shows. The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1385,11 +1488,14 @@ export declare class LSPManager {
    */
   definition(options: DefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
-   * Where the symbol at a place is defined (textDocument/definition). The file
-   * is opened in its server (started when needed) or brought up to date with
-   * the disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * Where the symbol at a place is defined (textDocument/definition). With
+   * offset or limit, the answer is a page of the whole: "total" is always the
+   * whole answer's count and "offset" the index of the page's first entry; the
+   * text says which part it shows. The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1405,11 +1511,14 @@ export declare class LSPManager {
   definitionSync(options: DefinitionOptions): NavLocations;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
-   * and C++ the header's declaration rather than the definition. The file is
-   * opened in its server (started when needed) or brought up to date with the
-   * disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * and C++ the header's declaration rather than the definition. With offset
+   * or limit, the answer is a page of the whole: "total" is always the whole
+   * answer's count and "offset" the index of the page's first entry; the text
+   * says which part it shows. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1428,11 +1537,14 @@ export declare class LSPManager {
   declaration(options: DeclarationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
-   * and C++ the header's declaration rather than the definition. The file is
-   * opened in its server (started when needed) or brought up to date with the
-   * disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * and C++ the header's declaration rather than the definition. With offset
+   * or limit, the answer is a page of the whole: "total" is always the whole
+   * answer's count and "offset" the index of the page's first entry; the text
+   * says which part it shows. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1448,11 +1560,13 @@ export declare class LSPManager {
   declarationSync(options: DeclarationOptions): NavLocations;
   /**
    * Where the type of the symbol at a place is defined
-   * (textDocument/typeDefinition). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (textDocument/typeDefinition). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1471,11 +1585,13 @@ export declare class LSPManager {
   typeDefinition(options: TypeDefinitionOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * Where the type of the symbol at a place is defined
-   * (textDocument/typeDefinition). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (textDocument/typeDefinition). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1491,11 +1607,13 @@ export declare class LSPManager {
   typeDefinitionSync(options: TypeDefinitionOptions): NavLocations;
   /**
    * The implementations of the interface, abstract method or virtual function
-   * at a place (textDocument/implementation). The file is opened in its server
-   * (started when needed) or brought up to date with the disk. A server still
-   * loading the workspace is waited for (at most 30 seconds), and an answer it
-   * gave while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * at a place (textDocument/implementation). With offset or limit, the answer
+   * is a page of the whole: "total" is always the whole answer's count and
+   * "offset" the index of the page's first entry; the text says which part it
+   * shows. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1514,11 +1632,13 @@ export declare class LSPManager {
   implementation(options: ImplementationOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The implementations of the interface, abstract method or virtual function
-   * at a place (textDocument/implementation). The file is opened in its server
-   * (started when needed) or brought up to date with the disk. A server still
-   * loading the workspace is waited for (at most 30 seconds), and an answer it
-   * gave while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * at a place (textDocument/implementation). With offset or limit, the answer
+   * is a page of the whole: "total" is always the whole answer's count and
+   * "offset" the index of the page's first entry; the text says which part it
+   * shows. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1534,11 +1654,13 @@ export declare class LSPManager {
   implementationSync(options: ImplementationOptions): NavLocations;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
-   * by file and position. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * by file and position. With offset or limit, the answer is a page of the
+   * whole: "total" is always the whole answer's count and "offset" the index
+   * of the page's first entry; the text says which part it shows. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1557,11 +1679,13 @@ export declare class LSPManager {
   references(options: ReferencesOptions & AsyncOptions): Promise<NavLocations>;
   /**
    * The references to the symbol at a place (textDocument/references), sorted
-   * by file and position. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * by file and position. With offset or limit, the answer is a page of the
+   * whole: "total" is always the whole answer's count and "offset" the index
+   * of the page's first entry; the text says which part it shows. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1660,11 +1784,13 @@ export declare class LSPManager {
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
-   * from every running server. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * from every running server. With offset or limit, the answer is a page of
+   * the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1684,11 +1810,13 @@ export declare class LSPManager {
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
-   * from every running server. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * from every running server. With offset or limit, the answer is a page of
+   * the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1747,11 +1875,13 @@ export declare class LSPManager {
   prepareCallHierarchySync(options: PrepareCallHierarchyOptions): NavCallHierarchy;
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1770,11 +1900,13 @@ export declare class LSPManager {
   incomingCalls(options: IncomingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1790,11 +1922,13 @@ export declare class LSPManager {
   incomingCallsSync(options: IncomingCallsOptions): NavCallHierarchy;
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1813,11 +1947,13 @@ export declare class LSPManager {
   outgoingCalls(options: OutgoingCallsOptions & AsyncOptions): Promise<NavCallHierarchy>;
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1831,6 +1967,151 @@ export declare class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   outgoingCallsSync(options: OutgoingCallsOptions): NavCallHierarchy;
+  /**
+   * The type hierarchy items at a place (textDocument/prepareTypeHierarchy):
+   * the type named there. A server that offers no type hierarchy fails with
+   * IDB_ERR. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  prepareTypeHierarchy(options: PrepareTypeHierarchyOptions & AsyncOptions): Promise<NavTypeHierarchy>;
+  /**
+   * The type hierarchy items at a place (textDocument/prepareTypeHierarchy):
+   * the type named there. A server that offers no type hierarchy fails with
+   * IDB_ERR. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  prepareTypeHierarchySync(options: PrepareTypeHierarchyOptions): NavTypeHierarchy;
+  /**
+   * The direct supertypes of the type at a place: the classes it extends, the
+   * interfaces it implements (prepareTypeHierarchy, then
+   * typeHierarchy/supertypes). A server that offers no type hierarchy fails
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  supertypes(options: SupertypesOptions & AsyncOptions): Promise<NavTypeHierarchy>;
+  /**
+   * The direct supertypes of the type at a place: the classes it extends, the
+   * interfaces it implements (prepareTypeHierarchy, then
+   * typeHierarchy/supertypes). A server that offers no type hierarchy fails
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  supertypesSync(options: SupertypesOptions): NavTypeHierarchy;
+  /**
+   * The direct subtypes of the type at a place: the classes that extend it,
+   * the types that implement the interface (prepareTypeHierarchy, then
+   * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param options options; signal cancels the call.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  subtypes(options: SubtypesOptions & AsyncOptions): Promise<NavTypeHierarchy>;
+  /**
+   * The direct subtypes of the type at a place: the classes that extend it,
+   * the types that implement the interface (prepareTypeHierarchy, then
+   * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param options options.
+   * @returns the answer (the same JSON as idebridge lsp ... --json) with
+   *   "text", its rendering for a model: paths relative to the project,
+   *   path:line:col with each location's source line, at most maxLocations
+   *   (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  subtypesSync(options: SubtypesOptions): NavTypeHierarchy;
   /**
    * Asks the server how to rename the symbol at a place (textDocument/rename)
    * and returns its edit as proposed file texts with a unified diff. Nothing

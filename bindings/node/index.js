@@ -186,6 +186,12 @@ const NAMES = {
   idb_lsp_incoming_calls_start: "LSPManager.incomingCalls",
   idb_lsp_outgoing_calls: "LSPManager.outgoingCalls",
   idb_lsp_outgoing_calls_start: "LSPManager.outgoingCalls",
+  idb_lsp_prepare_type_hierarchy: "LSPManager.prepareTypeHierarchy",
+  idb_lsp_prepare_type_hierarchy_start: "LSPManager.prepareTypeHierarchy",
+  idb_lsp_supertypes: "LSPManager.supertypes",
+  idb_lsp_supertypes_start: "LSPManager.supertypes",
+  idb_lsp_subtypes: "LSPManager.subtypes",
+  idb_lsp_subtypes_start: "LSPManager.subtypes",
   idb_lsp_rename: "LSPManager.rename",
   idb_lsp_rename_start: "LSPManager.rename",
   idb_lsp_apply_rename: "LSPManager.applyRename",
@@ -568,6 +574,9 @@ function declare(lib) {
     idb_lsp_prepare_call_hierarchy: lib.func("int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_incoming_calls: lib.func("int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_outgoing_calls: lib.func("int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_prepare_type_hierarchy: lib.func("int idb_lsp_prepare_type_hierarchy(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_supertypes: lib.func("int idb_lsp_supertypes(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_subtypes: lib.func("int idb_lsp_subtypes(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_rename: lib.func("int idb_lsp_rename(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_apply_rename: lib.func("int idb_lsp_apply_rename(uint64_t manager, const char *proposal_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_render_attachment: lib.func("int idb_render_attachment(const char *attachment_json, const char *options_json, _Out_ void **out)"),
@@ -610,6 +619,9 @@ function declare(lib) {
     idb_lsp_prepare_call_hierarchy_start: lib.func("int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_incoming_calls_start: lib.func("int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_outgoing_calls_start: lib.func("int idb_lsp_outgoing_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_prepare_type_hierarchy_start: lib.func("int idb_lsp_prepare_type_hierarchy_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_supertypes_start: lib.func("int idb_lsp_supertypes_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_subtypes_start: lib.func("int idb_lsp_subtypes_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_rename_start: lib.func("int idb_lsp_rename_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_apply_rename_start: lib.func("int idb_lsp_apply_rename_start(uint64_t manager, const char *proposal_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_ide_propose_edit_start: lib.func("int idb_ide_propose_edit_start(uint64_t client, const char *path, const uint8_t *new_text, size_t new_text_len, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
@@ -1032,6 +1044,42 @@ function _start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms) {
 
 function _idb_lsp_outgoing_calls(manager, request_json, timeout_ms) {
   return decJSON(finishSync(load(), _start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_prepare_type_hierarchy(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_prepare_type_hierarchy_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_prepare_type_hierarchy_start");
+  return out[0];
+}
+
+function _idb_lsp_prepare_type_hierarchy(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_prepare_type_hierarchy(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_supertypes(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_supertypes_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_supertypes_start");
+  return out[0];
+}
+
+function _idb_lsp_supertypes(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_supertypes(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_subtypes(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_subtypes_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_subtypes_start");
+  return out[0];
+}
+
+function _idb_lsp_subtypes(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_subtypes(manager, request_json, timeout_ms)));
 }
 
 function _start_idb_lsp_rename(manager, request_json, timeout_ms) {
@@ -1831,11 +1879,14 @@ class LSPManager {
   }
 
   /**
-   * Where the symbol at a place is defined (textDocument/definition). The file
-   * is opened in its server (started when needed) or brought up to date with
-   * the disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * Where the symbol at a place is defined (textDocument/definition). With
+   * offset or limit, the answer is a page of the whole: "total" is always the
+   * whole answer's count and "offset" the index of the page's first entry; the
+   * text says which part it shows. The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1854,15 +1905,18 @@ class LSPManager {
    */
   definition(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
-   * Where the symbol at a place is defined (textDocument/definition). The file
-   * is opened in its server (started when needed) or brought up to date with
-   * the disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * Where the symbol at a place is defined (textDocument/definition). With
+   * offset or limit, the answer is a page of the whole: "total" is always the
+   * whole answer's count and "offset" the index of the page's first entry; the
+   * text says which part it shows. The file is opened in its server (started
+   * when needed) or brought up to date with the disk. A server still loading
+   * the workspace is waited for (at most 30 seconds), and an answer it gave
+   * while loading says so ("incomplete": true and a "reason"), never that
+   * there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1876,16 +1930,19 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   definitionSync(options = {}) {
-    return _idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
-   * and C++ the header's declaration rather than the definition. The file is
-   * opened in its server (started when needed) or brought up to date with the
-   * disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * and C++ the header's declaration rather than the definition. With offset
+   * or limit, the answer is a page of the whole: "total" is always the whole
+   * answer's count and "offset" the index of the page's first entry; the text
+   * says which part it shows. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1904,16 +1961,19 @@ class LSPManager {
    */
   declaration(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * Where the symbol at a place is declared (textDocument/declaration): in C
-   * and C++ the header's declaration rather than the definition. The file is
-   * opened in its server (started when needed) or brought up to date with the
-   * disk. A server still loading the workspace is waited for (at most 30
-   * seconds), and an answer it gave while loading says so ("incomplete": true
-   * and a "reason"), never that there is nothing.
+   * and C++ the header's declaration rather than the definition. With offset
+   * or limit, the answer is a page of the whole: "total" is always the whole
+   * answer's count and "offset" the index of the page's first entry; the text
+   * says which part it shows. The file is opened in its server (started when
+   * needed) or brought up to date with the disk. A server still loading the
+   * workspace is waited for (at most 30 seconds), and an answer it gave while
+   * loading says so ("incomplete": true and a "reason"), never that there is
+   * nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1927,16 +1987,18 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   declarationSync(options = {}) {
-    return _idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_declaration(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * Where the type of the symbol at a place is defined
-   * (textDocument/typeDefinition). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (textDocument/typeDefinition). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -1955,16 +2017,18 @@ class LSPManager {
    */
   typeDefinition(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * Where the type of the symbol at a place is defined
-   * (textDocument/typeDefinition). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (textDocument/typeDefinition). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -1978,16 +2042,18 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   typeDefinitionSync(options = {}) {
-    return _idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_type_definition(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * The implementations of the interface, abstract method or virtual function
-   * at a place (textDocument/implementation). The file is opened in its server
-   * (started when needed) or brought up to date with the disk. A server still
-   * loading the workspace is waited for (at most 30 seconds), and an answer it
-   * gave while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * at a place (textDocument/implementation). With offset or limit, the answer
+   * is a page of the whole: "total" is always the whole answer's count and
+   * "offset" the index of the page's first entry; the text says which part it
+   * shows. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2006,16 +2072,18 @@ class LSPManager {
    */
   implementation(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The implementations of the interface, abstract method or virtual function
-   * at a place (textDocument/implementation). The file is opened in its server
-   * (started when needed) or brought up to date with the disk. A server still
-   * loading the workspace is waited for (at most 30 seconds), and an answer it
-   * gave while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * at a place (textDocument/implementation). With offset or limit, the answer
+   * is a page of the whole: "total" is always the whole answer's count and
+   * "offset" the index of the page's first entry; the text says which part it
+   * shows. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2029,16 +2097,18 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   implementationSync(options = {}) {
-    return _idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_implementation(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * The references to the symbol at a place (textDocument/references), sorted
-   * by file and position. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * by file and position. With offset or limit, the answer is a page of the
+   * whole: "total" is always the whole answer's count and "offset" the index
+   * of the page's first entry; the text says which part it shows. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2057,16 +2127,18 @@ class LSPManager {
    */
   references(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The references to the symbol at a place (textDocument/references), sorted
-   * by file and position. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * by file and position. With offset or limit, the answer is a page of the
+   * whole: "total" is always the whole answer's count and "offset" the index
+   * of the page's first entry; the text says which part it shows. The file is
+   * opened in its server (started when needed) or brought up to date with the
+   * disk. A server still loading the workspace is waited for (at most 30
+   * seconds), and an answer it gave while loading says so ("incomplete": true
+   * and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2080,7 +2152,7 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   referencesSync(options = {}) {
-    return _idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_references(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, includeDeclaration: options.includeDeclaration, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
@@ -2184,11 +2256,13 @@ class LSPManager {
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
-   * from every running server. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * from every running server. With offset or limit, the answer is a page of
+   * the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2207,17 +2281,19 @@ class LSPManager {
    */
   workspaceSymbols(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The symbols of the workspace matching a query (workspace/symbol): from the
    * server of path when given (started and given the file when needed), else
-   * from every running server. The file is opened in its server (started when
-   * needed) or brought up to date with the disk. A server still loading the
-   * workspace is waited for (at most 30 seconds), and an answer it gave while
-   * loading says so ("incomplete": true and a "reason"), never that there is
-   * nothing.
+   * from every running server. With offset or limit, the answer is a page of
+   * the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2231,7 +2307,7 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   workspaceSymbolsSync(options = {}) {
-    return _idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_workspace_symbols(this._handle(), pick({query: options.query, path: options.path, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
@@ -2287,11 +2363,13 @@ class LSPManager {
 
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2310,16 +2388,18 @@ class LSPManager {
    */
   incomingCalls(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * The callers of the function or method at a place, with the call sites
-   * (callHierarchy/incomingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/incomingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2333,16 +2413,18 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   incomingCallsSync(options = {}) {
-    return _idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_incoming_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Resolves when the server answered (after starting, initializing and
    * loading when needed) or the timeout elapses, without blocking the event
@@ -2361,16 +2443,18 @@ class LSPManager {
    */
   outgoingCalls(options = {}) {
     if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
-    return runAsync(options.signal, () => _start_idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+    return runAsync(options.signal, () => _start_idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
   }
 
   /**
    * What the function or method at a place calls, with the call sites
-   * (callHierarchy/outgoingCalls). The file is opened in its server (started
-   * when needed) or brought up to date with the disk. A server still loading
-   * the workspace is waited for (at most 30 seconds), and an answer it gave
-   * while loading says so ("incomplete": true and a "reason"), never that
-   * there is nothing.
+   * (callHierarchy/outgoingCalls). With offset or limit, the answer is a page
+   * of the whole: "total" is always the whole answer's count and "offset" the
+   * index of the page's first entry; the text says which part it shows. The
+   * file is opened in its server (started when needed) or brought up to date
+   * with the disk. A server still loading the workspace is waited for (at most
+   * 30 seconds), and an answer it gave while loading says so ("incomplete":
+   * true and a "reason"), never that there is nothing.
    *
    * Blocks until the server answered (after starting, initializing and loading
    * when needed) or the timeout elapses: the event loop waits too.
@@ -2384,7 +2468,176 @@ class LSPManager {
    *   NotFoundError, ArgumentError, ClosedError, InternalError.
    */
   outgoingCallsSync(options = {}) {
-    return _idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+    return _idb_lsp_outgoing_calls(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The type hierarchy items at a place (textDocument/prepareTypeHierarchy):
+   * the type named there. A server that offers no type hierarchy fails with
+   * IDB_ERR. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {PrepareTypeHierarchyOptions & AsyncOptions} options options;
+   *   signal cancels the call.
+   * @returns {Promise<NavTypeHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  prepareTypeHierarchy(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_prepare_type_hierarchy(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The type hierarchy items at a place (textDocument/prepareTypeHierarchy):
+   * the type named there. A server that offers no type hierarchy fails with
+   * IDB_ERR. The file is opened in its server (started when needed) or brought
+   * up to date with the disk. A server still loading the workspace is waited
+   * for (at most 30 seconds), and an answer it gave while loading says so
+   * ("incomplete": true and a "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param {PrepareTypeHierarchyOptions} options options.
+   * @returns {NavTypeHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  prepareTypeHierarchySync(options = {}) {
+    return _idb_lsp_prepare_type_hierarchy(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The direct supertypes of the type at a place: the classes it extends, the
+   * interfaces it implements (prepareTypeHierarchy, then
+   * typeHierarchy/supertypes). A server that offers no type hierarchy fails
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {SupertypesOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<NavTypeHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  supertypes(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_supertypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The direct supertypes of the type at a place: the classes it extends, the
+   * interfaces it implements (prepareTypeHierarchy, then
+   * typeHierarchy/supertypes). A server that offers no type hierarchy fails
+   * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+   * "total" is always the whole answer's count and "offset" the index of the
+   * page's first entry; the text says which part it shows. The file is opened
+   * in its server (started when needed) or brought up to date with the disk. A
+   * server still loading the workspace is waited for (at most 30 seconds), and
+   * an answer it gave while loading says so ("incomplete": true and a
+   * "reason"), never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param {SupertypesOptions} options options.
+   * @returns {NavTypeHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  supertypesSync(options = {}) {
+    return _idb_lsp_supertypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The direct subtypes of the type at a place: the classes that extend it,
+   * the types that implement the interface (prepareTypeHierarchy, then
+   * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {SubtypesOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<NavTypeHierarchy>} the answer (the same JSON as
+   *   idebridge lsp ... --json) with "text", its rendering for a model:
+   *   paths relative to the project, path:line:col with each location's
+   *   source line, at most maxLocations (100) of them.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  subtypes(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_subtypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The direct subtypes of the type at a place: the classes that extend it,
+   * the types that implement the interface (prepareTypeHierarchy, then
+   * typeHierarchy/subtypes). A server that offers no type hierarchy fails with
+   * IDB_ERR. With offset or limit, the answer is a page of the whole: "total"
+   * is always the whole answer's count and "offset" the index of the page's
+   * first entry; the text says which part it shows. The file is opened in its
+   * server (started when needed) or brought up to date with the disk. A server
+   * still loading the workspace is waited for (at most 30 seconds), and an
+   * answer it gave while loading says so ("incomplete": true and a "reason"),
+   * never that there is nothing.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param {SubtypesOptions} options options.
+   * @returns {NavTypeHierarchy} the answer (the same JSON as idebridge lsp
+   *   ... --json) with "text", its rendering for a model: paths relative to
+   *   the project, path:line:col with each location's source line, at most
+   *   maxLocations (100) of them.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  subtypesSync(options = {}) {
+    return _idb_lsp_subtypes(this._handle(), pick({path: options.path, line: options.line, column: options.column, symbol: options.symbol, occurrence: options.occurrence, maxLocations: options.maxLocations, offset: options.offset, limit: options.limit}), toTimeoutMs(options.timeoutMs));
   }
 
   /**

@@ -30,6 +30,10 @@ def sync_use() -> None:
         hov: idebridge.NavHover = mgr.hover(path="x", line=1, column=2)
         syms: idebridge.NavSymbols = mgr.document_symbols(path="x")
         calls: idebridge.NavCallHierarchy = mgr.incoming_calls(path="x", line=1, symbol="f")
+        sub: idebridge.NavTypeHierarchy = mgr.subtypes(path="x", line=1, symbol="T")
+        sub_first: idebridge.NavTypeItem = sub.types[0]
+        page: idebridge.NavLocations = mgr.references(path="x", line=1, symbol="f", offset=100, limit=100)
+        print(sub_first.name, sub_first.location.line, page.total, page.offset)
         proposal: idebridge.NavRenameProposal = mgr.rename(path="x", line=1, symbol="f", new_name="g")
         applied: idebridge.NavRenameApplied = mgr.apply_rename(proposal)
         print(first.line, first.end_column, refs.incomplete, hov.markdown, len(syms.symbols),

@@ -442,23 +442,35 @@ var Funcs = []Func{
 		Binding:        Destructor, Class: "LSPManager", Method: "shutdown",
 	},
 	// Navigation on the manager's servers (cabi/export_nav.go).
-	navFunc("definition", "Where the symbol at a place is defined (textDocument/definition).", navPosFields, "NavLocations"),
-	navFunc("declaration", "Where the symbol at a place is declared (textDocument/declaration): in C and C++ the header's declaration rather than the definition.", navPosFields, "NavLocations"),
-	navFunc("type_definition", "Where the type of the symbol at a place is defined (textDocument/typeDefinition).", navPosFields, "NavLocations"),
-	navFunc("implementation", "The implementations of the interface, abstract method or virtual function at a place (textDocument/implementation).", navPosFields, "NavLocations"),
-	navFunc("references", "The references to the symbol at a place (textDocument/references), sorted by file and position.",
-		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "includeDeclaration", Py: "include_declaration", PyType: "Optional[bool]", TS: "boolean", Doc: "include the declaration (default: no)"}), "NavLocations"),
+	navFunc("definition", "Where the symbol at a place is defined (textDocument/definition)."+navPageDoc, withFields(navPosFields, navPageFields...), "NavLocations"),
+	navFunc("declaration", "Where the symbol at a place is declared (textDocument/declaration): in C and C++ the header's declaration rather than the definition."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavLocations"),
+	navFunc("type_definition", "Where the type of the symbol at a place is defined (textDocument/typeDefinition)."+navPageDoc, withFields(navPosFields, navPageFields...), "NavLocations"),
+	navFunc("implementation", "The implementations of the interface, abstract method or virtual function at a place (textDocument/implementation)."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavLocations"),
+	navFunc("references", "The references to the symbol at a place (textDocument/references), sorted by file and position."+navPageDoc,
+		withFields(navPosFields, append([]Field{{JSON: "includeDeclaration", Py: "include_declaration", PyType: "Optional[bool]", TS: "boolean", Doc: "include the declaration (default: no)"}}, navPageFields...)...), "NavLocations"),
 	navFunc("hover", "What the server shows when hovering over a place (textDocument/hover), as Markdown.", navPosFields, "NavHover"),
 	navFunc("document_symbols", "The symbols declared in a file, as a tree (textDocument/documentSymbol).", []Field{navPathField, navMaxField}, "NavSymbols"),
 	navFunc("workspace_symbols", "The symbols of the workspace matching a query (workspace/symbol): from the server of path when given "+
-		"(started and given the file when needed), else from every running server.", []Field{
+		"(started and given the file when needed), else from every running server."+navPageDoc, []Field{
 		{JSON: "query", Py: "query", PyType: "str", TS: "string", Required: true, Doc: "the query (a name or part of one)"},
 		{JSON: "path", Py: "path", PyType: "Optional[str]", TS: "string", Doc: "a file whose server to ask (default: every running server)"},
-		navMaxField,
+		navMaxField, navPageFields[0], navPageFields[1],
 	}, "NavSymbols"),
 	navFunc("prepare_call_hierarchy", "The call hierarchy items at a place (textDocument/prepareCallHierarchy): the function or method named there.", navPosFields, "NavCallHierarchy"),
-	navFunc("incoming_calls", "The callers of the function or method at a place, with the call sites (callHierarchy/incomingCalls).", navPosFields, "NavCallHierarchy"),
-	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls).", navPosFields, "NavCallHierarchy"),
+	navFunc("incoming_calls", "The callers of the function or method at a place, with the call sites (callHierarchy/incomingCalls)."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavCallHierarchy"),
+	navFunc("outgoing_calls", "What the function or method at a place calls, with the call sites (callHierarchy/outgoingCalls)."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavCallHierarchy"),
+	navFunc("prepare_type_hierarchy", "The type hierarchy items at a place (textDocument/prepareTypeHierarchy): the type named there. "+
+		"A server that offers no type hierarchy fails with IDB_ERR.", navPosFields, "NavTypeHierarchy"),
+	navFunc("supertypes", "The direct supertypes of the type at a place: the classes it extends, the interfaces it implements "+
+		"(prepareTypeHierarchy, then typeHierarchy/supertypes). A server that offers no type hierarchy fails with IDB_ERR."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavTypeHierarchy"),
+	navFunc("subtypes", "The direct subtypes of the type at a place: the classes that extend it, the types that implement the interface "+
+		"(prepareTypeHierarchy, then typeHierarchy/subtypes). A server that offers no type hierarchy fails with IDB_ERR."+navPageDoc,
+		withFields(navPosFields, navPageFields...), "NavTypeHierarchy"),
 	navFunc("rename", "Asks the server how to rename the symbol at a place (textDocument/rename) and returns its edit as proposed file texts "+
 		"with a unified diff. Nothing is written: pass the result to apply_rename (idb_lsp_apply_rename).",
 		append(navPosFields[:len(navPosFields):len(navPosFields)], Field{JSON: "newName", Py: "new_name", PyType: "str", TS: "string", Required: true, Doc: "the new name"}), "NavRenameProposal"),
@@ -768,7 +780,7 @@ func navFunc(op, doc string, fields []Field, tsReturn string) Func {
 // navConv names the Python converter of each navigation result.
 var navConv = map[string]string{
 	"NavLocations": "_nav_locations", "NavHover": "_nav_hover", "NavSymbols": "_nav_symbols",
-	"NavCallHierarchy": "_nav_call_hierarchy", "NavRenameProposal": "_nav_rename_proposal",
+	"NavCallHierarchy": "_nav_call_hierarchy", "NavRenameProposal": "_nav_rename_proposal", "NavTypeHierarchy": "_nav_type_hierarchy",
 }
 
 // navPathField, navMaxField and navPosFields are the members of a
@@ -785,6 +797,21 @@ var (
 		navMaxField,
 	}
 )
+
+// navPageFields page a list of locations, workspace symbols, calls or
+// types; navPageDoc says so.
+var navPageFields = []Field{
+	{JSON: "offset", Py: "offset", PyType: "Optional[int]", TS: "number", Doc: "answer from this 0-based entry of the whole answer on (default 0)"},
+	{JSON: "limit", Py: "limit", PyType: "Optional[int]", TS: "number", Doc: "answer at most this many entries (default: all from offset on)"},
+}
+
+const navPageDoc = " With offset or limit, the answer is a page of the whole: \"total\" is always the whole answer's count and \"offset\" " +
+	"the index of the page's first entry; the text says which part it shows."
+
+// withFields is fields with more appended, fields unchanged.
+func withFields(fields []Field, more ...Field) []Field {
+	return append(fields[:len(fields):len(fields)], more...)
+}
 
 // lspStatuses are the statuses of the LSP document operations.
 var lspStatuses = []int{StError, StHandle, StTimeout, StNotFound, StArgument, StClosed, StPanic}
@@ -869,7 +896,7 @@ var TSTypes = []TSType{
 	{
 		Name:  "NavLocations",
 		Doc:   "The result of definition, declaration, type_definition, implementation and references (Go: lsp.Locations).",
-		Body:  `NavAnswer & { locations: NavLocation[] }`,
+		Body:  `NavAnswer & { locations: NavLocation[]; total: number; offset?: number }`,
 		Alias: true,
 	},
 	{
@@ -894,7 +921,7 @@ var TSTypes = []TSType{
 	{
 		Name:  "NavSymbols",
 		Doc:   "The result of document_symbols and workspace_symbols (Go: lsp.Symbols).",
-		Body:  `NavAnswer & { path?: string; query?: string; symbols: NavSymbol[] }`,
+		Body:  `NavAnswer & { path?: string; query?: string; symbols: NavSymbol[]; total: number; offset?: number }`,
 		Alias: true,
 	},
 	{
@@ -905,7 +932,18 @@ var TSTypes = []TSType{
 	{
 		Name:  "NavCallHierarchy",
 		Doc:   "The result of prepare_call_hierarchy, incoming_calls and outgoing_calls (Go: lsp.CallHierarchy).",
-		Body:  `NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[] }`,
+		Body:  `NavAnswer & { items: NavCallItem[]; calls?: { item: NavCallItem; sites: NavLocation[] }[]; total: number; offset?: number }`,
+		Alias: true,
+	},
+	{
+		Name: "NavTypeItem",
+		Doc:  "A type of a type hierarchy (Go: lsp.TypeItem); kind is LSP's SymbolKind number.",
+		Body: `{ name: string; kind: number; detail?: string; location: NavLocation }`,
+	},
+	{
+		Name:  "NavTypeHierarchy",
+		Doc:   "The result of prepare_type_hierarchy, supertypes and subtypes (Go: lsp.TypeHierarchy).",
+		Body:  `NavAnswer & { items: NavTypeItem[]; types?: NavTypeItem[]; total: number; offset?: number }`,
 		Alias: true,
 	},
 	{

@@ -435,7 +435,8 @@ var pyPublicTypes = []string{
 	"DiagnosticsSnapshot", "EditConflict", "EditResult", "EditStatus", "FileDiagnostics", "FileState",
 	"Freshness", "IDEInfo", "IDEWaitResult", "LSPServerStatus", "Lockfile",
 	"NavAnswer", "NavCall", "NavCallHierarchy", "NavCallItem", "NavHover", "NavLocation", "NavLocations",
-	"NavRenameApplied", "NavRenameFile", "NavRenameFileOutcome", "NavRenameProposal", "NavSymbol", "NavSymbols", "NewDiagnostics",
+	"NavRenameApplied", "NavRenameFile", "NavRenameFileOutcome", "NavRenameProposal", "NavSymbol", "NavSymbols",
+	"NavTypeHierarchy", "NavTypeItem", "NewDiagnostics",
 	"Notification", "Position", "Range", "ServerInfo", "SettleResult", "Severity", "Tool", "ToolResult",
 }
 

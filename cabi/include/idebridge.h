@@ -866,140 +866,11 @@ int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms);
 /*
  * idb_lsp_definition
  *
- * Where the symbol at a place is defined (textDocument/definition). The
- * file is opened in its server (started when needed) or brought up to date
- * with the disk. A server still loading the workspace is waited for (at
- * most 30 seconds), and an answer it gave while loading says so
- * ("incomplete": true and a "reason"), never that there is nothing.
- *
- * Parameters:
- *   manager       the LSP manager handle (from idb_lsp_new).
- *   request_json  the place and the operation's arguments: an object with
- *                 the members listed below, all optional. UTF-8 JSON text,
- *                 or NULL for the defaults; borrowed for the call.
- *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
- *                 value waits without limit.
- *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the answer (the
- *                 same JSON as idebridge lsp ... --json) with "text", its
- *                 rendering for a model: paths relative to the project,
- *                 path:line:col with each location's source line, at most
- *                 maxLocations (100) of them. Left unchanged on failure.
- *                 Must not be NULL.
- *
- * Members of request_json:
- *   "path"          the file.
- *   "line"          the 1-based line.
- *   "column"        the 1-based column, counted in characters (Unicode
- *                   code points); or give symbol.
- *   "symbol"        the symbol's text on the line, when no column is given
- *                   (a qualified name names its last part).
- *   "occurrence"    which occurrence of symbol on the line, 1-based, when
- *                   it occurs more than once.
- *   "maxLocations"  how many locations, symbols or calls the text shows
- *                   (default 100; negative for all).
- *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
- * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
- * Blocks until the server answered (after starting, initializing and
- * loading when needed) or the timeout elapses.
- */
-int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
-
-/*
- * idb_lsp_declaration
- *
- * Where the symbol at a place is declared (textDocument/declaration): in C
- * and C++ the header's declaration rather than the definition. The file is
- * opened in its server (started when needed) or brought up to date with
- * the disk. A server still loading the workspace is waited for (at most 30
- * seconds), and an answer it gave while loading says so ("incomplete":
- * true and a "reason"), never that there is nothing.
- *
- * Parameters:
- *   manager       the LSP manager handle (from idb_lsp_new).
- *   request_json  the place and the operation's arguments: an object with
- *                 the members listed below, all optional. UTF-8 JSON text,
- *                 or NULL for the defaults; borrowed for the call.
- *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
- *                 value waits without limit.
- *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the answer (the
- *                 same JSON as idebridge lsp ... --json) with "text", its
- *                 rendering for a model: paths relative to the project,
- *                 path:line:col with each location's source line, at most
- *                 maxLocations (100) of them. Left unchanged on failure.
- *                 Must not be NULL.
- *
- * Members of request_json:
- *   "path"          the file.
- *   "line"          the 1-based line.
- *   "column"        the 1-based column, counted in characters (Unicode
- *                   code points); or give symbol.
- *   "symbol"        the symbol's text on the line, when no column is given
- *                   (a qualified name names its last part).
- *   "occurrence"    which occurrence of symbol on the line, 1-based, when
- *                   it occurs more than once.
- *   "maxLocations"  how many locations, symbols or calls the text shows
- *                   (default 100; negative for all).
- *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
- * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
- * Blocks until the server answered (after starting, initializing and
- * loading when needed) or the timeout elapses.
- */
-int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
-
-/*
- * idb_lsp_type_definition
- *
- * Where the type of the symbol at a place is defined
- * (textDocument/typeDefinition). The file is opened in its server (started
- * when needed) or brought up to date with the disk. A server still loading
- * the workspace is waited for (at most 30 seconds), and an answer it gave
- * while loading says so ("incomplete": true and a "reason"), never that
- * there is nothing.
- *
- * Parameters:
- *   manager       the LSP manager handle (from idb_lsp_new).
- *   request_json  the place and the operation's arguments: an object with
- *                 the members listed below, all optional. UTF-8 JSON text,
- *                 or NULL for the defaults; borrowed for the call.
- *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
- *                 value waits without limit.
- *   out           on IDB_OK receives the result as a JSON object, a new
- *                 string the caller frees with idb_free(): the answer (the
- *                 same JSON as idebridge lsp ... --json) with "text", its
- *                 rendering for a model: paths relative to the project,
- *                 path:line:col with each location's source line, at most
- *                 maxLocations (100) of them. Left unchanged on failure.
- *                 Must not be NULL.
- *
- * Members of request_json:
- *   "path"          the file.
- *   "line"          the 1-based line.
- *   "column"        the 1-based column, counted in characters (Unicode
- *                   code points); or give symbol.
- *   "symbol"        the symbol's text on the line, when no column is given
- *                   (a qualified name names its last part).
- *   "occurrence"    which occurrence of symbol on the line, 1-based, when
- *                   it occurs more than once.
- *   "maxLocations"  how many locations, symbols or calls the text shows
- *                   (default 100; negative for all).
- *
- * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
- * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
- * Blocks until the server answered (after starting, initializing and
- * loading when needed) or the timeout elapses.
- */
-int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
-
-/*
- * idb_lsp_implementation
- *
- * The implementations of the interface, abstract method or virtual
- * function at a place (textDocument/implementation). The file is opened in
- * its server (started when needed) or brought up to date with the disk. A
+ * Where the symbol at a place is defined (textDocument/definition). With
+ * offset or limit, the answer is a page of the whole: "total" is always
+ * the whole answer's count and "offset" the index of the page's first
+ * entry; the text says which part it shows. The file is opened in its
+ * server (started when needed) or brought up to date with the disk. A
  * server still loading the workspace is waited for (at most 30 seconds),
  * and an answer it gave while loading says so ("incomplete": true and a
  * "reason"), never that there is nothing.
@@ -1030,6 +901,163 @@ int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t 
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_declaration
+ *
+ * Where the symbol at a place is declared (textDocument/declaration): in C
+ * and C++ the header's declaration rather than the definition. With offset
+ * or limit, the answer is a page of the whole: "total" is always the whole
+ * answer's count and "offset" the index of the page's first entry; the
+ * text says which part it shows. The file is opened in its server (started
+ * when needed) or brought up to date with the disk. A server still loading
+ * the workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_declaration(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_type_definition
+ *
+ * Where the type of the symbol at a place is defined
+ * (textDocument/typeDefinition). With offset or limit, the answer is a
+ * page of the whole: "total" is always the whole answer's count and
+ * "offset" the index of the page's first entry; the text says which part
+ * it shows. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_type_definition(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_implementation
+ *
+ * The implementations of the interface, abstract method or virtual
+ * function at a place (textDocument/implementation). With offset or limit,
+ * the answer is a page of the whole: "total" is always the whole answer's
+ * count and "offset" the index of the page's first entry; the text says
+ * which part it shows. The file is opened in its server (started when
+ * needed) or brought up to date with the disk. A server still loading the
+ * workspace is waited for (at most 30 seconds), and an answer it gave
+ * while loading says so ("incomplete": true and a "reason"), never that
+ * there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1042,11 +1070,13 @@ int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t t
  * idb_lsp_references
  *
  * The references to the symbol at a place (textDocument/references),
- * sorted by file and position. The file is opened in its server (started
- * when needed) or brought up to date with the disk. A server still loading
- * the workspace is waited for (at most 30 seconds), and an answer it gave
- * while loading says so ("incomplete": true and a "reason"), never that
- * there is nothing.
+ * sorted by file and position. With offset or limit, the answer is a page
+ * of the whole: "total" is always the whole answer's count and "offset"
+ * the index of the page's first entry; the text says which part it shows.
+ * The file is opened in its server (started when needed) or brought up to
+ * date with the disk. A server still loading the workspace is waited for
+ * (at most 30 seconds), and an answer it gave while loading says so
+ * ("incomplete": true and a "reason"), never that there is nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1075,6 +1105,10 @@ int idb_lsp_implementation(uint64_t manager, const char *request_json, int64_t t
  *   "maxLocations"        how many locations, symbols or calls the text
  *                         shows (default 100; negative for all).
  *   "includeDeclaration"  include the declaration (default: no).
+ *   "offset"              answer from this 0-based entry of the whole
+ *                         answer on (default 0).
+ *   "limit"               answer at most this many entries (default: all
+ *                         from offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1168,11 +1202,14 @@ int idb_lsp_document_symbols(uint64_t manager, const char *request_json, int64_t
  *
  * The symbols of the workspace matching a query (workspace/symbol): from
  * the server of path when given (started and given the file when needed),
- * else from every running server. The file is opened in its server
- * (started when needed) or brought up to date with the disk. A server
- * still loading the workspace is waited for (at most 30 seconds), and an
- * answer it gave while loading says so ("incomplete": true and a
- * "reason"), never that there is nothing.
+ * else from every running server. With offset or limit, the answer is a
+ * page of the whole: "total" is always the whole answer's count and
+ * "offset" the index of the page's first entry; the text says which part
+ * it shows. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1195,6 +1232,10 @@ int idb_lsp_document_symbols(uint64_t manager, const char *request_json, int64_t
  *                   server).
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1251,11 +1292,14 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  * idb_lsp_incoming_calls
  *
  * The callers of the function or method at a place, with the call sites
- * (callHierarchy/incomingCalls). The file is opened in its server (started
- * when needed) or brought up to date with the disk. A server still loading
- * the workspace is waited for (at most 30 seconds), and an answer it gave
- * while loading says so ("incomplete": true and a "reason"), never that
- * there is nothing.
+ * (callHierarchy/incomingCalls). With offset or limit, the answer is a
+ * page of the whole: "total" is always the whole answer's count and
+ * "offset" the index of the page's first entry; the text says which part
+ * it shows. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1283,6 +1327,10 @@ int idb_lsp_prepare_call_hierarchy(uint64_t manager, const char *request_json, i
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
  * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
@@ -1295,11 +1343,63 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  * idb_lsp_outgoing_calls
  *
  * What the function or method at a place calls, with the call sites
- * (callHierarchy/outgoingCalls). The file is opened in its server (started
- * when needed) or brought up to date with the disk. A server still loading
- * the workspace is waited for (at most 30 seconds), and an answer it gave
- * while loading says so ("incomplete": true and a "reason"), never that
- * there is nothing.
+ * (callHierarchy/outgoingCalls). With offset or limit, the answer is a
+ * page of the whole: "total" is always the whole answer's count and
+ * "offset" the index of the page's first entry; the text says which part
+ * it shows. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_prepare_type_hierarchy
+ *
+ * The type hierarchy items at a place (textDocument/prepareTypeHierarchy):
+ * the type named there. A server that offers no type hierarchy fails with
+ * IDB_ERR. The file is opened in its server (started when needed) or
+ * brought up to date with the disk. A server still loading the workspace
+ * is waited for (at most 30 seconds), and an answer it gave while loading
+ * says so ("incomplete": true and a "reason"), never that there is
+ * nothing.
  *
  * Parameters:
  *   manager       the LSP manager handle (from idb_lsp_new).
@@ -1333,7 +1433,111 @@ int idb_lsp_incoming_calls(uint64_t manager, const char *request_json, int64_t t
  * Blocks until the server answered (after starting, initializing and
  * loading when needed) or the timeout elapses.
  */
-int idb_lsp_outgoing_calls(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+int idb_lsp_prepare_type_hierarchy(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_supertypes
+ *
+ * The direct supertypes of the type at a place: the classes it extends,
+ * the interfaces it implements (prepareTypeHierarchy, then
+ * typeHierarchy/supertypes). A server that offers no type hierarchy fails
+ * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+ * "total" is always the whole answer's count and "offset" the index of the
+ * page's first entry; the text says which part it shows. The file is
+ * opened in its server (started when needed) or brought up to date with
+ * the disk. A server still loading the workspace is waited for (at most 30
+ * seconds), and an answer it gave while loading says so ("incomplete":
+ * true and a "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_supertypes(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_subtypes
+ *
+ * The direct subtypes of the type at a place: the classes that extend it,
+ * the types that implement the interface (prepareTypeHierarchy, then
+ * typeHierarchy/subtypes). A server that offers no type hierarchy fails
+ * with IDB_ERR. With offset or limit, the answer is a page of the whole:
+ * "total" is always the whole answer's count and "offset" the index of the
+ * page's first entry; the text says which part it shows. The file is
+ * opened in its server (started when needed) or brought up to date with
+ * the disk. A server still loading the workspace is waited for (at most 30
+ * seconds), and an answer it gave while loading says so ("incomplete":
+ * true and a "reason"), never that there is nothing.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the result as a JSON object, a new
+ *                 string the caller frees with idb_free(): the answer (the
+ *                 same JSON as idebridge lsp ... --json) with "text", its
+ *                 rendering for a model: paths relative to the project,
+ *                 path:line:col with each location's source line, at most
+ *                 maxLocations (100) of them. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_subtypes(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
 
 /*
  * idb_lsp_rename
@@ -2266,6 +2470,10 @@ int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, uint64_t *out_c
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2301,6 +2509,10 @@ int idb_lsp_definition_start(uint64_t manager, const char *request_json, int64_t
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2337,6 +2549,10 @@ int idb_lsp_declaration_start(uint64_t manager, const char *request_json, int64_
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2373,6 +2589,10 @@ int idb_lsp_type_definition_start(uint64_t manager, const char *request_json, in
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2409,6 +2629,10 @@ int idb_lsp_implementation_start(uint64_t manager, const char *request_json, int
  *   "maxLocations"        how many locations, symbols or calls the text
  *                         shows (default 100; negative for all).
  *   "includeDeclaration"  include the declaration (default: no).
+ *   "offset"              answer from this 0-based entry of the whole
+ *                         answer on (default 0).
+ *   "limit"               answer at most this many entries (default: all
+ *                         from offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2504,6 +2728,10 @@ int idb_lsp_document_symbols_start(uint64_t manager, const char *request_json, i
  *                   server).
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2576,6 +2804,10 @@ int idb_lsp_prepare_call_hierarchy_start(uint64_t manager, const char *request_j
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
@@ -2612,11 +2844,129 @@ int idb_lsp_incoming_calls_start(uint64_t manager, const char *request_json, int
  *                   it occurs more than once.
  *   "maxLocations"  how many locations, symbols or calls the text shows
  *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
  *
  * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.
  */
 int idb_lsp_outgoing_calls_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_prepare_type_hierarchy_start
+ *
+ * Starts idb_lsp_prepare_type_hierarchy as an asynchronous call and
+ * returns at once. The call's outcome (idb_call_result) is what
+ * idb_lsp_prepare_type_hierarchy returns and stores. The inputs are
+ * copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_prepare_type_hierarchy_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_supertypes_start
+ *
+ * Starts idb_lsp_supertypes as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_supertypes returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_supertypes_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_subtypes_start
+ *
+ * Starts idb_lsp_subtypes as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_subtypes returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the place and the operation's arguments: an object with
+ *                 the members listed below, all optional. UTF-8 JSON text,
+ *                 or NULL for the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"          the file.
+ *   "line"          the 1-based line.
+ *   "column"        the 1-based column, counted in characters (Unicode
+ *                   code points); or give symbol.
+ *   "symbol"        the symbol's text on the line, when no column is given
+ *                   (a qualified name names its last part).
+ *   "occurrence"    which occurrence of symbol on the line, 1-based, when
+ *                   it occurs more than once.
+ *   "maxLocations"  how many locations, symbols or calls the text shows
+ *                   (default 100; negative for all).
+ *   "offset"        answer from this 0-based entry of the whole answer on
+ *                   (default 0).
+ *   "limit"         answer at most this many entries (default: all from
+ *                   offset on).
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_subtypes_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
 
 /*
  * idb_lsp_rename_start

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -76,32 +77,35 @@ type navSession struct {
 
 func init() {
 	for _, c := range []navCommand{
-		{name: "def", usage: "POS [--decl | --type]", summary: "where the symbol at POS is defined (or declared, or its type defined)",
+		{name: "def", usage: "POS [--decl | --type] [--offset N] [--limit N]", summary: "where the symbol at POS is defined (or declared, or its type defined)",
 			help: "Prints the definition of the symbol at POS: textDocument/definition; with\n" +
 				"--decl its declaration (a C or C++ header's, say), with --type the definition\n" +
-				"of its type.",
+				"of its type.\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				decl := fs.Bool("decl", false, "the declaration instead (textDocument/declaration)")
 				typ := fs.Bool("type", false, "the definition of the symbol's type (textDocument/typeDefinition)")
+				pg := registerPage(fs)
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
+					op := lsp.OpDefinition
 					switch {
 					case *decl && *typ:
 						return nil, usageError("--decl and --type exclude each other")
 					case *decl:
-						return s.m.Declaration(ctx, p)
+						op = lsp.OpDeclaration
 					case *typ:
-						return s.m.TypeDefinition(ctx, p)
+						op = lsp.OpTypeDefinition
 					}
-					return s.m.Definition(ctx, p)
+					return pg.navigate(ctx, s, lsp.NavRequest{Op: op, At: p})
 				})
 			}},
-		{name: "refs", usage: "POS [--no-decl]", summary: "the references to the symbol at POS",
+		{name: "refs", usage: "POS [--no-decl] [--offset N] [--limit N]", summary: "the references to the symbol at POS",
 			help: "Prints every reference to the symbol at POS (textDocument/references),\n" +
-				"grouped by file, its declaration included unless --no-decl.",
+				"grouped by file, its declaration included unless --no-decl.\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				noDecl := fs.Bool("no-decl", false, "leave the declaration out")
+				pg := registerPage(fs)
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
-					return s.m.References(ctx, p, !*noDecl)
+					return pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpReferences, At: p, IncludeDeclaration: !*noDecl})
 				})
 			}},
 		{name: "hover", usage: "POS", summary: "the signature and documentation of the symbol at POS",
@@ -112,12 +116,13 @@ func init() {
 					return s.m.Hover(ctx, p)
 				})
 			}},
-		{name: "impl", usage: "POS", summary: "the implementations of the interface or method at POS",
+		{name: "impl", usage: "POS [--offset N] [--limit N]", summary: "the implementations of the interface or method at POS",
 			help: "Prints the implementations of the interface, abstract method or virtual\n" +
-				"function at POS (textDocument/implementation).",
+				"function at POS (textDocument/implementation).\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
+				pg := registerPage(fs)
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
-					return s.m.Implementation(ctx, p)
+					return pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpImplementation, At: p})
 				})
 			}},
 		{name: "symbols", usage: "FILE", summary: "the symbols declared in FILE, as a tree",
@@ -133,40 +138,70 @@ func init() {
 					}, nil
 				}
 			}},
-		{name: "wsymbols", usage: "FILE QUERY", summary: "the workspace's symbols matching QUERY, from FILE's server",
+		{name: "wsymbols", usage: "FILE QUERY [--offset N] [--limit N]", summary: "the workspace's symbols matching QUERY, from FILE's server",
 			help: "Prints the symbols of the workspace that match QUERY (workspace/symbol), from\n" +
-				"the server of FILE (which is opened, so that the server loads its workspace).",
+				"the server of FILE (which is opened, so that the server loads its workspace).\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
+				pg := registerPage(fs)
 				return func(args []string) (navRun, error) {
 					if len(args) != 2 {
 						return nil, usageError("want FILE and QUERY, got %d arguments", len(args))
 					}
 					return func(ctx context.Context, s *navSession) (any, error) {
-						return s.m.WorkspaceSymbols(ctx, args[1], absIn(s.wd, args[0]))
+						return pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpWorkspaceSymbols, Query: args[1], At: lsp.Pos{Path: absIn(s.wd, args[0])}})
 					}, nil
 				}
 			}},
-		{name: "calls", usage: "POS [--in | --out]", summary: "the callers of the function at POS, and what it calls",
+		{name: "types", usage: "POS [--super | --sub] [--offset N] [--limit N]", summary: "the supertypes and subtypes of the type at POS",
+			help: "Prints the type hierarchy of the type at POS: its direct supertypes\n" +
+				"(typeHierarchy/supertypes: what it extends or implements), then its direct\n" +
+				"subtypes (typeHierarchy/subtypes: what extends or implements it); --super\n" +
+				"or --sub prints one of them. A server that offers no type hierarchy is an\n" +
+				"error (exit status 1).\n\n" + pageHelp,
+			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
+				super := fs.Bool("super", false, "only the supertypes")
+				sub := fs.Bool("sub", false, "only the subtypes")
+				pg := registerPage(fs)
+				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
+					if *super && *sub {
+						return nil, usageError("--super and --sub exclude each other")
+					}
+					var res []lsp.NavResult
+					for _, op := range []lsp.NavOp{lsp.OpSupertypes, lsp.OpSubtypes} {
+						if op == lsp.OpSupertypes && *sub || op == lsp.OpSubtypes && *super {
+							continue
+						}
+						r, err := pg.navigate(ctx, s, lsp.NavRequest{Op: op, At: p})
+						if err != nil {
+							return nil, err
+						}
+						res = append(res, r)
+					}
+					return navResults(res), nil
+				})
+			}},
+		{name: "calls", usage: "POS [--in | --out] [--offset N] [--limit N]", summary: "the callers of the function at POS, and what it calls",
 			help: "Prints the call hierarchy of the function or method at POS: its callers\n" +
 				"(callHierarchy/incomingCalls) with the call sites, then what it calls\n" +
-				"(outgoingCalls); --in or --out prints one of them.",
+				"(outgoingCalls); --in or --out prints one of them.\n\n" + pageHelp,
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				in := fs.Bool("in", false, "only the callers")
 				out := fs.Bool("out", false, "only what it calls")
+				pg := registerPage(fs)
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
 					if *in && *out {
 						return nil, usageError("--in and --out exclude each other")
 					}
 					var res []lsp.NavResult
 					if !*out {
-						r, err := s.m.IncomingCalls(ctx, p)
+						r, err := pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpIncomingCalls, At: p})
 						if err != nil {
 							return nil, err
 						}
 						res = append(res, r)
 					}
 					if !*in {
-						r, err := s.m.OutgoingCalls(ctx, p)
+						r, err := pg.navigate(ctx, s, lsp.NavRequest{Op: lsp.OpOutgoingCalls, At: p})
 						if err != nil && !(errors.Is(err, lsp.ErrUnsupported) && !*out) {
 							return nil, err
 						}
@@ -218,6 +253,63 @@ func init() {
 		registerNav(c)
 	}
 }
+
+const pageHelp = "With --offset or --limit, prints a page of the answer: at most --limit\n" +
+	"entries from the 0-based --offset on, saying which (\"showing 101-112 of 112\")\n" +
+	"and, when more remain, the --offset of the next page; the total is always\n" +
+	"the whole answer's. --json prints the page, with \"total\" and \"offset\"."
+
+// pageFlags are the paging flags of a command whose answer is a list.
+type pageFlags struct{ offset, limit int }
+
+func registerPage(fs *flag.FlagSet) *pageFlags {
+	var p pageFlags
+	fs.IntVar(&p.offset, "offset", 0, "print the answer from this 0-based entry on")
+	fs.IntVar(&p.limit, "limit", 0, "print at most this many entries (0: all from --offset on)")
+	return &p
+}
+
+// navigate runs req with the page asked for; a paged result prints whole
+// (--max does not cut it) and says how to get the next page.
+func (p *pageFlags) navigate(ctx context.Context, s *navSession, req lsp.NavRequest) (lsp.NavResult, error) {
+	if p.offset < 0 || p.limit < 0 {
+		return nil, usageError("--offset and --limit must not be negative")
+	}
+	req.Offset, req.Limit = p.offset, p.limit
+	res, err := s.m.Navigate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.wrap(res), nil
+}
+
+// wrap is res as printed: a page when one was asked for.
+func (p *pageFlags) wrap(res lsp.NavResult) lsp.NavResult {
+	if p.offset == 0 && p.limit == 0 {
+		return res
+	}
+	return pagedResult{res}
+}
+
+// pagedResult is a page of a result: rendered whole, with the offset of
+// the next page; in JSON, the page as the lsp package writes it.
+type pagedResult struct{ lsp.NavResult }
+
+// Render writes the page and, when more remain, how to get them.
+func (r pagedResult) Render(opts *lsp.NavRenderOptions) string {
+	o := lsp.NavRenderOptions{MaxLocations: -1}
+	if opts != nil {
+		o.ProjectDir = opts.ProjectDir
+	}
+	text := r.NavResult.Render(&o)
+	if p, ok := lsp.PageOf(r.NavResult); ok && p.Rest() > 0 {
+		text += fmt.Sprintf("(%d more: run again with --offset %d for the next ones.)\n", p.Rest(), p.Offset+p.Returned)
+	}
+	return text
+}
+
+// MarshalJSON writes the page itself.
+func (r pagedResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.NavResult) }
 
 // usageError is a mistake in the arguments: exit status 64.
 type usageErr struct{ msg string }

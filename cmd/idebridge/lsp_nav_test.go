@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +115,72 @@ func TestLSPNavCommands(t *testing.T) {
 	code, _, errOut = runIn(t, dir, env, "lsp", "refs", "notes.txt:1:1", "--no-plugins")
 	if code != exitUnavailable || !strings.Contains(errOut, "no language server for") {
 		t.Errorf("refs in a file no server serves: exit %d, %s", code, errOut)
+	}
+}
+
+// TestLSPTypesAndPages runs `lsp types` (both directions, and one) and
+// pages `lsp refs` with --offset and --limit: each page names its part
+// of the exact total and the offset of the next, and the pages together
+// list each reference once.
+func TestLSPTypesAndPages(t *testing.T) {
+	dir := navModule(t)
+	env := navEnv(t)
+	code, out, errOut := runIn(t, dir, env, "lsp", "types", "shapes.go:9:Square", "--no-plugins")
+	want := "Supertypes of Square (shapes.go:9:6), from gopls: 1 type\n\ninterface Shape example.com/nav  shapes.go:4:6\n\n" +
+		"gopls found no subtypes of Square (shapes.go:9:6).\n"
+	if code != exitOK || out != want {
+		t.Errorf("types: exit %d\n%s\nwant:\n%s\nstderr: %s", code, out, want, errOut)
+	}
+	code, out, errOut = runIn(t, dir, env, "lsp", "types", "shapes.go:4:Shape", "--sub", "--json", "--no-plugins")
+	var sub []struct {
+		Op    string
+		Items []struct{ Name string }
+		Types []struct {
+			Name     string
+			Location struct{ Path string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &sub); err != nil || code != exitOK {
+		t.Fatalf("types --sub --json: exit %d, %v:\n%s\n%s", code, err, out, errOut)
+	}
+	if len(sub) != 1 || sub[0].Op != "subtypes" || len(sub[0].Items) != 1 || sub[0].Items[0].Name != "Shape" ||
+		len(sub[0].Types) != 1 || sub[0].Types[0].Name != "Square" || sub[0].Types[0].Location.Path != filepath.Join(dir, "shapes.go") {
+		t.Errorf("types --sub --json: %+v", sub)
+	}
+	if code, _, errOut = runIn(t, dir, env, "lsp", "types", "shapes.go:4:Shape", "--sub", "--super", "--no-plugins"); code != exitUsage || !strings.Contains(errOut, "exclude each other") {
+		t.Errorf("types --sub --super: exit %d, %s", code, errOut)
+	}
+
+	// total: declaration, 5:2; then 7:3, 7:11, 9:9.
+	var seen []string
+	for offset := 0; offset < 4; offset += 3 {
+		code, out, errOut = runIn(t, dir, env, "lsp", "refs", "use.go:7:total#2", "--offset", fmt.Sprint(offset), "--limit", "3", "--no-plugins")
+		if code != exitOK {
+			t.Fatalf("refs --offset %d: exit %d: %s", offset, code, errOut)
+		}
+		head := map[int]string{0: "showing 1-3 of 4 (3 in 1 file)", 3: "showing 4 of 4 (1 in 1 file)"}[offset]
+		if !strings.HasPrefix(out, "References to total (use.go:7:11), from gopls: 4; "+head+"\n") {
+			t.Errorf("refs --offset %d --limit 3:\n%s", offset, out)
+		}
+		if more := "(1 more: run again with --offset 3 for the next ones.)\n"; (offset == 0) != strings.HasSuffix(out, more) {
+			t.Errorf("refs --offset %d --limit 3: the next page is said wrong:\n%s", offset, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "use.go:") {
+				seen = append(seen, strings.SplitN(line, ": ", 2)[0])
+			}
+		}
+	}
+	if want := []string{"use.go:5:2", "use.go:7:3", "use.go:7:11", "use.go:9:9"}; !slices.Equal(seen, want) {
+		t.Errorf("the pages list %q, want %q", seen, want)
+	}
+	code, out, _ = runIn(t, dir, env, "lsp", "refs", "use.go:7:total#2", "--offset", "2", "--json", "--no-plugins")
+	var page struct {
+		Total, Offset int
+		Locations     []struct{ Line, Column int }
+	}
+	if err := json.Unmarshal([]byte(out), &page); err != nil || code != exitOK || page.Total != 4 || page.Offset != 2 || len(page.Locations) != 2 || page.Locations[0].Column != 11 {
+		t.Errorf("refs --offset 2 --json: exit %d, %v: %+v\n%s", code, err, page, out)
 	}
 }
 

@@ -259,7 +259,7 @@ func installOfficialPlugin(t *testing.T, name string) string {
 var mcpToolNames = []string{
 	"diagnostics",
 	"definition", "declaration", "type_definition", "implementation", "references", "hover",
-	"document_symbols", "workspace_symbols", "call_hierarchy", "rename", "preview_edit", "apply_edit", "fixes", "symbol_source",
+	"document_symbols", "workspace_symbols", "call_hierarchy", "type_hierarchy", "rename", "preview_edit", "apply_edit", "fixes", "symbol_source",
 	"ide_selection", "ide_open_editors", "ide_open_file", "ide_diagnostics", "propose_edit",
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,56 @@ func (ss *session) handle(data []byte) (toolCall func()) {
 		return nil
 	}
 	return ss.handleMsg(msg, ss.conn)
+}
+
+// refuseOverlong answers, to out, a message from which lineScanner dropped
+// strings too long for their place (over), data being what was kept of it:
+// a tool call whose arguments only are at fault gets an isError result
+// (the model can correct it), any other request a JSON-RPC error; a
+// notification is dropped. The message is never handled.
+func (ss *session) refuseOverlong(out replyTo, data []byte, over []overlong) {
+	first := over[0]
+	ss.srv.log.Warn("client message with a string too long for its place", "client", ss.info.ID, "what", first.String())
+	msg, err := jsonrpc.Decode(data)
+	if err != nil {
+		ss.replyError(out, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(first.String())})
+		return
+	}
+	id := msg.ID
+	inArgs := true
+	for _, o := range over {
+		if o.where == "id" {
+			id = nil // not the id sent: none is better
+		}
+		inArgs = inArgs && o.inArgs
+	}
+	if !msg.IsRequest() {
+		if id == nil && len(msg.ID) > 0 {
+			ss.replyError(out, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request", Data: mustJSON(first.String())})
+		}
+		return
+	}
+	p, err := scanParams(msg.Params)
+	if inArgs && err == nil && msg.Method == mcp.MethodCallTool && len(p.name) > 0 && p.name[0] == '"' {
+		full := jsonrpc.UnquoteValid(p.name)
+		name := clip(full, maxQuoted)
+		a := answer{ss: ss, out: out, id: id, modern: p.modern()}
+		if _, ok := ss.srv.tools.get(full); !ok { // as callTool answers it
+			if a.modern {
+				a.fail(&mcp.Error{Code: mcp.CodeInvalidParams, Message: "Unknown tool: " + name})
+			} else {
+				a.fail(&mcp.Error{Code: mcp.CodeMethodNotFound, Message: "Tool not found: " + name})
+			}
+			return
+		}
+		a.result(mcp.ErrorResult(fmt.Sprintf("The arguments of %s do not fit its input schema: %s. Call %s again with the arguments its schema describes.", name, first, name)))
+		return
+	}
+	code, message := int64(mcp.CodeInvalidParams), "Invalid params"
+	if !strings.HasPrefix(first.where, "params") {
+		code, message = mcp.CodeInvalidRequest, "Invalid Request"
+	}
+	ss.replyError(out, id, &mcp.Error{Code: code, Message: message, Data: mustJSON(first.String())})
 }
 
 // decode parses one message from the client, or returns the error to

@@ -45,6 +45,17 @@ const streamQueue = 64
 // skipped without being held in memory. Blank lines are ignored, and a
 // line may end in "\r\n".
 //
+// Nor is a string that no legitimate message makes long held whole: a
+// member name, or a string outside a tool call's arguments, of more than
+// 64 KiB, or an argument's string far over the maxLength its tool's input
+// schema gives it (more than 12 bytes a character: see Tool). Such a
+// message is refused, naming the string by its start and size, under its
+// id (id null when the id is the string): a tool call whose arguments only
+// are at fault gets an isError result the model can act on, any other
+// request a JSON-RPC error (-32602, or -32600 outside params). A tool's
+// text arguments without a maxLength are served whole, byte for byte, up
+// to MaxMessageSize. Streamable HTTP bodies are read the same way.
+//
 // ServeStream returns when r reaches its end (nil: the client closed its
 // side, MCP's way of ending a stdio session), when ctx ends (ctx's
 // error), when the server closes (ErrServerClosed), or when reading or
@@ -73,7 +84,7 @@ func (s *Server) ServeStream(ctx context.Context, r io.Reader, w io.Writer) erro
 	// The next line is read once this one is handled: a line of megabytes
 	// is not read while the one before it is still held.
 	ready := make(chan struct{}, 1)
-	go readLines(r, s.cfg.MaxMessageSize, streamBuffer, lines, ready, stop)
+	go readLines(r, s.cfg.MaxMessageSize, streamBuffer, s.tools.argLimit, lines, ready, stop)
 
 	var why error
 loop:
@@ -92,7 +103,12 @@ loop:
 					Data: mustJSON(fmt.Sprintf("message of %d bytes or more is larger than the limit of %d bytes", l.tooLong, s.cfg.MaxMessageSize))})
 			default:
 				size := len(l.data)
-				call := ss.handle(l.data)
+				var call func()
+				if len(l.over) > 0 {
+					ss.refuseOverlong(ss.conn, l.data, l.over)
+				} else {
+					call = ss.handle(l.data)
+				}
 				l.data = nil
 				if call != nil {
 					s.pool.run(call, s.spawn)
@@ -133,16 +149,22 @@ type streamLine struct {
 	// tooLong, when positive, is the size at which a line over the limit
 	// was given up (its bytes are dropped).
 	tooLong int64
-	err     error
+	// over lists the strings of data that were too long where they stood
+	// (see lineScanner): each was replaced by "…" and the message is to be
+	// refused.
+	over []overlong
+	err  error
 }
 
 // readLines reads newline-delimited messages from r and sends each one on
 // lines, until r ends or fails (the last value sent carries the error) or
 // stop is closed. No more than limit bytes (plus a line ending) of a line
-// are ever held: the rest of a longer line is read and dropped. Unless
-// ready is nil, after each line of data it waits for a value on ready
-// (the line was handled) before it reads on.
-func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, ready, stop <-chan struct{}) {
+// are ever held: the rest of a longer line is read and dropped. A line
+// longer than the buffer goes through a lineScanner (argLimit is its):
+// a string in it too long for its place is not held either. Unless ready
+// is nil, after each line of data it waits for a value on ready (the line
+// was handled) before it reads on.
+func readLines(r io.Reader, limit int64, bufSize int, argLimit func(tool, arg string) int, lines chan<- streamLine, ready, stop <-chan struct{}) {
 	br := bufio.NewReaderSize(r, bufSize)
 	send := func(l streamLine) bool {
 		select {
@@ -152,10 +174,11 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, r
 			return false
 		}
 	}
-	// A line longer than the buffer is kept as the chunks read, and joined
-	// once at its end into a slice of its exact size: growing one slice
-	// would copy a line of megabytes many times and hold up to twice it.
-	var chunks [][]byte
+	// A line longer than the buffer is gathered by a scanner, in blocks
+	// joined once at its end into a slice of its exact size: growing one
+	// slice would copy a line of megabytes many times and hold up to
+	// twice it.
+	var scan *lineScanner
 	var size int64 // bytes of the current line read so far
 	over := false  // the current line outgrew the limit
 	var last byte  // the last byte of the previous chunk of the line
@@ -168,9 +191,12 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, r
 		}
 		if !over {
 			if size > limit+2 {
-				over, chunks = true, nil // give the memory back while the rest is skipped
-			} else if err == bufio.ErrBufferFull || len(chunks) > 0 {
-				chunks = append(chunks, bytes.Clone(chunk))
+				over, scan = true, nil // give the memory back while the rest is skipped
+			} else if err == bufio.ErrBufferFull || scan != nil {
+				if scan == nil {
+					scan = &lineScanner{argLimit: argLimit}
+				}
+				scan.write(chunk)
 			}
 		}
 		if err == bufio.ErrBufferFull {
@@ -182,20 +208,20 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, r
 				l.tooLong = content
 			} else {
 				var line []byte
-				if len(chunks) == 0 {
+				if scan == nil {
 					line = bytes.TrimRight(chunk, "\r\n")
 				} else {
-					line = joinChunks(chunks, int(size))
-					line = bytes.TrimRight(line, "\r\n")
+					line = bytes.TrimRight(scan.line(), "\r\n")
+					l.over = scan.over
 				}
 				if len(bytes.TrimSpace(line)) > 0 {
-					if len(chunks) == 0 {
+					if scan == nil {
 						line = bytes.Clone(line) // chunk is bufio's
 					}
 					l.data = line
 				}
 			}
-			chunks = nil // joined: not to be held while the line is handled
+			scan = nil // not to be held while the line is handled
 			if (l.tooLong > 0 || l.data != nil) && !send(l) {
 				return
 			}
@@ -208,21 +234,12 @@ func readLines(r io.Reader, limit int64, bufSize int, lines chan<- streamLine, r
 				}
 			}
 		}
-		chunks, size, over, last = nil, 0, false, 0
+		scan, size, over, last = nil, 0, false, 0
 		if err != nil {
 			send(streamLine{err: err})
 			return
 		}
 	}
-}
-
-// joinChunks returns the chunks in one slice of size bytes.
-func joinChunks(chunks [][]byte, size int) []byte {
-	b := make([]byte, 0, size)
-	for _, c := range chunks {
-		b = append(b, c...)
-	}
-	return b
 }
 
 // lineEnding returns how many bytes at the end of chunk, the last piece of

@@ -41,7 +41,7 @@ func FuzzStreamLines(f *testing.F) {
 		lines := make(chan streamLine)
 		stop := make(chan struct{})
 		defer close(stop)
-		go readLines(bytes.NewReader(data), limit, 16, lines, nil, stop)
+		go readLines(bytes.NewReader(data), limit, 16, nil, lines, nil, stop)
 		var got []streamLine
 		for l := range lines {
 			if l.err != nil {

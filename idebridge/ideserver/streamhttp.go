@@ -208,7 +208,7 @@ func (h *streamableHTTP) post(w http.ResponseWriter, r *http.Request) {
 	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout))
-	body, err := readBody(w, r, s.cfg.MaxMessageSize)
+	body, over, err := readBody(w, r, s.cfg.MaxMessageSize, s.tools.argLimit)
 	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -219,6 +219,20 @@ func (h *streamableHTTP) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		httpError(w, http.StatusBadRequest, "reading the request: "+clip(err.Error(), maxQuoted))
+		return
+	}
+	if len(over) > 0 {
+		// Refused whole, whatever its session: what the message would
+		// have done is not known, and needs no session to be refused.
+		s.log.Warn("client message with a string too long for its place", "remote", r.RemoteAddr)
+		ss := s.ephemeralSession(r.RemoteAddr)
+		defer ss.cancel(ErrClientGone)
+		sink := &postSink{w: w, rc: http.NewResponseController(w), writeTimeout: s.cfg.WriteTimeout}
+		if p, err := scanParams(jsonParams(body)); err == nil {
+			sink.modern = p.modern()
+		}
+		ss.refuseOverlong(sink, body, over)
+		sink.end()
 		return
 	}
 	msg, err := jsonrpc.Decode(body)
@@ -246,19 +260,48 @@ func (h *streamableHTTP) post(w http.ResponseWriter, r *http.Request) {
 	h.legacy(w, r, msg)
 }
 
-// readBody reads a request body of at most limit bytes, into one buffer of
-// the body's size when the client said it.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n > 0 && n <= limit {
+// readBody reads a request body of at most limit bytes. One longer than
+// maxString goes through a lineScanner (argLimit is its): a string too long
+// for its place is not held, and listed in over. The bytes kept go in one
+// buffer of the body's size when the client said it.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, argLimit func(tool, arg string) int) (body []byte, over []overlong, err error) {
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	n := r.ContentLength
+	if n > 0 && n <= maxString {
 		b := make([]byte, n)
-		if _, err := io.ReadFull(body, b); err != nil {
-			return nil, err
+		if _, err := io.ReadFull(rd, b); err != nil {
+			return nil, nil, err
 		}
 		// Nothing may follow the declared length; net/http enforces it.
-		return b, nil
+		return b, nil, nil
 	}
-	return io.ReadAll(body)
+	scan := &lineScanner{argLimit: argLimit}
+	if n <= limit {
+		scan.want = n // a longer body fails at the limit
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := rd.Read(buf)
+		scan.write(buf[:k])
+		if err == io.EOF {
+			return scan.line(), scan.over, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// jsonParams returns the raw params member of a JSON-RPC message, or nil.
+func jsonParams(msg []byte) []byte {
+	var params []byte
+	jsonrpc.ScanObject(msg, func(key, value []byte) bool {
+		if string(key) == "params" {
+			params = value
+		}
+		return true
+	})
+	return params
 }
 
 // modern serves one 2026-07-28 request, statelessly: a session of its own

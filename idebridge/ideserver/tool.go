@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,7 +42,13 @@ type Tool struct {
 	// ("type": "object"): the tool's results then carry StructuredContent
 	// that fits it. Annotations, when set, must be a JSON object (see
 	// mcp.ToolAnnotations). tools/list sends all of them as given
-	// (compacted); a tool that sets none is listed as before.
+	// (compacted); a tool that sets none is listed as before. A
+	// maxLength the input schema gives a top-level string property is
+	// also a bound while a long message is read (see ServeStream): a
+	// value of more than 12 bytes a character over it is refused without
+	// being held, and so is a string of more than 64 KiB for an argument
+	// a schema with "additionalProperties": false does not take; shorter
+	// values are the handler's to check.
 	mcp.Tool
 	// Handler runs the tool. Required.
 	Handler ToolHandler
@@ -120,9 +127,96 @@ type registry struct {
 	mu    sync.RWMutex
 	order []string
 	tools map[string]*Tool
+	// args holds, by tool, what its input schema says of its arguments
+	// (see argLimit).
+	args map[string]schemaArgs
 }
 
-func newRegistry() *registry { return &registry{tools: map[string]*Tool{}} }
+func newRegistry() *registry {
+	return &registry{tools: map[string]*Tool{}, args: map[string]schemaArgs{}}
+}
+
+// schemaArgs is what an input schema says of the length of the arguments
+// it takes.
+type schemaArgs struct {
+	// maxLength of each top-level property, by its name lower-cased
+	// (encoding/json matches names so); -1 for a property without one.
+	maxLength map[string]int
+	// closed: additionalProperties is false, no other argument is taken.
+	closed bool
+}
+
+// parseSchemaArgs reads an input schema's properties' maxLength.
+func parseSchemaArgs(schema json.RawMessage) schemaArgs {
+	var s struct {
+		Properties map[string]struct {
+			MaxLength *float64 `json:"maxLength"`
+		} `json:"properties"`
+		AdditionalProperties json.RawMessage `json:"additionalProperties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return schemaArgs{}
+	}
+	a := schemaArgs{maxLength: map[string]int{}, closed: string(s.AdditionalProperties) == "false"}
+	for name, p := range s.Properties {
+		n := -1
+		if p.MaxLength != nil && *p.MaxLength >= 0 && *p.MaxLength <= 1<<40 {
+			n = max(int(*p.MaxLength), 1)
+		}
+		a.maxLength[strings.ToLower(name)] = n
+	}
+	return a
+}
+
+// limit returns the maxLength of the argument arg (lower-cased), -1 when
+// it may be any length, 0 when it is not taken.
+func (a schemaArgs) limit(arg string) int {
+	if n, ok := a.maxLength[arg]; ok {
+		return n
+	}
+	if a.closed {
+		return 0
+	}
+	return -1
+}
+
+// argLimit returns the bound, in characters, of the string value of
+// tool's argument arg, from the tool's input schema: its maxLength, or
+// maxString when the schema takes no such argument; 0 when it may be of
+// any length (bounded by the message size only). For tool "" (the call's
+// name not read yet), the bound is the largest any tool gives the
+// argument, and 0 unless all of them bound it.
+func (r *registry) argLimit(tool, arg string) int {
+	arg = strings.ToLower(arg)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	lim := func(a schemaArgs) int {
+		switch n := a.limit(arg); n {
+		case 0:
+			return maxString
+		case -1:
+			return 0
+		default:
+			return n
+		}
+	}
+	if tool != "" {
+		a, ok := r.args[tool]
+		if !ok {
+			return 0
+		}
+		return lim(a)
+	}
+	bound := 0
+	for _, a := range r.args {
+		n := lim(a)
+		if n == 0 {
+			return 0
+		}
+		bound = max(bound, n)
+	}
+	return bound
+}
 
 func validateTool(t Tool) error {
 	if t.Name == "" {
@@ -179,6 +273,7 @@ func (r *registry) put(t Tool) {
 		r.order = append(r.order, t.Name)
 	}
 	r.tools[t.Name] = &t
+	r.args[t.Name] = parseSchemaArgs(t.InputSchema)
 }
 
 func (r *registry) remove(name string) bool {
@@ -188,6 +283,7 @@ func (r *registry) remove(name string) bool {
 		return false
 	}
 	delete(r.tools, name)
+	delete(r.args, name)
 	for i, n := range r.order {
 		if n == name {
 			r.order = append(r.order[:i:i], r.order[i+1:]...)

@@ -38,6 +38,17 @@ test('navigation on gopls', async () => {
       ['Shape', 'Square', '(Square).Area', 'Circle', '(Circle).Area']);
     assert.deepEqual((await mgr.incomingCalls({ path: use, line: 4, symbol: 'Total' })).calls.map((c) => c.item.name), ['Report']);
 
+    const sub = await mgr.subtypes({ path: shapes, line: 4, symbol: 'Shape' });
+    assert.equal(sub.op, 'subtypes');
+    assert.deepEqual(sub.items.map((i) => i.name), ['Shape']);
+    assert.deepEqual(sub.types.map((t) => [t.name, t.location.line]), [['Square', 9], ['Circle', 15]]);
+    assert.deepEqual(mgr.supertypesSync({ path: shapes, line: 9, symbol: 'Square' }).types.map((t) => t.name), ['Shape']);
+    assert.deepEqual((await mgr.prepareTypeHierarchy({ path: shapes, line: 9, symbol: 'Square' })).items.map((i) => i.name), ['Square']);
+    const page = await mgr.references({ path: use, line: 7, symbol: 'total', occurrence: 2, includeDeclaration: true, offset: 1, limit: 2 });
+    assert.deepEqual([page.total, page.offset], [4, 1]);
+    assert.deepEqual(page.locations.map((l) => `${l.line}:${l.column}`), ['7:3', '7:11']);
+    assert.match(page.text, /showing 2-3 of 4/);
+
     await assert.rejects(mgr.references({ path: use, line: 7, symbol: 'total' }),
       (e) => e instanceof idebridge.ArgumentError && /"total" occurs 2 times on line 7/.test(e.message));
     assert.throws(() => mgr.declarationSync({ path: use, line: 7, symbol: 'Area' }), /gopls does not offer declaration/);

@@ -114,6 +114,8 @@ __all__ = [
     "NavRenameProposal",
     "NavSymbol",
     "NavSymbols",
+    "NavTypeHierarchy",
+    "NavTypeItem",
     "NewDiagnostics",
     "Notification",
     "Position",
@@ -241,6 +243,8 @@ from .types import (  # noqa: E402
     NavRenameProposal,
     NavSymbol,
     NavSymbols,
+    NavTypeHierarchy,
+    NavTypeItem,
     NewDiagnostics,
     Notification,
     Position,
@@ -263,6 +267,7 @@ from .types import (  # noqa: E402
     _nav_hover,
     _nav_symbols,
     _nav_call_hierarchy,
+    _nav_type_hierarchy,
     _nav_rename_proposal,
     _nav_rename_applied,
     _edit_outcome,
@@ -597,6 +602,12 @@ _NAMES = {
     "idb_lsp_incoming_calls_start": "LSPManager.incoming_calls",
     "idb_lsp_outgoing_calls": "LSPManager.outgoing_calls",
     "idb_lsp_outgoing_calls_start": "LSPManager.outgoing_calls",
+    "idb_lsp_prepare_type_hierarchy": "LSPManager.prepare_type_hierarchy",
+    "idb_lsp_prepare_type_hierarchy_start": "LSPManager.prepare_type_hierarchy",
+    "idb_lsp_supertypes": "LSPManager.supertypes",
+    "idb_lsp_supertypes_start": "LSPManager.supertypes",
+    "idb_lsp_subtypes": "LSPManager.subtypes",
+    "idb_lsp_subtypes_start": "LSPManager.subtypes",
     "idb_lsp_rename": "LSPManager.rename",
     "idb_lsp_rename_start": "LSPManager.rename",
     "idb_lsp_apply_rename": "LSPManager.apply_rename",
@@ -719,6 +730,12 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_incoming_calls.restype = ctypes.c_int
     lib.idb_lsp_outgoing_calls.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_outgoing_calls.restype = ctypes.c_int
+    lib.idb_lsp_prepare_type_hierarchy.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_prepare_type_hierarchy.restype = ctypes.c_int
+    lib.idb_lsp_supertypes.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_supertypes.restype = ctypes.c_int
+    lib.idb_lsp_subtypes.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_subtypes.restype = ctypes.c_int
     lib.idb_lsp_rename.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_rename.restype = ctypes.c_int
     lib.idb_lsp_apply_rename.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
@@ -803,6 +820,12 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_incoming_calls_start.restype = ctypes.c_int
     lib.idb_lsp_outgoing_calls_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_lsp_outgoing_calls_start.restype = ctypes.c_int
+    lib.idb_lsp_prepare_type_hierarchy_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_prepare_type_hierarchy_start.restype = ctypes.c_int
+    lib.idb_lsp_supertypes_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_supertypes_start.restype = ctypes.c_int
+    lib.idb_lsp_subtypes_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_subtypes_start.restype = ctypes.c_int
     lib.idb_lsp_rename_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_lsp_rename_start.restype = ctypes.c_int
     lib.idb_lsp_apply_rename_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
@@ -1275,6 +1298,45 @@ def _start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms):
 
 def _idb_lsp_outgoing_calls(manager, request_json, timeout_ms):
     return _dec_json(_finish(_start_idb_lsp_outgoing_calls(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_prepare_type_hierarchy(manager, request_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_prepare_type_hierarchy_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_prepare_type_hierarchy_start")
+    return call.value
+
+
+def _idb_lsp_prepare_type_hierarchy(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_prepare_type_hierarchy(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_supertypes(manager, request_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_supertypes_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_supertypes_start")
+    return call.value
+
+
+def _idb_lsp_supertypes(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_supertypes(manager, request_json, timeout_ms)))
+
+
+def _start_idb_lsp_subtypes(manager, request_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_subtypes_start(manager, _json_in(request_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_subtypes_start")
+    return call.value
+
+
+def _idb_lsp_subtypes(manager, request_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_subtypes(manager, request_json, timeout_ms)))
 
 
 def _start_idb_lsp_rename(manager, request_json, timeout_ms):
@@ -2018,13 +2080,15 @@ class LSPManager:
         """
         return _idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config, "trustProject": trust_project}), _timeout_ms(timeout))
 
-    def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
-        The file is opened in its server (started when needed) or brought up
-        to date with the disk. A server still loading the workspace is
-        waited for (at most 30 seconds), and an answer it gave while loading
-        says so ("incomplete": true and a "reason"), never that there is
-        nothing.
+        With offset or limit, the answer is a page of the whole: "total" is
+        always the whole answer's count and "offset" the index of the page's
+        first entry; the text says which part it shows. The file is opened
+        in its server (started when needed) or brought up to date with the
+        disk. A server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
 
         Args:
             path: the file.
@@ -2037,6 +2101,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2055,16 +2123,18 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_locations(_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_locations(_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
-    def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
-        The file is opened in its server (started when needed) or brought up
-        to date with the disk. A server still loading the workspace is
-        waited for (at most 30 seconds), and an answer it gave while loading
-        says so ("incomplete": true and a "reason"), never that there is
-        nothing.
+        With offset or limit, the answer is a page of the whole: "total" is
+        always the whole answer's count and "offset" the index of the page's
+        first entry; the text says which part it shows. The file is opened
+        in its server (started when needed) or brought up to date with the
+        disk. A server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
 
         Args:
             path: the file.
@@ -2077,6 +2147,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2095,15 +2169,18 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_locations(_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_locations(_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
-    def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
-        (textDocument/typeDefinition). The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
-        "reason"), never that there is nothing.
+        (textDocument/typeDefinition). With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
 
         Args:
             path: the file.
@@ -2116,6 +2193,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2134,15 +2215,18 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_locations(_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_locations(_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
-    def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
-        function at a place (textDocument/implementation). The file is
-        opened in its server (started when needed) or brought up to date
-        with the disk. A server still loading the workspace is waited for
-        (at most 30 seconds), and an answer it gave while loading says so
-        ("incomplete": true and a "reason"), never that there is nothing.
+        function at a place (textDocument/implementation). With offset or
+        limit, the answer is a page of the whole: "total" is always the
+        whole answer's count and "offset" the index of the page's first
+        entry; the text says which part it shows. The file is opened in its
+        server (started when needed) or brought up to date with the disk. A
+        server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
 
         Args:
             path: the file.
@@ -2155,6 +2239,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2173,15 +2261,18 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_locations(_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_locations(_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
-    def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
+    def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
-        sorted by file and position. The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
-        "reason"), never that there is nothing.
+        sorted by file and position. With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
 
         Args:
             path: the file.
@@ -2195,6 +2286,10 @@ class LSPManager:
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
             include_declaration: include the declaration (default: no).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2213,7 +2308,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_locations(_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout)))
+        return _nav_locations(_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
     def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
@@ -2286,14 +2381,17 @@ class LSPManager:
         """
         return _nav_symbols(_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
-        needed), else from every running server. The file is opened in its
-        server (started when needed) or brought up to date with the disk. A
-        server still loading the workspace is waited for (at most 30
-        seconds), and an answer it gave while loading says so ("incomplete":
-        true and a "reason"), never that there is nothing.
+        needed), else from every running server. With offset or limit, the
+        answer is a page of the whole: "total" is always the whole answer's
+        count and "offset" the index of the page's first entry; the text
+        says which part it shows. The file is opened in its server (started
+        when needed) or brought up to date with the disk. A server still
+        loading the workspace is waited for (at most 30 seconds), and an
+        answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
 
         Args:
             query: the query (a name or part of one).
@@ -2301,6 +2399,10 @@ class LSPManager:
                 server).
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -2319,7 +2421,7 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_symbols(_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_symbols(_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
     def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
@@ -2361,11 +2463,104 @@ class LSPManager:
         """
         return _nav_call_hierarchy(_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
-        sites (callHierarchy/incomingCalls). The file is opened in its
-        server (started when needed) or brought up to date with the disk. A
-        server still loading the workspace is waited for (at most 30
+        sites (callHierarchy/incomingCalls). With offset or limit, the
+        answer is a page of the whole: "total" is always the whole answer's
+        count and "offset" the index of the page's first entry; the text
+        says which part it shows. The file is opened in its server (started
+        when needed) or brought up to date with the disk. A server still
+        loading the workspace is waited for (at most 30 seconds), and an
+        answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _nav_call_hierarchy(_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
+
+    def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+        """What the function or method at a place calls, with the call sites
+        (callHierarchy/outgoingCalls). With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _nav_call_hierarchy(_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
+
+    def prepare_type_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+        """The type hierarchy items at a place
+        (textDocument/prepareTypeHierarchy): the type named there. A server
+        that offers no type hierarchy fails with IDB_ERR. The file is opened
+        in its server (started when needed) or brought up to date with the
+        disk. A server still loading the workspace is waited for (at most 30
         seconds), and an answer it gave while loading says so ("incomplete":
         true and a "reason"), never that there is nothing.
 
@@ -2384,7 +2579,7 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            NavCallHierarchy, made from the answer (the same JSON as
+            NavTypeHierarchy, made from the answer (the same JSON as
             idebridge lsp ... --json) with "text", its rendering for a
             model: paths relative to the project, path:line:col with each
             location's source line, at most max_locations (100) of them.
@@ -2398,15 +2593,20 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_call_hierarchy(_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_type_hierarchy(_idb_lsp_prepare_type_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
 
-    def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
-        """What the function or method at a place calls, with the call sites
-        (callHierarchy/outgoingCalls). The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
-        "reason"), never that there is nothing.
+    def supertypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+        """The direct supertypes of the type at a place: the classes it
+        extends, the interfaces it implements (prepareTypeHierarchy, then
+        typeHierarchy/supertypes). A server that offers no type hierarchy
+        fails with IDB_ERR. With offset or limit, the answer is a page of
+        the whole: "total" is always the whole answer's count and "offset"
+        the index of the page's first entry; the text says which part it
+        shows. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
 
         Args:
             path: the file.
@@ -2419,11 +2619,15 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            NavCallHierarchy, made from the answer (the same JSON as
+            NavTypeHierarchy, made from the answer (the same JSON as
             idebridge lsp ... --json) with "text", its rendering for a
             model: paths relative to the project, path:line:col with each
             location's source line, at most max_locations (100) of them.
@@ -2437,7 +2641,55 @@ class LSPManager:
         loading when needed) or the timeout elapses; Ctrl-C
         (KeyboardInterrupt) cancels it.
         """
-        return _nav_call_hierarchy(_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))
+        return _nav_type_hierarchy(_idb_lsp_supertypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
+
+    def subtypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+        """The direct subtypes of the type at a place: the classes that extend
+        it, the types that implement the interface (prepareTypeHierarchy,
+        then typeHierarchy/subtypes). A server that offers no type hierarchy
+        fails with IDB_ERR. With offset or limit, the answer is a page of
+        the whole: "total" is always the whole answer's count and "offset"
+        the index of the page's first entry; the text says which part it
+        shows. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavTypeHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses; Ctrl-C
+        (KeyboardInterrupt) cancels it.
+        """
+        return _nav_type_hierarchy(_idb_lsp_subtypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))
 
     def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place

@@ -100,6 +100,10 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _nav_call_hierarchy,
     _start_idb_lsp_incoming_calls,
     _start_idb_lsp_outgoing_calls,
+    _start_idb_lsp_prepare_type_hierarchy,
+    _nav_type_hierarchy,
+    _start_idb_lsp_supertypes,
+    _start_idb_lsp_subtypes,
     _start_idb_lsp_rename,
     _nav_rename_proposal,
     _start_idb_lsp_apply_rename,
@@ -152,6 +156,8 @@ from .types import (  # noqa: F401 - the annotations' types
     NavRenameProposal,
     NavSymbol,
     NavSymbols,
+    NavTypeHierarchy,
+    NavTypeItem,
     NewDiagnostics,
     Notification,
     Position,
@@ -650,13 +656,15 @@ class LSPManager:
         """
         return _dec_json(await _await(_start_idb_lsp_load_claude_code(self._handle(), _options({"projectDir": project_dir, "configDir": config_dir, "env": (dict(os.environ) if env is None else env), "userConfig": user_config, "trustProject": trust_project}), _timeout_ms(timeout))))
 
-    async def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is defined (textDocument/definition).
-        The file is opened in its server (started when needed) or brought up
-        to date with the disk. A server still loading the workspace is
-        waited for (at most 30 seconds), and an answer it gave while loading
-        says so ("incomplete": true and a "reason"), never that there is
-        nothing.
+        With offset or limit, the answer is a page of the whole: "total" is
+        always the whole answer's count and "offset" the index of the page's
+        first entry; the text says which part it shows. The file is opened
+        in its server (started when needed) or brought up to date with the
+        disk. A server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
 
         Args:
             path: the file.
@@ -669,6 +677,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -688,16 +700,18 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_locations(_dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
-    async def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def declaration(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the symbol at a place is declared (textDocument/declaration):
         in C and C++ the header's declaration rather than the definition.
-        The file is opened in its server (started when needed) or brought up
-        to date with the disk. A server still loading the workspace is
-        waited for (at most 30 seconds), and an answer it gave while loading
-        says so ("incomplete": true and a "reason"), never that there is
-        nothing.
+        With offset or limit, the answer is a page of the whole: "total" is
+        always the whole answer's count and "offset" the index of the page's
+        first entry; the text says which part it shows. The file is opened
+        in its server (started when needed) or brought up to date with the
+        disk. A server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
 
         Args:
             path: the file.
@@ -710,6 +724,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -729,15 +747,18 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_locations(_dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_declaration(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
-    async def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def type_definition(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """Where the type of the symbol at a place is defined
-        (textDocument/typeDefinition). The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
-        "reason"), never that there is nothing.
+        (textDocument/typeDefinition). With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
 
         Args:
             path: the file.
@@ -750,6 +771,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -769,15 +794,18 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_locations(_dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_type_definition(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
-    async def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def implementation(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The implementations of the interface, abstract method or virtual
-        function at a place (textDocument/implementation). The file is
-        opened in its server (started when needed) or brought up to date
-        with the disk. A server still loading the workspace is waited for
-        (at most 30 seconds), and an answer it gave while loading says so
-        ("incomplete": true and a "reason"), never that there is nothing.
+        function at a place (textDocument/implementation). With offset or
+        limit, the answer is a page of the whole: "total" is always the
+        whole answer's count and "offset" the index of the page's first
+        entry; the text says which part it shows. The file is opened in its
+        server (started when needed) or brought up to date with the disk. A
+        server still loading the workspace is waited for (at most 30
+        seconds), and an answer it gave while loading says so ("incomplete":
+        true and a "reason"), never that there is nothing.
 
         Args:
             path: the file.
@@ -790,6 +818,10 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -809,15 +841,18 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_locations(_dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_implementation(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
-    async def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, timeout: Optional[float] = None) -> NavLocations:
+    async def references(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, include_declaration: Optional[bool] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavLocations:
         """The references to the symbol at a place (textDocument/references),
-        sorted by file and position. The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
-        "reason"), never that there is nothing.
+        sorted by file and position. With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
 
         Args:
             path: the file.
@@ -831,6 +866,10 @@ class LSPManager:
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
             include_declaration: include the declaration (default: no).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -850,7 +889,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_locations(_dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration}), _timeout_ms(timeout)))))
+        return _nav_locations(_dec_json(await _await(_start_idb_lsp_references(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "includeDeclaration": include_declaration, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
     async def hover(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavHover:
         """What the server shows when hovering over a place
@@ -925,14 +964,17 @@ class LSPManager:
         """
         return _nav_symbols(_dec_json(await _await(_start_idb_lsp_document_symbols(self._handle(), _options({"path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
+    async def workspace_symbols(self, query: str, path: Optional[str] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavSymbols:
         """The symbols of the workspace matching a query (workspace/symbol):
         from the server of path when given (started and given the file when
-        needed), else from every running server. The file is opened in its
-        server (started when needed) or brought up to date with the disk. A
-        server still loading the workspace is waited for (at most 30
-        seconds), and an answer it gave while loading says so ("incomplete":
-        true and a "reason"), never that there is nothing.
+        needed), else from every running server. With offset or limit, the
+        answer is a page of the whole: "total" is always the whole answer's
+        count and "offset" the index of the page's first entry; the text
+        says which part it shows. The file is opened in its server (started
+        when needed) or brought up to date with the disk. A server still
+        loading the workspace is waited for (at most 30 seconds), and an
+        answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
 
         Args:
             query: the query (a name or part of one).
@@ -940,6 +982,10 @@ class LSPManager:
                 server).
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
@@ -959,7 +1005,7 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_symbols(_dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_symbols(_dec_json(await _await(_start_idb_lsp_workspace_symbols(self._handle(), _options({"query": query, "path": path, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
     async def prepare_call_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The call hierarchy items at a place
@@ -1002,11 +1048,106 @@ class LSPManager:
         """
         return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_prepare_call_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+    async def incoming_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
         """The callers of the function or method at a place, with the call
-        sites (callHierarchy/incomingCalls). The file is opened in its
-        server (started when needed) or brought up to date with the disk. A
-        server still loading the workspace is waited for (at most 30
+        sites (callHierarchy/incomingCalls). With offset or limit, the
+        answer is a page of the whole: "total" is always the whole answer's
+        count and "offset" the index of the page's first entry; the text
+        says which part it shows. The file is opened in its server (started
+        when needed) or brought up to date with the disk. A server still
+        loading the workspace is waited for (at most 30 seconds), and an
+        answer it gave while loading says so ("incomplete": true and a
+        "reason"), never that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses. Cancelling the awaiting
+        task cancels the call (and undoes what the IDE still shows) before
+        CancelledError propagates.
+        """
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
+
+    async def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
+        """What the function or method at a place calls, with the call sites
+        (callHierarchy/outgoingCalls). With offset or limit, the answer is a
+        page of the whole: "total" is always the whole answer's count and
+        "offset" the index of the page's first entry; the text says which
+        part it shows. The file is opened in its server (started when
+        needed) or brought up to date with the disk. A server still loading
+        the workspace is waited for (at most 30 seconds), and an answer it
+        gave while loading says so ("incomplete": true and a "reason"),
+        never that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavCallHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses. Cancelling the awaiting
+        task cancels the call (and undoes what the IDE still shows) before
+        CancelledError propagates.
+        """
+        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
+
+    async def prepare_type_hierarchy(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+        """The type hierarchy items at a place
+        (textDocument/prepareTypeHierarchy): the type named there. A server
+        that offers no type hierarchy fails with IDB_ERR. The file is opened
+        in its server (started when needed) or brought up to date with the
+        disk. A server still loading the workspace is waited for (at most 30
         seconds), and an answer it gave while loading says so ("incomplete":
         true and a "reason"), never that there is nothing.
 
@@ -1025,7 +1166,7 @@ class LSPManager:
                 to wait without limit.
 
         Returns:
-            NavCallHierarchy, made from the answer (the same JSON as
+            NavTypeHierarchy, made from the answer (the same JSON as
             idebridge lsp ... --json) with "text", its rendering for a
             model: paths relative to the project, path:line:col with each
             location's source line, at most max_locations (100) of them.
@@ -1040,15 +1181,20 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_incoming_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_type_hierarchy(_dec_json(await _await(_start_idb_lsp_prepare_type_hierarchy(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
 
-    async def outgoing_calls(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavCallHierarchy:
-        """What the function or method at a place calls, with the call sites
-        (callHierarchy/outgoingCalls). The file is opened in its server
-        (started when needed) or brought up to date with the disk. A server
-        still loading the workspace is waited for (at most 30 seconds), and
-        an answer it gave while loading says so ("incomplete": true and a
-        "reason"), never that there is nothing.
+    async def supertypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+        """The direct supertypes of the type at a place: the classes it
+        extends, the interfaces it implements (prepareTypeHierarchy, then
+        typeHierarchy/supertypes). A server that offers no type hierarchy
+        fails with IDB_ERR. With offset or limit, the answer is a page of
+        the whole: "total" is always the whole answer's count and "offset"
+        the index of the page's first entry; the text says which part it
+        shows. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
 
         Args:
             path: the file.
@@ -1061,11 +1207,15 @@ class LSPManager:
                 when it occurs more than once.
             max_locations: how many locations, symbols or calls the text
                 shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
             timeout: seconds to wait; None for 60 seconds, a negative number
                 to wait without limit.
 
         Returns:
-            NavCallHierarchy, made from the answer (the same JSON as
+            NavTypeHierarchy, made from the answer (the same JSON as
             idebridge lsp ... --json) with "text", its rendering for a
             model: paths relative to the project, path:line:col with each
             location's source line, at most max_locations (100) of them.
@@ -1080,7 +1230,56 @@ class LSPManager:
         task cancels the call (and undoes what the IDE still shows) before
         CancelledError propagates.
         """
-        return _nav_call_hierarchy(_dec_json(await _await(_start_idb_lsp_outgoing_calls(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations}), _timeout_ms(timeout)))))
+        return _nav_type_hierarchy(_dec_json(await _await(_start_idb_lsp_supertypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
+
+    async def subtypes(self, path: str, line: int, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, offset: Optional[int] = None, limit: Optional[int] = None, timeout: Optional[float] = None) -> NavTypeHierarchy:
+        """The direct subtypes of the type at a place: the classes that extend
+        it, the types that implement the interface (prepareTypeHierarchy,
+        then typeHierarchy/subtypes). A server that offers no type hierarchy
+        fails with IDB_ERR. With offset or limit, the answer is a page of
+        the whole: "total" is always the whole answer's count and "offset"
+        the index of the page's first entry; the text says which part it
+        shows. The file is opened in its server (started when needed) or
+        brought up to date with the disk. A server still loading the
+        workspace is waited for (at most 30 seconds), and an answer it gave
+        while loading says so ("incomplete": true and a "reason"), never
+        that there is nothing.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            column: the 1-based column, counted in characters (Unicode code
+                points); or give symbol.
+            symbol: the symbol's text on the line, when no column is given
+                (a qualified name names its last part).
+            occurrence: which occurrence of symbol on the line, 1-based,
+                when it occurs more than once.
+            max_locations: how many locations, symbols or calls the text
+                shows (default 100; negative for all).
+            offset: answer from this 0-based entry of the whole answer on
+                (default 0).
+            limit: answer at most this many entries (default: all from
+                offset on).
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            NavTypeHierarchy, made from the answer (the same JSON as
+            idebridge lsp ... --json) with "text", its rendering for a
+            model: paths relative to the project, path:line:col with each
+            location's source line, at most max_locations (100) of them.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses. Cancelling the awaiting
+        task cancels the call (and undoes what the IDE still shows) before
+        CancelledError propagates.
+        """
+        return _nav_type_hierarchy(_dec_json(await _await(_start_idb_lsp_subtypes(self._handle(), _options({"path": path, "line": line, "column": column, "symbol": symbol, "occurrence": occurrence, "maxLocations": max_locations, "offset": offset, "limit": limit}), _timeout_ms(timeout)))))
 
     async def rename(self, path: str, line: int, new_name: str, column: Optional[int] = None, symbol: Optional[str] = None, occurrence: Optional[int] = None, max_locations: Optional[int] = None, timeout: Optional[float] = None) -> NavRenameProposal:
         """Asks the server how to rename the symbol at a place

@@ -44,6 +44,8 @@ __all__ = [
     "NavRenameProposal",
     "NavSymbol",
     "NavSymbols",
+    "NavTypeHierarchy",
+    "NavTypeItem",
     "NewDiagnostics",
     "Notification",
     "Position",
@@ -782,13 +784,19 @@ class NavAnswer:
 @dataclass
 class NavLocations(NavAnswer):
     """The result of definition, declaration, type_definition,
-    implementation and references (Go: lsp.Locations)."""
+    implementation and references (Go: lsp.Locations): every location, or
+    the page of them asked for with offset and limit."""
 
     locations: List[NavLocation] = field(default_factory=list)
+    #: How many locations the whole answer has, exact even for a page.
+    total: int = 0
+    #: The 0-based index of locations[0] in the whole answer.
+    offset: int = 0
 
     @classmethod
     def _from(cls, v: Dict[str, Any]) -> "NavLocations":
-        r = cls(locations=[NavLocation._from(x) for x in v.get("locations") or []])
+        locs = [NavLocation._from(x) for x in v.get("locations") or []]
+        r = cls(locations=locs, total=int(v.get("total") or len(locs)), offset=int(v.get("offset") or 0))
         r._answer(v)
         return r
 
@@ -841,10 +849,16 @@ class NavSymbols(NavAnswer):
     path: str = ""
     query: str = ""
     symbols: List[NavSymbol] = field(default_factory=list)
+    #: How many top-level symbols (workspace matches) the whole answer
+    #: has, exact even for a page.
+    total: int = 0
+    #: The 0-based index of symbols[0] in the whole answer.
+    offset: int = 0
 
     @classmethod
     def _from(cls, v: Dict[str, Any]) -> "NavSymbols":
-        r = cls(path=v.get("path", ""), query=v.get("query", ""), symbols=[NavSymbol._from(x) for x in v.get("symbols") or []])
+        syms = [NavSymbol._from(x) for x in v.get("symbols") or []]
+        r = cls(path=v.get("path", ""), query=v.get("query", ""), symbols=syms, total=int(v.get("total") or len(syms)), offset=int(v.get("offset") or 0))
         r._answer(v)
         return r
 
@@ -887,10 +901,56 @@ class NavCallHierarchy(NavAnswer):
 
     items: List[NavCallItem] = field(default_factory=list)
     calls: List[NavCall] = field(default_factory=list)
+    #: How many calls the whole answer has, exact even for a page.
+    total: int = 0
+    #: The 0-based index of calls[0] in the whole answer.
+    offset: int = 0
 
     @classmethod
     def _from(cls, v: Dict[str, Any]) -> "NavCallHierarchy":
-        r = cls(items=[NavCallItem._from(x) for x in v.get("items") or []], calls=[NavCall._from(x) for x in v.get("calls") or []])
+        calls = [NavCall._from(x) for x in v.get("calls") or []]
+        r = cls(items=[NavCallItem._from(x) for x in v.get("items") or []], calls=calls, total=int(v.get("total") or len(calls)), offset=int(v.get("offset") or 0))
+        r._answer(v)
+        return r
+
+
+@dataclass
+class NavTypeItem:
+    """A type of a type hierarchy (Go: lsp.TypeItem): a class, struct,
+    interface or other type; kind is LSP's SymbolKind number."""
+
+    name: str = ""
+    kind: int = 0
+    location: NavLocation = field(default_factory=NavLocation)
+    detail: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavTypeItem":
+        return cls(
+            name=v.get("name", ""),
+            kind=int(v.get("kind") or 0),
+            location=NavLocation._from(v.get("location") or {}),
+            detail=v.get("detail", ""),
+        )
+
+
+@dataclass
+class NavTypeHierarchy(NavAnswer):
+    """The result of prepare_type_hierarchy, supertypes and subtypes (Go:
+    lsp.TypeHierarchy): the type at the place (items) and its direct
+    supertypes or subtypes (types)."""
+
+    items: List[NavTypeItem] = field(default_factory=list)
+    types: List[NavTypeItem] = field(default_factory=list)
+    #: How many types the whole answer has, exact even for a page.
+    total: int = 0
+    #: The 0-based index of types[0] in the whole answer.
+    offset: int = 0
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "NavTypeHierarchy":
+        types = [NavTypeItem._from(x) for x in v.get("types") or []]
+        r = cls(items=[NavTypeItem._from(x) for x in v.get("items") or []], types=types, total=int(v.get("total") or len(types)), offset=int(v.get("offset") or 0))
         r._answer(v)
         return r
 
@@ -985,6 +1045,10 @@ def _nav_symbols(v: Any) -> NavSymbols:
 
 def _nav_call_hierarchy(v: Any) -> NavCallHierarchy:
     return NavCallHierarchy._from(v)
+
+
+def _nav_type_hierarchy(v: Any) -> NavTypeHierarchy:
+    return NavTypeHierarchy._from(v)
 
 
 def _nav_rename_proposal(v: Any) -> NavRenameProposal:

@@ -45,8 +45,27 @@ class NavTest(LeakCheckedTestCase):
             self.assertEqual([s.name for s in syms.symbols], ["Shape", "Square", "(Square).Area", "Circle", "(Circle).Area"])
             calls = mgr.incoming_calls(path=self.use, line=4, symbol="Total")
             self.assertEqual([c.item.name for c in calls.calls], ["Report"])
+            self.assertEqual((calls.total, calls.offset), (1, 0))
             impl = mgr.implementation(path=self.shapes, line=5, symbol="Area")
             self.assertEqual(len(impl.locations), 2)
+            self.assertEqual((impl.total, impl.offset), (2, 0))
+
+            sub = mgr.subtypes(path=self.shapes, line=4, symbol="Shape")
+            self.assertIsInstance(sub, idebridge.NavTypeHierarchy)
+            self.assertIsInstance(sub.types[0], idebridge.NavTypeItem)
+            self.assertEqual(sub.op, "subtypes")
+            self.assertEqual([i.name for i in sub.items], ["Shape"])
+            self.assertEqual([(t.name, t.location.line) for t in sub.types], [("Square", 9), ("Circle", 15)])
+            second = mgr.subtypes(path=self.shapes, line=4, symbol="Shape", offset=1, limit=1)
+            self.assertEqual(([t.name for t in second.types], second.total, second.offset), (["Circle"], 2, 1))
+            sup = mgr.supertypes(path=self.shapes, line=9, symbol="Square")
+            self.assertEqual([t.name for t in sup.types], ["Shape"])
+            self.assertEqual([i.name for i in mgr.prepare_type_hierarchy(path=self.shapes, line=9, symbol="Square").items], ["Square"])
+
+            page = mgr.references(path=self.use, line=7, symbol="total", occurrence=2, include_declaration=True, offset=1, limit=2)
+            self.assertEqual((page.total, page.offset), (4, 1))
+            self.assertEqual(["%d:%d" % (l.line, l.column) for l in page.locations], ["7:3", "7:11"])
+            self.assertIn("showing 2-3 of 4", page.text)
 
             with self.assertRaises(idebridge.ArgumentError) as cm:
                 mgr.references(path=self.use, line=7, symbol="total")
