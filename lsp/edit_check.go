@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/idebridge/idebridge/diag"
@@ -116,7 +117,30 @@ func compareSets(path string, edited bool, before, after fileSet) FileCheck {
 		}
 		fc.Resolved = append(fc.Resolved, d)
 	}
+	sortDiags(fc.Introduced)
+	sortDiags(fc.Resolved)
 	return fc
+}
+
+// sortDiags puts the most severe first, then by position.
+func sortDiags(ds []diag.Diagnostic) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i], ds[j]
+		sa, sb := a.Severity, b.Severity
+		if sa == 0 {
+			sa = diag.SeverityError
+		}
+		if sb == 0 {
+			sb = diag.SeverityError
+		}
+		if sa != sb {
+			return sa < sb
+		}
+		if a.Range.Start.Line != b.Range.Start.Line {
+			return a.Range.Start.Line < b.Range.Start.Line
+		}
+		return a.Range.Start.Character < b.Range.Start.Character
+	})
 }
 
 // settleStatus is the status and reason of one settle.
@@ -153,10 +177,14 @@ func diagKey(idx *lineIndex, d *diag.Diagnostic) string {
 		strings.TrimRight(trimmed, " \t"), d.Range.Start.Character-indent, width)
 }
 
+// maxRenderedPerFile bounds the diagnostics Render shows of one file.
+const maxRenderedPerFile = 10
+
 // Render writes the check for a person or a model: each file with a
 // change, its introduced (+) and resolved (-) diagnostics with their
-// places, then a line on what was checked and how far it can be trusted.
-// Paths inside projectDir are relative to it.
+// places (the most severe first, at most 10 a file, the rest counted),
+// then a line on what was checked and how far it can be trusted. Paths
+// inside projectDir are relative to it.
 func (c *EditCheck) Render(projectDir string) string {
 	var b strings.Builder
 	incomplete := 0
@@ -179,11 +207,17 @@ func (c *EditCheck) Render(projectDir string) string {
 			what = append(what, fmt.Sprintf("%s: %s", f.Status, f.Reason))
 		}
 		fmt.Fprintf(&b, "%s: %s\n", name, strings.Join(what, "; "))
-		for _, d := range f.Introduced {
+		shown := 0
+		for _, d := range f.Introduced[:min(len(f.Introduced), maxRenderedPerFile)] {
 			writeDiag(&b, "+", &d)
+			shown++
 		}
-		for _, d := range f.Resolved {
+		for _, d := range f.Resolved[:min(len(f.Resolved), maxRenderedPerFile-shown)] {
 			writeDiag(&b, "-", &d)
+			shown++
+		}
+		if rest := len(f.Introduced) + len(f.Resolved) - shown; rest > 0 {
+			fmt.Fprintf(&b, "  … %d more\n", rest)
 		}
 	}
 	edited := 0

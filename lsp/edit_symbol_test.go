@@ -1,8 +1,11 @@
 package lsp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/idebridge/idebridge/diag"
 )
 
 // symTree builds fileSymbols over text from nodes given by the text they
@@ -131,5 +134,30 @@ func TestUniqueMatch(t *testing.T) {
 	}
 	if _, err := uniqueMatch("aaa", "aa"); err == nil || !strings.Contains(err.Error(), "occurs 2 times") {
 		t.Errorf("overlapping: %v", err)
+	}
+}
+
+// A check's rendering shows the most severe diagnostics of a file first,
+// at most 10, and counts the rest.
+func TestEditCheckRenderBounded(t *testing.T) {
+	var before, after fileSet
+	after.server, before.server = "s", "s"
+	after.res.Status, before.res.Status = StatusComplete, StatusComplete
+	for i := range 25 {
+		after.text += fmt.Sprintf("line %d\n", i)
+		sev := diag.SeverityWarning
+		if i == 24 {
+			sev = diag.SeverityError
+		}
+		after.diags = append(after.diags, diag.Diagnostic{Severity: sev, Message: fmt.Sprintf("problem %d", i),
+			Range: diag.Range{Start: diag.Position{Line: i}}})
+	}
+	before.text = after.text
+	fc := compareSets("/p/a.go", true, before, after)
+	c := &EditCheck{Files: []FileCheck{fc}, Introduced: len(fc.Introduced), Status: StatusComplete}
+	out := c.Render("/p")
+	if !strings.HasPrefix(out, "a.go: 25 introduced\n  + 25:1 error: problem 24\n  + 1:1 warning: problem 0\n") ||
+		!strings.Contains(out, "  + 9:1 warning: problem 8\n  … 15 more\n") || strings.Contains(out, "problem 9\n") {
+		t.Errorf("rendered:\n%s", out)
 	}
 }

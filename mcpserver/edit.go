@@ -63,7 +63,8 @@ const (
 		`"files":{"type":"array","items":{"$ref":"#/$defs/verifiedFile"}}`
 	verifiedFileDef = `"verifiedFile":{"type":"object","properties":{"path":{"type":"string"},"edited":{"type":"boolean","description":"false: a file that depends on the edited ones."},` +
 		`"server":{"type":"string"},"status":{"type":"string","enum":["complete","partial","unknown","server-down"]},"reason":{"type":"string"},` +
-		`"introduced":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"resolved":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}}},` +
+		`"introduced":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"resolved":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},` +
+		`"more":{"type":"integer","minimum":1,"description":"Diagnostics introduced or resolved beyond the 50 listed, the most severe first."}},` +
 		`"required":["path","edited","introduced","resolved"],"additionalProperties":false}`
 	fixesSchema = statusProps + `,"server":{"type":"string"},"path":{"type":"string"},"line":{"type":"integer","minimum":1},` +
 		`"actions":{"type":"array","items":{"type":"object","properties":{"title":{"type":"string"},"kind":{"type":"string"},"preferred":{"type":"boolean"},` +
@@ -92,7 +93,12 @@ type verifiedFile struct {
 	Reason     string       `json:"reason,omitempty"`
 	Introduced []diagnostic `json:"introduced"`
 	Resolved   []diagnostic `json:"resolved"`
+	More       int          `json:"more,omitempty"`
 }
+
+// maxListedPerFile bounds the diagnostics of one file in the structured
+// result, introduced first.
+const maxListedPerFile = 50
 
 // editTool runs the edit tools.
 type editTool struct {
@@ -234,12 +240,13 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 	for _, f := range check.Files {
 		ef := verifiedFile{Path: f.Path, Edited: f.Edited, Server: f.Server, Status: string(f.Status), Reason: clip(f.Reason),
 			Introduced: []diagnostic{}, Resolved: []diagnostic{}}
-		for _, d := range f.Introduced {
+		for _, d := range f.Introduced[:min(len(f.Introduced), maxListedPerFile)] {
 			ef.Introduced = append(ef.Introduced, structuredDiagnostic(d))
 		}
-		for _, d := range f.Resolved {
+		for _, d := range f.Resolved[:min(len(f.Resolved), maxListedPerFile-len(ef.Introduced))] {
 			ef.Resolved = append(ef.Resolved, structuredDiagnostic(d))
 		}
+		ef.More = len(f.Introduced) + len(f.Resolved) - len(ef.Introduced) - len(ef.Resolved)
 		if f.Server != "" && f.Status != lsp.StatusComplete {
 			partial = append(partial, e.p.rel(f.Path)+": "+f.Reason)
 		}
