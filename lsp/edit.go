@@ -102,8 +102,9 @@ var ErrEditSetBusy = errors.New("another edit set is staged on this manager")
 // that staged something must end with Apply or Discard. The Manager's
 // other users (Open, Change, a getDiagnostics) should leave the staged
 // files alone meanwhile: Check notices a staged text replaced under it and
-// sends it again. An EditSet is safe for concurrent use; its operations
-// run one at a time.
+// sends it again. A Drain while a set is staged may deliver diagnostics of
+// the staged text; after Discard, none. An EditSet is safe for concurrent
+// use; its operations run one at a time.
 type EditSet struct {
 	m *Manager
 
