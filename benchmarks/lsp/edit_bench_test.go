@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -164,4 +165,106 @@ func BenchmarkEditCheckVsWrite(b *testing.B) {
 	b.ReportMetric(ms(wrote.quantile(0.9)), "write-settle-p90-ms")
 	b.ReportMetric(float64(caught), "rounds-B-and-C-caught")
 	b.ReportMetric(float64(written), "bytes-written-by-check")
+}
+
+// BenchmarkEditCheckRepo is the same change on this repository's own code:
+// a parameter added to internal/fileuri's FromPath, which files of lsp,
+// idebridge and idebridge/ideserver call. Each round stages it on the
+// checkout itself, checks it and discards it (one warm gopls on the
+// whole module). It reports the median and p90 of the check in
+// milliseconds, the files that reference FromPath (the server's
+// references, asked once), how many of them the check found broken in the
+// last round, and the bytes the rounds wrote to those files (their
+// contents compared before and after).
+func BenchmarkEditCheckRepo(b *testing.B) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := filepath.Join(root, "internal", "fileuri", "fileuri.go")
+	src, err := os.ReadFile(target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const old = "func FromPath(p string) string {"
+	if !strings.Contains(string(src), old) {
+		b.Fatalf("%s no longer declares %q", target, old)
+	}
+	cfg := lsp.GoplsConfig(gopls(b), root)
+	cfg.InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
+	m, err := lsp.NewManager([]lsp.ServerConfig{cfg}, &lsp.ManagerOptions{ProjectDir: root, Env: environ(b),
+		SettleTimeout: 2 * time.Minute, WaitForProgress: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = m.Shutdown(ctx)
+	})
+	ctx := context.Background()
+	line := strings.Count(string(src[:strings.Index(string(src), old)]), "\n") + 1
+	refs, err := m.References(ctx, lsp.Pos{Path: target, Line: line, Symbol: "FromPath"}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	users := map[string]bool{}
+	for _, l := range refs.Locations {
+		if l.Path != target {
+			users[l.Path] = true
+		}
+	}
+	contents := func() string {
+		var s strings.Builder
+		for _, p := range append([]string{target}, keys(users)...) {
+			data, _ := os.ReadFile(p)
+			s.Write(data)
+		}
+		return s.String()
+	}
+	var check samples
+	caught, written := 0, 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		before := contents()
+		es := m.NewEditSet()
+		start := time.Now()
+		if err := es.Stage(ctx, []lsp.Edit{{File: target, OldString: old, NewString: "func FromPath(p string, strict bool) string {"}}); err != nil {
+			b.Fatal(err)
+		}
+		c, err := es.Check(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		check = append(check, time.Since(start))
+		caught = 0
+		for _, f := range c.Files {
+			if users[f.Path] && len(f.Introduced) > 0 {
+				caught++
+			}
+		}
+		b.StopTimer()
+		if err := es.Discard(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if after := contents(); after != before {
+			written += len(after)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(ms(check.quantile(0.5)), "check-median-ms")
+	b.ReportMetric(ms(check.quantile(0.9)), "check-p90-ms")
+	b.ReportMetric(float64(len(users)), "files-referencing")
+	b.ReportMetric(float64(caught), "files-caught")
+	b.ReportMetric(float64(written), "bytes-written-by-check")
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
