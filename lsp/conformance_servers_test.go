@@ -127,12 +127,26 @@ func debianRustAnalyzer(t *testing.T) (string, []string) {
 
 // extServers are the servers the suite runs (make test). The servers of
 // pendingServers are added when IDEBRIDGE_CONFORMANCE_PENDING=1.
+// IDEBRIDGE_CONFORMANCE_SERVERS, a comma-separated list of the servers'
+// names (e.g. "bash,rust-analyzer"), runs only those of them.
 func extServers() []extServer {
 	servers := readyServers()
 	if os.Getenv("IDEBRIDGE_CONFORMANCE_PENDING") == "1" {
 		servers = append(servers, pendingServers()...)
 	}
-	return servers
+	only := os.Getenv("IDEBRIDGE_CONFORMANCE_SERVERS")
+	if only == "" {
+		return servers
+	}
+	var picked []extServer
+	for _, s := range servers {
+		for _, n := range strings.Split(only, ",") {
+			if strings.TrimSpace(n) == s.name {
+				picked = append(picked, s)
+			}
+		}
+	}
+	return picked
 }
 
 func npmEntry(name, bin string, args []string, ext map[string]string, initOpts, settings string) func(t *testing.T) (string, []string) {
@@ -658,7 +672,12 @@ func TestConformanceServers(t *testing.T) {
 			_ = os.WriteFile(p, []byte(table+"\n"), 0o644)
 		}
 	})
-	for _, s := range extServers() {
+	servers := extServers()
+	if len(servers) == 0 {
+		t.Fatalf("IDEBRIDGE_CONFORMANCE_SERVERS=%q names none of the servers (pending ones need IDEBRIDGE_CONFORMANCE_PENDING=1)",
+			os.Getenv("IDEBRIDGE_CONFORMANCE_SERVERS"))
+	}
+	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			dir := copyTree(t, s.fixture)
