@@ -185,6 +185,51 @@ func (inst *instance) inFirstGrace(now time.Time) (bool, time.Time) {
 	return now.Before(end), end
 }
 
+// docGraceEnd is when the first-load grace ends for a navigation answer
+// about the document uri from a server that has answered nothing about it
+// yet: the grace counts from the later of the server's start and the last
+// time the document was sent to it (didOpen or didChange), since a server
+// analyses a document only once it has it, and one slow to start (a Node
+// server on a busy machine can take seconds to answer initialize) would
+// otherwise see its grace spent before it was given anything. Call with
+// fmu held.
+func (inst *instance) docGraceEnd(uri string, wait time.Duration) time.Time {
+	from := inst.nav.start
+	if dt := inst.docs[uri]; dt != nil && dt.sentAt.After(from) {
+		from = dt.sentAt
+	}
+	return from.Add(inst.firstAnswerGrace(wait))
+}
+
+// emptyMayBeEarly reports whether an empty navigation answer about the
+// document uri, received at now, may only mean that the server has not
+// analysed enough yet, so that it is asked again (within the load wait)
+// before it is reported: the server has answered no navigation request
+// about the document with something, and either the document was sent to
+// it less than its first-answer grace ago (see docGraceEnd), or the server
+// publishes diagnostics and has reported none for the document yet (it is
+// still at it). A publish for the document does not end the grace: a
+// server may lint a document apart from the analysis navigation needs
+// (bash-language-server runs shellcheck beside its background analysis of
+// the workspace). Never for a request about no document. Call with fmu
+// held.
+func (inst *instance) emptyMayBeEarly(uri string, wait time.Duration, now time.Time) bool {
+	if uri == "" || inst.nav.answered[uri] {
+		return false
+	}
+	if now.Before(inst.docGraceEnd(uri, wait)) {
+		return true
+	}
+	if dt := inst.docs[uri]; dt != nil && !dt.everPub && !dt.pulled.ok {
+		for _, o := range inst.docs {
+			if o.everPub {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // navAnswered records that the server answered something non-empty (about
 // uri, when not empty). Call with fmu held.
 func (inst *instance) navAnswered(uri string) {

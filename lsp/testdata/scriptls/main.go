@@ -58,6 +58,7 @@ var (
 	loading          = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
 	ownProgress      = flag.Bool("own-progress", false, "report a progress of our own (not the request's token) around each definition, ending it after the answer (as pylsp does)")
 	navEmptyFor      = flag.Duration("nav-empty-for", 0, "answer definition with nothing until this long after the document was opened, reporting no progress (analysis not done)")
+	initDelay        = flag.Duration("init-delay", 0, "answer initialize this long after it arrives (a server slow to start, as a Node server on a busy machine)")
 	emptyThenLoad    = flag.Duration("empty-then-load", 0, "on didOpen publish an empty set at once, then this long later create and begin an \"indexing\" progress, publish the real set 300ms on and end it")
 	pullEmptyLoading = flag.Bool("pull-empty-while-loading", false, "with -loading or -status-loading, answer pulls with an empty set until the load has ended (as rust-analyzer does)")
 	statusLoading    = flag.Duration("status-loading", 0, "when the client advertises experimental.serverStatusNotification, say after initialized that we are not quiescent, and quiescent this long later (as rust-analyzer does); the load ends then")
@@ -244,6 +245,7 @@ func handle(m *message) {
 		if *noInit {
 			return
 		}
+		time.Sleep(*initDelay)
 		var p struct {
 			RootURI      string `json:"rootUri"`
 			Capabilities struct {
