@@ -174,6 +174,54 @@ func (inst *instance) loadingSince(seq uint64, now time.Time) bool {
 	return false
 }
 
+// workSince returns how many of the server's progresses begun after
+// arrival number seq are active and reporting, or created and not begun,
+// leaving out the requests' own; and when to look again (a progress
+// stalls, a created token stops counting), 0 for no sooner than the next
+// event. Call with fmu held.
+func (inst *instance) workSince(seq uint64, now time.Time) (int, time.Duration) {
+	n, next := 0, time.Duration(0)
+	soon := func(d time.Duration) {
+		if next == 0 || d < next {
+			next = d
+		}
+	}
+	for tok, began := range inst.active {
+		if began <= seq {
+			continue
+		}
+		if _, own := inst.reqOwn[tok]; own {
+			continue
+		}
+		if heard, ok := inst.nav.heard[tok]; ok {
+			left := stallAfter - now.Sub(heard)
+			if left <= 0 {
+				continue
+			}
+			soon(left)
+		}
+		n++
+	}
+	for _, c := range inst.nav.created {
+		if left := createdWait - now.Sub(c.at); left > 0 && c.seq > seq {
+			n++
+			soon(left)
+		}
+	}
+	return n, next
+}
+
+// workBegan learns, from the server's first sign of work (a progress
+// created or begun, not a request's own) after a message of ours, how
+// long it takes to begin work in answer to one. Call with fmu held.
+func (inst *instance) workBegan() {
+	if inst.workSent == inst.sent || inst.markTime.IsZero() {
+		return
+	}
+	inst.workSent = inst.sent
+	inst.s.pace.observeWorkDelay(time.Since(inst.markTime))
+}
+
 // inFirstGrace reports whether, at now, a server that has answered
 // nothing non-empty yet is still within its first-load grace, and until
 // when. Call with fmu held.
@@ -272,10 +320,14 @@ func (inst *instance) navProgress(seq uint64, tok, kind string, params json.RawM
 		delete(l.created, tok)
 		l.titles[tok] = title
 		l.beganAt[tok] = seq
-		l.heard[tok] = time.Now()
+		if !isStatusToken(tok) {
+			// A readiness signal is a state the server says again when it
+			// changes, not a progress that reports: it never stalls.
+			l.heard[tok] = time.Now()
+		}
 		l.begun++
 	case "report":
-		if _, ok := l.titles[tok]; ok {
+		if _, ok := l.titles[tok]; ok && !isStatusToken(tok) {
 			l.heard[tok] = time.Now()
 		}
 	case "end":
@@ -523,7 +575,7 @@ func (inst *instance) onStatus(seq uint64, method string, params json.RawMessage
 			title += ": " + p.Message
 		}
 	}
-	tok, _ := json.Marshal("idebridge-status:" + method)
+	tok, _ := json.Marshal(statusTokenPrefix + method)
 	inst.fmu.Lock()
 	_, active := inst.active[string(tok)]
 	inst.fmu.Unlock()
@@ -538,6 +590,29 @@ func (inst *instance) onStatus(seq uint64, method string, params json.RawMessage
 	}
 	msg, _ := json.Marshal(map[string]any{"token": json.RawMessage(tok), "value": map[string]any{"kind": kind, "title": title}})
 	inst.onProgress(seq, msg)
+}
+
+// statusTokenPrefix starts the token under which a server's own
+// readiness signal is counted as a progress (see onStatus).
+const statusTokenPrefix = "idebridge-status:"
+
+// isStatusToken reports whether tok, a progress token as raw JSON, stands
+// for a server's readiness signal.
+func isStatusToken(tok string) bool { return strings.HasPrefix(tok, `"`+statusTokenPrefix) }
+
+// statusBusy returns what the server's own readiness signal says it is
+// busy with, or "" when it says it is ready or sends none. Call with fmu
+// held.
+func (inst *instance) statusBusy() string {
+	for tok := range inst.active {
+		if isStatusToken(tok) {
+			if t := inst.nav.titles[tok]; t != "" {
+				return t
+			}
+			return "its readiness signal"
+		}
+	}
+	return ""
 }
 
 // navProviders reads which navigation providers an initialize result

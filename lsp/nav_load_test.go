@@ -234,3 +234,23 @@ func TestNavStalledLoad(t *testing.T) {
 		t.Errorf("incomplete %v, reason %q, %d locations", res.Incomplete, res.Reason, len(res.Locations))
 	}
 }
+
+// TestNavServerStatusLongLoad: a server that says it is loading only with
+// experimental/serverStatus, for longer than a progress may go without a
+// report (stallAfter). A readiness signal is a state the server says
+// again when it changes, not a progress that reports: it never stalls,
+// so the request waits for the server to say it is ready and the answer
+// is complete.
+func TestNavServerStatusLongLoad(t *testing.T) {
+	m, path := newScriptedNav(t, 0, "-status-loading", "11s")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	openLoading(t, m, path)
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incomplete || res.Status != StatusComplete || len(res.Locations) != 1 {
+		t.Errorf("incomplete %v %s (%s), %d locations", res.Incomplete, res.Status, res.Reason, len(res.Locations))
+	}
+}
