@@ -41,9 +41,9 @@ type pace struct {
 
 // minWorkQuiet is the shortest wait, after a message other than a
 // document's own (a save), for work the server may begin in answer to it
-// (rust-analyzer begins cargo check about 130 ms after a save on a busy
-// machine).
-const minWorkQuiet = 300 * time.Millisecond
+// (rust-analyzer begins cargo check 130 ms after a save on a quiet machine,
+// and more than 430 ms after it on a busy one).
+const minWorkQuiet = time.Second
 
 // observeWorkDelay records the time from a message of ours to the first
 // sign of the server's work after it.
