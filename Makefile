@@ -61,13 +61,13 @@ package-tools:
 ## typescript-language-server (with typescript), bash-language-server,
 ## yaml-language-server and vscode-langservers-extracted (json, css, html).
 ## From Debian's packages (the release pins their versions), those missing:
-## clangd; pylsp with pyflakes, its diagnostics.
-LSP_DEBS := clangd python3-pylsp python3-pyflakes
+## clangd; pylsp with pyflakes, its diagnostics; rust-analyzer with the
+## rustc and cargo it runs; shellcheck, which bash-language-server runs.
+LSP_DEBS := clangd python3-pylsp python3-pyflakes rust-web-analyzer rustc-web cargo-web shellcheck
 ## lsp-servers-pending: the Debian packages of the servers the suite runs only
 ## with IDEBRIDGE_CONFORMANCE_PENDING=1 (lsp/conformance_servers_test.go):
-## rust-analyzer with the rustc and cargo it runs; shellcheck, which
-## bash-language-server runs.
-LSP_DEBS_PENDING := rust-web-analyzer rustc-web cargo-web shellcheck
+## none now.
+LSP_DEBS_PENDING :=
 lsp-servers: node
 	@if [ ! -d tools/lsp/node_modules ] || ! node tools/lsp/stale.js; then \
 		echo "installing the pinned npm language servers in tools/lsp"; \

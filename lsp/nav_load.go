@@ -174,6 +174,54 @@ func (inst *instance) loadingSince(seq uint64, now time.Time) bool {
 	return false
 }
 
+// workSince returns how many of the server's progresses begun after
+// arrival number seq are active and reporting, or created and not begun,
+// leaving out the requests' own; and when to look again (a progress
+// stalls, a created token stops counting), 0 for no sooner than the next
+// event. Call with fmu held.
+func (inst *instance) workSince(seq uint64, now time.Time) (int, time.Duration) {
+	n, next := 0, time.Duration(0)
+	soon := func(d time.Duration) {
+		if next == 0 || d < next {
+			next = d
+		}
+	}
+	for tok, began := range inst.active {
+		if began <= seq {
+			continue
+		}
+		if _, own := inst.reqOwn[tok]; own {
+			continue
+		}
+		if heard, ok := inst.nav.heard[tok]; ok {
+			left := stallAfter - now.Sub(heard)
+			if left <= 0 {
+				continue
+			}
+			soon(left)
+		}
+		n++
+	}
+	for _, c := range inst.nav.created {
+		if left := createdWait - now.Sub(c.at); left > 0 && c.seq > seq {
+			n++
+			soon(left)
+		}
+	}
+	return n, next
+}
+
+// workBegan learns, from the server's first sign of work (a progress
+// created or begun, not a request's own) after a message of ours, how
+// long it takes to begin work in answer to one. Call with fmu held.
+func (inst *instance) workBegan() {
+	if inst.workSent == inst.sent || inst.markTime.IsZero() {
+		return
+	}
+	inst.workSent = inst.sent
+	inst.s.pace.observeWorkDelay(time.Since(inst.markTime))
+}
+
 // inFirstGrace reports whether, at now, a server that has answered
 // nothing non-empty yet is still within its first-load grace, and until
 // when. Call with fmu held.
@@ -183,6 +231,51 @@ func (inst *instance) inFirstGrace(now time.Time) (bool, time.Time) {
 	}
 	end := inst.nav.start.Add(inst.firstAnswerGrace(0))
 	return now.Before(end), end
+}
+
+// docGraceEnd is when the first-load grace ends for a navigation answer
+// about the document uri from a server that has answered nothing about it
+// yet: the grace counts from the later of the server's start and the last
+// time the document was sent to it (didOpen or didChange), since a server
+// analyses a document only once it has it, and one slow to start (a Node
+// server on a busy machine can take seconds to answer initialize) would
+// otherwise see its grace spent before it was given anything. Call with
+// fmu held.
+func (inst *instance) docGraceEnd(uri string, wait time.Duration) time.Time {
+	from := inst.nav.start
+	if dt := inst.docs[uri]; dt != nil && dt.sentAt.After(from) {
+		from = dt.sentAt
+	}
+	return from.Add(inst.firstAnswerGrace(wait))
+}
+
+// emptyMayBeEarly reports whether an empty navigation answer about the
+// document uri, received at now, may only mean that the server has not
+// analysed enough yet, so that it is asked again (within the load wait)
+// before it is reported: the server has answered no navigation request
+// about the document with something, and either the document was sent to
+// it less than its first-answer grace ago (see docGraceEnd), or the server
+// publishes diagnostics and has reported none for the document yet (it is
+// still at it). A publish for the document does not end the grace: a
+// server may lint a document apart from the analysis navigation needs
+// (bash-language-server runs shellcheck beside its background analysis of
+// the workspace). Never for a request about no document. Call with fmu
+// held.
+func (inst *instance) emptyMayBeEarly(uri string, wait time.Duration, now time.Time) bool {
+	if uri == "" || inst.nav.answered[uri] {
+		return false
+	}
+	if now.Before(inst.docGraceEnd(uri, wait)) {
+		return true
+	}
+	if dt := inst.docs[uri]; dt != nil && !dt.everPub && !dt.pulled.ok {
+		for _, o := range inst.docs {
+			if o.everPub {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // navAnswered records that the server answered something non-empty (about
@@ -227,10 +320,14 @@ func (inst *instance) navProgress(seq uint64, tok, kind string, params json.RawM
 		delete(l.created, tok)
 		l.titles[tok] = title
 		l.beganAt[tok] = seq
-		l.heard[tok] = time.Now()
+		if !isStatusToken(tok) {
+			// A readiness signal is a state the server says again when it
+			// changes, not a progress that reports: it never stalls.
+			l.heard[tok] = time.Now()
+		}
 		l.begun++
 	case "report":
-		if _, ok := l.titles[tok]; ok {
+		if _, ok := l.titles[tok]; ok && !isStatusToken(tok) {
 			l.heard[tok] = time.Now()
 		}
 	case "end":
@@ -478,7 +575,7 @@ func (inst *instance) onStatus(seq uint64, method string, params json.RawMessage
 			title += ": " + p.Message
 		}
 	}
-	tok, _ := json.Marshal("idebridge-status:" + method)
+	tok, _ := json.Marshal(statusTokenPrefix + method)
 	inst.fmu.Lock()
 	_, active := inst.active[string(tok)]
 	inst.fmu.Unlock()
@@ -493,6 +590,29 @@ func (inst *instance) onStatus(seq uint64, method string, params json.RawMessage
 	}
 	msg, _ := json.Marshal(map[string]any{"token": json.RawMessage(tok), "value": map[string]any{"kind": kind, "title": title}})
 	inst.onProgress(seq, msg)
+}
+
+// statusTokenPrefix starts the token under which a server's own
+// readiness signal is counted as a progress (see onStatus).
+const statusTokenPrefix = "idebridge-status:"
+
+// isStatusToken reports whether tok, a progress token as raw JSON, stands
+// for a server's readiness signal.
+func isStatusToken(tok string) bool { return strings.HasPrefix(tok, `"`+statusTokenPrefix) }
+
+// statusBusy returns what the server's own readiness signal says it is
+// busy with, or "" when it says it is ready or sends none. Call with fmu
+// held.
+func (inst *instance) statusBusy() string {
+	for tok := range inst.active {
+		if isStatusToken(tok) {
+			if t := inst.nav.titles[tok]; t != "" {
+				return t
+			}
+			return "its readiness signal"
+		}
+	}
+	return ""
 }
 
 // navProviders reads which navigation providers an initialize result

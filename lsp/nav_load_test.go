@@ -175,6 +175,49 @@ func TestNavEmptyUntilAnalysed(t *testing.T) {
 	}
 }
 
+// TestNavEmptyUntilAnalysedSlowStart: the same server, slow to start (it
+// answers initialize 2.5 s after it is asked, as a Node server does on a
+// busy machine). The time it takes to analyse a document counts from the
+// document's open, not from the server's start: the first request's empty
+// answer is still asked again, and the definition comes.
+func TestNavEmptyUntilAnalysedSlowStart(t *testing.T) {
+	m, path := newScriptedNav(t, 0, "-init-delay", "2500ms", "-nav-empty-for", "700ms", "-never-publish")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incomplete || len(res.Locations) != 1 {
+		t.Errorf("first definition: incomplete %v (%s), %d locations:\n%s", res.Incomplete, res.Reason, len(res.Locations), res.Render(nil))
+	}
+}
+
+// TestNavEmptyUntilAnalysedAfterPublish: the same server, publishing the
+// document's diagnostics at once (a linter run apart from the analysis
+// navigation needs, as bash-language-server runs shellcheck beside its
+// background analysis). A publish says the document was linted, not that
+// navigation about it is ready: the first empty answer is still asked
+// again within the grace, and the definition comes.
+func TestNavEmptyUntilAnalysedAfterPublish(t *testing.T) {
+	m, path := newScriptedNav(t, 0, "-nav-empty-for", "700ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Settle(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incomplete || len(res.Locations) != 1 {
+		t.Errorf("first definition: incomplete %v (%s), %d locations:\n%s", res.Incomplete, res.Reason, len(res.Locations), res.Render(nil))
+	}
+}
+
 // TestNavStalledLoad: a load whose progress stops reporting and never
 // ends is not waited for the whole load wait; the answer says it may be
 // incomplete, and why.
@@ -189,5 +232,25 @@ func TestNavStalledLoad(t *testing.T) {
 	}
 	if !res.Incomplete || res.Status != StatusPartial || !strings.Contains(res.Reason, "stopped reporting") || len(res.Locations) != 1 {
 		t.Errorf("incomplete %v, reason %q, %d locations", res.Incomplete, res.Reason, len(res.Locations))
+	}
+}
+
+// TestNavServerStatusLongLoad: a server that says it is loading only with
+// experimental/serverStatus, for longer than a progress may go without a
+// report (stallAfter). A readiness signal is a state the server says
+// again when it changes, not a progress that reports: it never stalls,
+// so the request waits for the server to say it is ready and the answer
+// is complete.
+func TestNavServerStatusLongLoad(t *testing.T) {
+	m, path := newScriptedNav(t, 0, "-status-loading", "11s")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	openLoading(t, m, path)
+	res, err := m.Definition(ctx, Pos{Path: path, Line: 2, Symbol: "four"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incomplete || res.Status != StatusComplete || len(res.Locations) != 1 {
+		t.Errorf("incomplete %v %s (%s), %d locations", res.Incomplete, res.Status, res.Reason, len(res.Locations))
 	}
 }

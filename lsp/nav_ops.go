@@ -246,34 +246,22 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 		// token of its own for each request), or a load that began right
 		// after it, which an empty answer waits for below.
 		after := t.inst.loadStateLocked(t.tun, mark, now)
-		answered := t.uri == "" || t.inst.nav.answered[t.uri]
-		if dt := t.inst.docs[t.uri]; dt != nil && (dt.everPub || dt.pulled.ok) {
-			answered = true // it has analysed the document
-		}
+		early := empty && t.inst.emptyMayBeEarly(t.uri, wait, now)
 		if !empty {
 			t.inst.navAnswered(t.uri)
-		}
-		graceEnd := t.inst.nav.start.Add(t.inst.firstAnswerGrace(wait))
-		// A server that publishes diagnostics for the documents it has
-		// analysed, and has not for this one yet, is still at it.
-		publishes := false
-		for _, dt := range t.inst.docs {
-			publishes = publishes || dt.everPub
 		}
 		t.inst.fmu.Unlock()
 		// An empty answer from a server that is loading, began loading
 		// right after the request, or has not answered anything about the
-		// document yet (within its first-load grace, or, for a server
-		// that publishes diagnostics, until it has published for the
-		// document), is asked again within the load wait before it is
-		// reported.
+		// document yet (see emptyMayBeEarly), is asked again within the
+		// load wait before it is reported.
 		var retry bool
 		switch {
 		case !empty || wait < 0 || !now.Before(deadline):
 		case before.loading || after.loading || after.beganAfter:
 			retry = true
 			before = t.inst.awaitLoad(ctx, t.tun, t.uri, deadline.Sub(now))
-		case !answered && (now.Before(graceEnd) || publishes):
+		case early:
 			retry = true
 			if !sleepCtx(ctx, min(backoff, deadline.Sub(now))) {
 				continue // ctx ended: said above

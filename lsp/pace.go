@@ -34,6 +34,32 @@ type pace struct {
 	// firstAnswer: the longest time seen from a start of the server to
 	// its first non-empty answer (kept across restarts).
 	firstAnswer time.Duration
+	// workDelay: the longest time seen from a message of ours to the
+	// server's first sign of work after it (a progress created or begun).
+	workDelay time.Duration
+}
+
+// minWorkQuiet is the shortest wait, after a message other than a
+// document's own (a save), for work the server may begin in answer to it
+// (rust-analyzer begins cargo check 130 ms after a save on a quiet machine,
+// and more than 430 ms after it on a busy one).
+const minWorkQuiet = time.Second
+
+// observeWorkDelay records the time from a message of ours to the first
+// sign of the server's work after it.
+func (p *pace) observeWorkDelay(d time.Duration) {
+	p.mu.Lock()
+	p.workDelay = max(p.workDelay, min(d, maxQuiet))
+	p.mu.Unlock()
+}
+
+// workQuiet is how long after a message to wait for the work the server
+// may begin in answer to it: twice the longest delay seen, at least
+// minWorkQuiet and floor, at most maxQuiet.
+func (p *pace) workQuiet(floor time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return min(max(minWorkQuiet, floor, 2*p.workDelay), maxQuiet)
 }
 
 // observeFirstAnswer records the time from a start of the server to its

@@ -273,6 +273,8 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	switch {
 	case inst.nav.ended == 0 && inst.loadingSince(mark, now):
 		rec.provisional, rec.loadReason = true, "answered during its first load"
+	case inst.statusBusy() != "":
+		rec.provisional, rec.loadReason = true, "answered while it said it was busy ("+inst.statusBusy()+")"
 	case len(all) == 0 && inGrace:
 		rec.provisional, rec.loadReason = true, "answered empty before it had answered anything"
 	}
@@ -281,6 +283,9 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	if len(all) > 0 {
 		inst.navAnswered("")
 	}
+	// What the server published for the document stands beside what it
+	// answered to the pull: the set is their union.
+	all = append(all, t.pushedSet(uri, idx, enc)...)
 	inst.activity = time.Now()
 	inst.fmu.Unlock()
 
@@ -294,6 +299,66 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	inst.signal()
 	inst.fmu.Unlock()
 	return nil
+}
+
+// A server that serves pulls may publish too: rust-analyzer answers a
+// pull with its own analysis and publishes what cargo check finds (with
+// versions, and again only when a check ends: a change keeps the last
+// check's findings, at the places they were found). Neither replaces the
+// other; the document's set is their union. The last publish is kept as
+// the server sent it and converted with the document's text when the
+// union is made, so that findings about an earlier text are placed (and
+// clipped) in the current one, as a client that only takes publishes
+// shows them.
+
+// pushedSet returns the document's last published set, converted from
+// enc to characters of the text idx indexes. Call with fmu held.
+func (t *docTrack) pushedSet(uri string, idx *lineIndex, enc string) []diag.Diagnostic {
+	if len(t.pushed) == 0 {
+		return nil
+	}
+	out := cloneDiagnostics(t.pushed)
+	if enc == EncodingUTF32 || idx == nil {
+		return out
+	}
+	for i := range out {
+		out[i].Range = idx.convertRange(out[i].Range, enc)
+		for j := range out[i].RelatedInformation {
+			loc := &out[i].RelatedInformation[j].Location
+			if fileuri.Canonical(loc.URI) == uri {
+				loc.Range = idx.convertRange(loc.Range, enc)
+			}
+		}
+	}
+	return out
+}
+
+// pulledSet returns the document's last pulled sets, of every provider
+// in the order of their identifiers. Call with fmu held.
+func (t *docTrack) pulledSet() []diag.Diagnostic {
+	ids := make([]string, 0, len(t.items))
+	for id := range t.items {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []diag.Diagnostic
+	for _, id := range ids {
+		out = append(out, t.items[id]...)
+	}
+	return out
+}
+
+// cloneDiagnostics copies ds deeply enough that converting the copy's
+// ranges leaves ds as it was.
+func cloneDiagnostics(ds []diag.Diagnostic) []diag.Diagnostic {
+	out := make([]diag.Diagnostic, len(ds))
+	copy(out, ds)
+	for i := range out {
+		if ri := out[i].RelatedInformation; ri != nil {
+			out[i].RelatedInformation = append(ri[:0:0], ri...)
+		}
+	}
+	return out
 }
 
 // retrigger reads ServerCancelled's data: {retriggerRequest: bool}, true

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -582,6 +583,7 @@ type instance struct {
 	mark     uint64        // messages received when the last document message was sent
 	markTime time.Time
 	sent     uint64            // document messages (and watched-file changes) sent
+	workSent uint64            // sent, when the server last began work (workBegan)
 	activity time.Time         // last progress, publish or pull answer
 	active   map[string]uint64 // progress token -> arrival of its begin
 	ended    uint64            // latest arrival of the begin of an ended progress
@@ -613,6 +615,7 @@ type docTrack struct {
 	text    string
 	idx     *lineIndex // built on first use
 	sentSeq uint64     // messages received when its last didOpen/didChange was sent
+	sentN   uint64     // the instance's count of messages sent, after it
 	sentAt  time.Time
 	opened  bool // the last message was didOpen
 
@@ -625,7 +628,11 @@ type docTrack struct {
 	everPub    bool // the server published for it in this session
 
 	// Pull diagnostics.
-	pulled    pullRecord
+	pulled pullRecord
+	// pushed: the last set published for it, as the server sent it (in
+	// its position encoding), kept when the server also serves pulls for
+	// it: the two sets are joined (see pushedSet).
+	pushed    []diag.Diagnostic
 	items     map[string][]diag.Diagnostic // identifier -> last full set, converted
 	resultIDs map[string]string
 
@@ -789,7 +796,7 @@ func (inst *instance) setText(uri, lang string, version int, text string, open b
 	}
 	t.version, t.lang, t.text, t.idx, t.opened = version, lang, text, nil, open
 	inst.markLocked()
-	t.sentSeq, t.sentAt = inst.mark, inst.markTime
+	t.sentSeq, t.sentAt, t.sentN = inst.mark, inst.markTime, inst.sent
 }
 
 // dropText forgets a document about to be closed. Servers answer a close
@@ -894,6 +901,9 @@ func (inst *instance) request(_ context.Context, seq uint64, method string, para
 		// loading.
 		inst.fmu.Lock()
 		inst.navCreated(seq, params)
+		if inst.requests == 0 {
+			inst.workBegan()
+		}
 		inst.activity = time.Now()
 		inst.signal()
 		inst.fmu.Unlock()
@@ -1047,6 +1057,8 @@ func (inst *instance) onProgress(seq uint64, params json.RawMessage) {
 		inst.active[tok] = seq
 		if inst.requests > 0 {
 			inst.reqOwn[tok] = struct{}{}
+		} else {
+			inst.workBegan()
 		}
 	case "end":
 		if began, ok := inst.active[tok]; ok {
@@ -1135,6 +1147,13 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			idx = t.index()
 		}
 	}
+	// A server that serves pulls for the document and publishes too: the
+	// registry gets the union (see pushedSet).
+	merge := t != nil && len(inst.pullProviders(p.URI, t.lang)) > 0
+	var raw []diag.Diagnostic
+	if merge {
+		raw = cloneDiagnostics(p.Diagnostics)
+	}
 	others := map[string]*lineIndex{}
 	for i := range p.Diagnostics {
 		for _, ri := range p.Diagnostics[i].RelatedInformation {
@@ -1173,8 +1192,21 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			}
 		}
 	}
+	toReg := decoded
+	if merge {
+		inst.fmu.Lock()
+		if cur := inst.docs[p.URI]; cur == t {
+			t.pushed = raw
+			u := *decoded
+			u.Params.Diagnostics = append(slices.Clip(p.Diagnostics), t.pulledSet()...)
+			v := t.version // the union stands for the document as it is
+			u.Params.Version = &v
+			toReg = &u
+		}
+		inst.fmu.Unlock()
+	}
 	if !inst.s.cfg.NoDiagnostics {
-		if err := reg.PublishDecoded(name, decoded); err != nil {
+		if err := reg.PublishDecoded(name, toReg); err != nil {
 			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
 		}
 	}

@@ -326,6 +326,22 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		p := t.pulled
 		if p.ok && p.version >= version && p.version == t.version && p.sent == inst.sent && p.gen == inst.refreshGen {
 			if !p.provisional {
+				if t.everPub {
+					// It publishes for the document too (its set is the
+					// union): work it began after the document's last
+					// message ends with that publish (rust-analyzer's
+					// cargo check after a save).
+					if n, next := inst.workSince(t.sentSeq, now); n > 0 {
+						return verdict{wait: next}, ch
+					}
+					// A message sent after the document's own (a save)
+					// may start such work a moment later.
+					if inst.sent > t.sentN {
+						if d, q := now.Sub(inst.markTime), inst.s.pace.workQuiet(o.quiet); d < q {
+							return verdict{wait: q - d}, ch
+						}
+					}
+				}
 				return verdict{f: FreshPulled, reason: fmt.Sprintf("pulled for version %d", p.version)}, nil
 			}
 			// Answered during the first load: asked again once the load

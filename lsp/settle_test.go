@@ -547,3 +547,73 @@ func TestScriptedRequestProgressIsNotUnchanged(t *testing.T) {
 		t.Errorf("settle after the change: %v (%s), want timed-out: the server published nothing for it", res.Freshness, res.Reason)
 	}
 }
+
+// TestSettleServerStatusBusyAfterChange: a server that, after its first
+// load, says it is busy again (rust-analyzer reloads the workspace when a
+// file it watches changes) and answers pulls with an empty set until it is
+// ready. A pull answered while the server says it is busy is provisional,
+// not only during the first load.
+func TestSettleServerStatusBusyAfterChange(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("status", ".s", "-pull", "-status-loading", "200ms", "-pull-empty-while-loading",
+		"-busy-on-change", "1500ms")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, a); !res.Fresh {
+		t.Fatalf("settle after open: %v (%s)", res.Freshness, res.Reason)
+	}
+	drainMessages(t, m)
+	if err := m.Change(ctx, a, "ERROR WARN\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:6-10 found WARN]" {
+		t.Errorf("settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}
+
+// TestSettlePullAndPublish: a server that answers pulls with its own
+// analysis and publishes a checker's findings besides (rust-analyzer and
+// cargo check). The document's set is the union of both; after a save,
+// the checker's work (a progress it begins 100 ms after the save) is
+// waited for.
+func TestSettlePullAndPublish(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("both", ".s", "-pull", "-push-check", "300ms", "-check-start", "100ms")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR CHECK\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	got, _ := drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 found ERROR 0:6-11 check found CHECK]" {
+		t.Errorf("after open: settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+	// A change alone: the checker's findings stay as they were found.
+	if err := m.Change(ctx, a, "CHECK\n"); err != nil {
+		t.Fatal(err)
+	}
+	res = settle(t, m, a)
+	got, _ = drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:5-5 check found CHECK]" {
+		t.Errorf("after a change: settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+	// A save runs the checker again.
+	writeFile(t, a, "CHECK ERROR CHECK\n")
+	if err := m.Change(ctx, a, "CHECK ERROR CHECK\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Save(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	res = settle(t, m, a)
+	got, _ = drainMessages(t, m)
+	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 check found CHECK 0:6-11 found ERROR 0:12-17 check found CHECK]" {
+		t.Errorf("after a save: settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}

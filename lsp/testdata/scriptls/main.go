@@ -58,6 +58,10 @@ var (
 	loading          = flag.Duration("loading", 0, "after initialized, report a work-done progress \"Loading workspace\" that ends after this long (negative: never)")
 	ownProgress      = flag.Bool("own-progress", false, "report a progress of our own (not the request's token) around each definition, ending it after the answer (as pylsp does)")
 	navEmptyFor      = flag.Duration("nav-empty-for", 0, "answer definition with nothing until this long after the document was opened, reporting no progress (analysis not done)")
+	busyOnChange     = flag.Duration("busy-on-change", 0, "with -status-loading: on each didChange say we are not quiescent, answer pulls empty, and say quiescent again this long later, then ask for a diagnostic refresh (as rust-analyzer does when it reloads the workspace)")
+	pushCheck        = flag.Duration("push-check", 0, "with -pull: also publish, with versions, a checker's findings (\"check found CHECK\" for each CHECK): on didOpen at once, and on didSave under a created \"check\" progress that ends this long later with the publish and a diagnostic refresh (as rust-analyzer publishes cargo check's findings)")
+	checkStart       = flag.Duration("check-start", 0, "with -push-check: begin the check this long after the save (cargo check starts about 130 ms after a save)")
+	initDelay        = flag.Duration("init-delay", 0, "answer initialize this long after it arrives (a server slow to start, as a Node server on a busy machine)")
 	emptyThenLoad    = flag.Duration("empty-then-load", 0, "on didOpen publish an empty set at once, then this long later create and begin an \"indexing\" progress, publish the real set 300ms on and end it")
 	pullEmptyLoading = flag.Bool("pull-empty-while-loading", false, "with -loading or -status-loading, answer pulls with an empty set until the load has ended (as rust-analyzer does)")
 	statusLoading    = flag.Duration("status-loading", 0, "when the client advertises experimental.serverStatusNotification, say after initialized that we are not quiescent, and quiescent this long later (as rust-analyzer does); the load ends then")
@@ -109,6 +113,7 @@ var (
 	loadDone    atomicBool
 	statusOK    bool // the client takes experimental/serverStatus
 	ownTokens   int
+	checks      int
 )
 
 type delayedJob struct {
@@ -244,6 +249,7 @@ func handle(m *message) {
 		if *noInit {
 			return
 		}
+		time.Sleep(*initDelay)
 		var p struct {
 			RootURI      string `json:"rootUri"`
 			Capabilities struct {
@@ -375,6 +381,9 @@ func handle(m *message) {
 		versions[p.TextDocument.URI] = p.TextDocument.Version
 		openedAt[p.TextDocument.URI] = time.Now()
 		textMu.Unlock()
+		if *pushCheck > 0 {
+			publishCheck(p.TextDocument.URI, p.TextDocument.Version, p.TextDocument.Text)
+		}
 		if *emptyThenLoad > 0 {
 			uri, v, text := p.TextDocument.URI, p.TextDocument.Version, p.TextDocument.Text
 			publish(uri, v, []map[string]any{})
@@ -412,6 +421,15 @@ func handle(m *message) {
 		if *refresh {
 			defer request("workspace/diagnostic/refresh", nil)
 		}
+		if *busyOnChange > 0 && statusOK {
+			loadDone.clear()
+			notify("experimental/serverStatus", map[string]any{"health": "ok", "quiescent": false})
+			time.AfterFunc(*busyOnChange, func() {
+				loadDone.set()
+				notify("experimental/serverStatus", map[string]any{"health": "ok", "quiescent": true})
+				request("workspace/diagnostic/refresh", nil)
+			})
+		}
 		if *hangProgress {
 			token := fmt.Sprintf("hang-%d", p.TextDocument.Version)
 			request("window/workDoneProgress/create", map[string]any{"token": token})
@@ -446,6 +464,30 @@ func handle(m *message) {
 			return
 		}
 		analyse(p.TextDocument.URI, p.TextDocument.Version, *stale)
+	case "textDocument/didSave":
+		if *pushCheck > 0 {
+			var p struct {
+				TextDocument struct {
+					URI string `json:"uri"`
+				} `json:"textDocument"`
+			}
+			json.Unmarshal(m.Params, &p)
+			uri := p.TextDocument.URI
+			checks++
+			token := fmt.Sprintf("check-%d", checks)
+			time.AfterFunc(*checkStart, func() {
+				request("window/workDoneProgress/create", map[string]any{"token": token})
+				notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "begin", "title": "check"}})
+				time.AfterFunc(*pushCheck, func() {
+					textMu.Lock()
+					text, v := texts[uri], versions[uri]
+					textMu.Unlock()
+					publishCheck(uri, v, text)
+					notify("$/progress", map[string]any{"token": token, "value": map[string]any{"kind": "end"}})
+					request("workspace/diagnostic/refresh", nil)
+				})
+			})
+		}
 	case "textDocument/didClose":
 		var p struct {
 			TextDocument struct {
@@ -635,6 +677,29 @@ func diagnose(text string) []map[string]any {
 }
 
 // publish sends a publishDiagnostics, with the version unless -unversioned.
+// publishCheck publishes, with its version, the checker's findings in
+// text: one for each CHECK.
+func publishCheck(uri string, version int, text string) {
+	diags := []map[string]any{}
+	for i, line := range splitLines(text) {
+		for off := 0; ; {
+			j := strings.Index(line[off:], "CHECK")
+			if j < 0 {
+				break
+			}
+			diags = append(diags, map[string]any{
+				"range": map[string]any{
+					"start": map[string]int{"line": i, "character": units(line[:off+j])},
+					"end":   map[string]int{"line": i, "character": units(line[:off+j+5])},
+				},
+				"severity": 1, "source": "check", "message": "check found CHECK",
+			})
+			off += j + 5
+		}
+	}
+	notify("textDocument/publishDiagnostics", map[string]any{"uri": uri, "version": version, "diagnostics": diags})
+}
+
 func publish(uri string, version int, diags []map[string]any) {
 	p := map[string]any{"uri": uri, "diagnostics": diags}
 	if !*unversioned {
@@ -771,5 +836,7 @@ type atomicBool struct {
 }
 
 func (b *atomicBool) set() { b.mu.Lock(); b.v = true; b.mu.Unlock() }
+
+func (b *atomicBool) clear() { b.mu.Lock(); b.v = false; b.mu.Unlock() }
 
 func (b *atomicBool) get() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
