@@ -257,7 +257,17 @@ func (m *Manager) request(ctx context.Context, t *navTarget, op NavOp, method st
 		// load wait before it is reported.
 		var retry bool
 		switch {
-		case !empty || wait < 0 || !now.Before(deadline):
+		case wait < 0 || !now.Before(deadline):
+		case !empty && after.loading && !before.loading:
+			// The server began loading (or created a token for it)
+			// between the wait and the request: its answer may come from
+			// before the load, so it is asked again once the load ends
+			// (pyright creates a token for its background analysis at
+			// any time; on a busy machine the request often follows the
+			// create before the progress begins).
+			retry = true
+			before = t.inst.awaitLoad(ctx, t.tun, t.uri, deadline.Sub(now))
+		case !empty:
 		case before.loading || after.loading || after.beganAfter:
 			retry = true
 			before = t.inst.awaitLoad(ctx, t.tun, t.uri, deadline.Sub(now))
