@@ -136,6 +136,7 @@ type stagedFile struct {
 type fileSet struct {
 	text   string // the text they are about
 	diags  []diag.Diagnostic
+	total  int // the set's true size; diags holds at most maxSetKept
 	server string
 	res    SettleResult
 	err    error
@@ -624,7 +625,7 @@ func (s *EditSet) settleAll(ctx context.Context, paths []string, texts []*string
 	wg.Wait()
 	for _, i := range served {
 		if out[i].err == nil {
-			out[i].diags, _ = s.m.currentSet(paths[i])
+			out[i].diags, out[i].total, _ = s.m.currentSet(paths[i])
 		}
 	}
 	return out

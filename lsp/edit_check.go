@@ -92,6 +92,12 @@ func compareSets(path string, edited bool, before, after fileSet) FileCheck {
 	if st, r := settleStatus(before); statusRank(st) > statusRank(fc.Status) {
 		fc.Status, fc.Reason = st, "before the edits: "+r
 	}
+	for _, fs := range []*fileSet{&before, &after} {
+		if fs.total > len(fs.diags) && statusRank(fc.Status) < statusRank(StatusPartial) {
+			fc.Status = StatusPartial
+			fc.Reason = fmt.Sprintf("%d diagnostics, the %d most severe compared", fs.total, len(fs.diags))
+		}
+	}
 	bidx, aidx := newLineIndex(before.text), newLineIndex(after.text)
 	count := map[string]int{}
 	for i := range before.diags {

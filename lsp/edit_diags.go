@@ -8,39 +8,59 @@ import (
 	"github.com/idebridge/idebridge/diag"
 )
 
+// maxSetKept bounds the diagnostics kept per document as its whole
+// current set (and as the last set a server published beside its pulls):
+// a server that publishes 100,000 diagnostics for every document must not
+// make each open document hold them all. The most severe are kept, and
+// the true count beside them.
+const maxSetKept = 1000
+
+// mostSevere returns a copy of ds, cut to the max most severe (then by
+// position) when it has more.
+func mostSevere(ds []diag.Diagnostic, max int) []diag.Diagnostic {
+	if len(ds) <= max {
+		return slices.Clone(ds)
+	}
+	c := slices.Clone(ds)
+	sortDiags(c)
+	return slices.Clone(c[:max]) // not c's whole array
+}
+
 // recordSet remembers ds as the document's whole current set: the last
-// publish (or pull) that counts for it. The registry hands out what is
-// new; a check of an edit compares whole sets. Call with fmu held.
+// publish (or pull) that counts for it, at most maxSetKept of it, with its
+// true size. The registry hands out what is new; a check of an edit
+// compares whole sets. Call with fmu held.
 func (t *docTrack) recordSet(ds []diag.Diagnostic, off bool) {
 	if off {
 		return
 	}
-	t.set, t.hasSet = slices.Clone(ds), true
+	t.set, t.setTotal, t.hasSet = mostSevere(ds, maxSetKept), len(ds), true
 }
 
-// currentSet returns the whole diagnostic set last published or pulled for
-// the document at path in its server's running instance, and whether the
-// server reported any for it since it was opened there.
-func (m *Manager) currentSet(path string) ([]diag.Diagnostic, bool) {
+// currentSet returns the diagnostic set last published or pulled for the
+// document at path in its server's running instance (at most maxSetKept,
+// the most severe), its true size, and whether the server reported any
+// for it since it was opened there.
+func (m *Manager) currentSet(path string) ([]diag.Diagnostic, int, bool) {
 	m.mu.Lock()
 	doc, ok := m.docs.Peek(path)
 	m.mu.Unlock()
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	doc.srv.syncMu.Lock()
 	inst, closed := doc.openOn, doc.closed
 	doc.srv.syncMu.Unlock()
 	if inst == nil || closed {
-		return nil, false
+		return nil, 0, false
 	}
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
 	t := inst.docs[doc.uri]
 	if t == nil || !t.hasSet {
-		return nil, false
+		return nil, 0, false
 	}
-	return slices.Clone(t.set), true
+	return slices.Clone(t.set), t.setTotal, true
 }
 
 // serverText returns the text of path as its server has it, and whether

@@ -111,7 +111,7 @@ func (m *Manager) codeActions(ctx context.Context, t *navTarget, line int) ([]ra
 	text, _ := t.idx.line(l)
 	end := lspPos{Line: l, Character: t.idx.fromRunes(l, len([]rune(text)), t.enc)}
 	ctxDiags := []map[string]any{}
-	ds, _ := m.currentSet(t.abs)
+	ds, _, _ := m.currentSet(t.abs)
 	for _, d := range ds {
 		if d.Range.Start.Line > l || d.Range.End.Line < l {
 			continue

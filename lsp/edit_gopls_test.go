@@ -139,7 +139,7 @@ func diskErrors(t *testing.T, m *Manager, paths ...string) map[string][]string {
 		if res, err := m.Settle(ctx, p); err != nil || res.Status != StatusComplete {
 			t.Fatalf("settle %s: %+v %v", p, res, err)
 		}
-		ds, _ := m.currentSet(p)
+		ds, _, _ := m.currentSet(p)
 		out[p] = errorsIn(ds)
 	}
 	return out

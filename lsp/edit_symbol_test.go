@@ -161,3 +161,25 @@ func TestEditCheckRenderBounded(t *testing.T) {
 		t.Errorf("rendered:\n%s", out)
 	}
 }
+
+// What a document keeps as its whole set is bounded: a flood keeps the
+// maxSetKept most severe and its true size, and a check that compared a
+// cut set says it is partial and why.
+func TestRecordSetBounded(t *testing.T) {
+	ds := make([]diag.Diagnostic, 3*maxSetKept)
+	for i := range ds {
+		ds[i] = diag.Diagnostic{Severity: diag.SeverityWarning, Message: "w", Range: diag.Range{Start: diag.Position{Line: i}}}
+	}
+	ds[len(ds)-1].Severity = diag.SeverityError
+	var tr docTrack
+	tr.recordSet(ds, false)
+	if len(tr.set) != maxSetKept || tr.setTotal != len(ds) || tr.set[0].Severity != diag.SeverityError {
+		t.Fatalf("kept %d of %d (total %d), first %v", len(tr.set), len(ds), tr.setTotal, tr.set[0].Severity)
+	}
+	before := fileSet{server: "s", res: SettleResult{Status: StatusComplete}}
+	after := fileSet{server: "s", res: SettleResult{Status: StatusComplete}, diags: tr.set, total: tr.setTotal}
+	fc := compareSets("/p/a.go", true, before, after)
+	if fc.Status != StatusPartial || !strings.Contains(fc.Reason, "3000 diagnostics, the 1000 most severe compared") {
+		t.Errorf("status %s: %s", fc.Status, fc.Reason)
+	}
+}

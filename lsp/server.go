@@ -638,8 +638,9 @@ type docTrack struct {
 
 	// The last whole set published or pulled for it in this session,
 	// converted to characters (see currentSet).
-	set    []diag.Diagnostic
-	hasSet bool
+	set      []diag.Diagnostic
+	setTotal int // how many the set had before it was cut to set
+	hasSet   bool
 }
 
 func (t *docTrack) index() *lineIndex {
@@ -1152,7 +1153,7 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	merge := t != nil && len(inst.pullProviders(p.URI, t.lang)) > 0
 	var raw []diag.Diagnostic
 	if merge {
-		raw = cloneDiagnostics(p.Diagnostics)
+		raw = cloneDiagnostics(mostSevere(p.Diagnostics, maxSetKept))
 	}
 	others := map[string]*lineIndex{}
 	for i := range p.Diagnostics {
