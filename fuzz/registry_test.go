@@ -152,7 +152,9 @@ func FuzzRegistry(f *testing.F) {
 			}
 			return "file:///p/none.go"
 		}
-		for _, op := range append(ops, 4) {
+		// The fuzzer may hand ops as a slice of another argument's array
+		// (a run gave ops = b[:5]): appending in place would overwrite b.
+		for _, op := range append(slices.Clip(ops), 4) {
 			which, server := int(op>>3)&1, fuzzServers[(op>>4)&1]
 			switch op % 8 {
 			case 0, 1: // raw publish
