@@ -250,3 +250,51 @@ func TestEditSetFreeAfterShutdown(t *testing.T) {
 		t.Errorf("a.go was written:\n%s", got)
 	}
 }
+
+// A file changed on disk after it was staged stops the write whole: apply
+// fails naming it, nothing is written, and the edits stay staged. While a
+// set has edits staged, another set's stage waits, and fails when its
+// timeout ends.
+func TestEditSetApplyConflictAndBusy(t *testing.T) {
+	lockThread(t)
+	noLeak(t)
+	dir := editModule(t)
+	a, b := filepath.Join(dir, "calc", "a.go"), filepath.Join(dir, "calc", "b.go")
+	config := fmt.Sprintf(`{"gopls":{"command":%q,"extensionToLanguage":{".go":"go"}}}`, goplsPath(t))
+	var m, set, other C_uint64
+	wantStatus(t, idb_lsp_new(cstr(t, config), cstr(t, dir), nil, &m), 0, "idb_lsp_new")
+	defer idb_lsp_shutdown(m, 10000)
+	wantStatus(t, idb_edit_set_new(m, &set), 0, "idb_edit_set_new")
+	defer idb_edit_set_free(set, 30000)
+	wantStatus(t, idb_edit_set_new(m, &other), 0, "idb_edit_set_new")
+	defer idb_edit_set_free(other, 30000)
+	var out *C_char
+	edits, _ := json.Marshal([]map[string]any{
+		{"file": a, "old_string": "a + b", "new_string": "b + a"},
+		{"file": b, "old_string": "Add(x, x)", "new_string": "Add(x, 2*x)"},
+	})
+	setJSON(t, "idb_edit_set_stage", idb_edit_set_stage(set, cstr(t, string(edits)), 0, &out), out, nil)
+
+	one, _ := json.Marshal([]map[string]any{{"file": b, "new_text": "package calc\n"}})
+	wantStatus(t, idb_edit_set_stage(other, cstr(t, string(one)), 300, &out), abispec.StTimeout, "idb_edit_set_stage", "another edit set is staged on this manager")
+
+	changed := "package calc\n\n// Add adds, changed by someone else.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n"
+	if err := os.WriteFile(a, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bBefore, _ := os.ReadFile(b)
+	wantStatus(t, idb_edit_set_apply(set, 0, &out), abispec.StError, "idb_edit_set_apply", "edits not applied", a)
+	if got, _ := os.ReadFile(a); string(got) != changed {
+		t.Errorf("a.go was written:\n%s", got)
+	}
+	if got, _ := os.ReadFile(b); string(got) != string(bBefore) {
+		t.Errorf("b.go was written:\n%s", got)
+	}
+	wantStatus(t, idb_edit_set_diff(set, &out), 0, "idb_edit_set_diff")
+	if d := take(out); !strings.Contains(d, "+func Twice(x int) int { return Add(x, 2*x) }") {
+		t.Errorf("the edits are no longer staged after the refused apply:\n%s", d)
+	}
+	wantStatus(t, idb_edit_set_discard(set, 0), 0, "idb_edit_set_discard")
+	// The manager is free again: the other set stages.
+	setJSON(t, "idb_edit_set_stage", idb_edit_set_stage(other, cstr(t, string(one)), 0, &out), out, nil)
+}
