@@ -1379,8 +1379,8 @@ function version() {
 }
 
 /**
- * Counts the live handles (registries, IDE clients, LSP managers, asynchronous
- * calls) of the whole process.
+ * Counts the live handles (registries, IDE clients, LSP managers, edit sets,
+ * asynchronous calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it is
  * 0.

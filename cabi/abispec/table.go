@@ -64,7 +64,7 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_handle_count",
-		Doc: "Counts the live handles (registries, IDE clients, LSP managers, asynchronous calls) of the whole process.\n\n" +
+		Doc: "Counts the live handles (registries, IDE clients, LSP managers, edit sets, asynchronous calls) of the whole process.\n\n" +
 			"Meant for leak checks in tests: after everything was freed or closed it is 0.",
 		Params:   []Param{{Name: "out", Kind: OutUint64, Doc: "the count"}},
 		Statuses: []int{StArgument, StPanic},

@@ -115,8 +115,8 @@ char *idb_last_error(void);
 /*
  * idb_handle_count
  *
- * Counts the live handles (registries, IDE clients, LSP managers,
- * asynchronous calls) of the whole process.
+ * Counts the live handles (registries, IDE clients, LSP managers, edit
+ * sets, asynchronous calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it
  * is 0.
