@@ -8,7 +8,7 @@
 //
 // The rules of the ABI:
 //
-//   - Objects (registries, IDE clients, LSP managers) cross as opaque,
+//   - Objects (registries, IDE clients, LSP managers, edit sets) cross as opaque,
 //     nonzero uint64_t handles from a locked table; no Go pointer ever
 //     crosses. A zero, stale, random or wrong-kind handle gives
 //     IDB_ERR_HANDLE, never a crash.

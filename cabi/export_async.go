@@ -147,6 +147,7 @@ var classKinds = map[string]kind{
 	"Registry":        kindRegistry,
 	"IDEClient":       kindIDE,
 	"LSPManager":      kindLSP,
+	"EditSet":         kindEditSet,
 	abispec.CallClass: kindCall,
 }
 

@@ -19,6 +19,7 @@ const (
 	kindIDE      kind = 0x49 // 'I'
 	kindLSP      kind = 0x4c // 'L'
 	kindCall     kind = 0x43 // 'C': an asynchronous call (export_async.go)
+	kindEditSet  kind = 0x45 // 'E': an edit set (export_edit.go)
 )
 
 func (k kind) String() string {
@@ -31,6 +32,8 @@ func (k kind) String() string {
 		return "LSP manager"
 	case kindCall:
 		return "call"
+	case kindEditSet:
+		return "edit set"
 	}
 	return fmt.Sprintf("kind 0x%02x", uint8(k))
 }

@@ -779,3 +779,149 @@ func idb_lsp_reload_start(manager C.uint64_t, config_json *C.char, timeout_ms C.
 		return outText(st, out)
 	}, out_call)
 }
+
+// idb_edit_set_stage_start starts idb_edit_set_stage as an asynchronous call.
+//
+//export idb_edit_set_stage_start
+func idb_edit_set_stage_start(set C.uint64_t, edits_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_edit_set_stage_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("EditSet", set); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_edits_json := in.str(edits_json)
+	return startCall("idb_edit_set_stage", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_edit_set_stage(set, c_edits_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
+// idb_edit_set_check_start starts idb_edit_set_check as an asynchronous call.
+//
+//export idb_edit_set_check_start
+func idb_edit_set_check_start(set C.uint64_t, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_edit_set_check_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("EditSet", set); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	return startCall("idb_edit_set_check", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_edit_set_check(set, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
+// idb_edit_set_discard_start starts idb_edit_set_discard as an asynchronous call.
+//
+//export idb_edit_set_discard_start
+func idb_edit_set_discard_start(set C.uint64_t, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_edit_set_discard_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("EditSet", set); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	return startCall("idb_edit_set_discard", in, nil, func() callOutcome {
+		return outNone(idb_edit_set_discard(set, timeout_ms))
+	}, out_call)
+}
+
+// idb_edit_set_apply_start starts idb_edit_set_apply as an asynchronous call.
+//
+//export idb_edit_set_apply_start
+func idb_edit_set_apply_start(set C.uint64_t, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_edit_set_apply_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("EditSet", set); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	return startCall("idb_edit_set_apply", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_edit_set_apply(set, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
+// idb_edit_set_free_start starts idb_edit_set_free as an asynchronous call.
+//
+//export idb_edit_set_free_start
+func idb_edit_set_free_start(set C.uint64_t, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_edit_set_free_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("EditSet", set); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	return startCall("idb_edit_set_free", in, nil, func() callOutcome {
+		return outNone(idb_edit_set_free(set, timeout_ms))
+	}, out_call)
+}
+
+// idb_lsp_code_actions_start starts idb_lsp_code_actions as an asynchronous call.
+//
+//export idb_lsp_code_actions_start
+func idb_lsp_code_actions_start(manager C.uint64_t, request_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_lsp_code_actions_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("LSPManager", manager); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_request_json := in.str(request_json)
+	return startCall("idb_lsp_code_actions", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_lsp_code_actions(manager, c_request_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
+// idb_lsp_symbol_source_start starts idb_lsp_symbol_source as an asynchronous call.
+//
+//export idb_lsp_symbol_source_start
+func idb_lsp_symbol_source_start(manager C.uint64_t, request_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_lsp_symbol_source_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("LSPManager", manager); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_request_json := in.str(request_json)
+	return startCall("idb_lsp_symbol_source", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_lsp_symbol_source(manager, c_request_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}

@@ -47,5 +47,12 @@ func startExportCalls(t *testing.T) map[string]func() C_int {
 		"idb_wait_for_ide_start":               func() C_int { return idb_wait_for_ide_start(nil, 0, &call) },
 		"idb_remove_stale_start":               func() C_int { return idb_remove_stale_start(nil, 0, &call) },
 		"idb_lsp_reload_start":                 func() C_int { return idb_lsp_reload_start(1, nil, 0, &call) },
+		"idb_edit_set_stage_start":             func() C_int { return idb_edit_set_stage_start(1, nil, 0, &call) },
+		"idb_edit_set_check_start":             func() C_int { return idb_edit_set_check_start(1, 0, &call) },
+		"idb_edit_set_discard_start":           func() C_int { return idb_edit_set_discard_start(1, 0, &call) },
+		"idb_edit_set_apply_start":             func() C_int { return idb_edit_set_apply_start(1, 0, &call) },
+		"idb_edit_set_free_start":              func() C_int { return idb_edit_set_free_start(1, 0, &call) },
+		"idb_lsp_code_actions_start":           func() C_int { return idb_lsp_code_actions_start(1, nil, 0, &call) },
+		"idb_lsp_symbol_source_start":          func() C_int { return idb_lsp_symbol_source_start(1, nil, 0, &call) },
 	}
 }

@@ -15,24 +15,10 @@ import (
 // maxEdits bounds the edits of one preview_edit or apply_edit call.
 const maxEdits = 100
 
-// editItem is one edit as a tool call gives it.
-type editItem struct {
-	File      string  `json:"file"`
-	OldString *string `json:"old_string"`
-	NewString *string `json:"new_string"`
-	NewText   *string `json:"new_text"`
-	Symbol    string  `json:"symbol"`
-	Body      *string `json:"body"`
-	Action    string  `json:"action"`
-	Text      *string `json:"text"`
-	Force     bool    `json:"force"`
-	Format    bool    `json:"format"`
-	Fix       string  `json:"fix"`
-	Line      int     `json:"line"`
-}
-
+// editArgs are the arguments of preview_edit and apply_edit: each edit as
+// the library decodes and checks it for every surface (lsp.EditItem).
 type editArgs struct {
-	Edits []editItem `json:"edits"`
+	Edits []lsp.EditItem `json:"edits"`
 }
 
 const editItemSchema = `{"type":"object","properties":{` +
@@ -156,39 +142,15 @@ func (e *editTool) edits(tool string, a *editArgs) ([]lsp.Edit, *mcp.ToolResult)
 	}
 	out := make([]lsp.Edit, 0, len(a.Edits))
 	for i, it := range a.Edits {
-		n := i + 1
-		if it.File == "" {
-			return nil, errorf("Edit %d has no file.", n)
+		ed, err := it.Edit()
+		if err != nil {
+			return nil, errorf("Edit %d: %v.", i+1, err)
 		}
-		path, bad := e.p.confine(it.File)
+		path, bad := e.p.confine(ed.File)
 		if bad != nil {
 			return nil, bad
 		}
-		ed := lsp.Edit{File: path, NewText: it.NewText, Symbol: it.Symbol, Body: it.Body, Action: lsp.SymbolAction(it.Action), Force: it.Force, Format: it.Format, Fix: it.Fix, Line: it.Line}
-		if it.Text != nil {
-			ed.Text = *it.Text
-		}
-		switch {
-		case it.OldString != nil:
-			if *it.OldString == "" {
-				return nil, errorf("Edit %d: old_string is empty; give text that occurs once in the file, or new_text for the whole file.", n)
-			}
-			if it.NewString == nil {
-				return nil, errorf("Edit %d: old_string needs new_string (\"\" to delete it).", n)
-			}
-			ed.OldString, ed.NewString = *it.OldString, *it.NewString
-		case it.NewString != nil:
-			return nil, errorf("Edit %d: new_string needs old_string, the text it replaces.", n)
-		}
-		if it.Fix != "" && it.Line < 1 {
-			return nil, errorf("Edit %d: fix needs line, the 1-based line the fix is for.", n)
-		}
-		if it.Symbol != "" && it.Body == nil && it.Action == "" {
-			return nil, errorf("Edit %d: symbol needs body, or action with text.", n)
-		}
-		if it.Symbol != "" && it.Action != "" && it.Action != "delete" && it.Action != "body" && it.Text == nil {
-			return nil, errorf("Edit %d: action %s needs text.", n, it.Action)
-		}
+		ed.File = path
 		out = append(out, ed)
 	}
 	return out, nil

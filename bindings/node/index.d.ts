@@ -149,6 +149,116 @@ export type NavRenameProposal = NavAnswer & {
 /** The outcome of apply_rename (Go: lsp.RenameApplied). */
 export interface NavRenameApplied { files: { path: string; status: string; error?: string }[]; written: number; text: string }
 
+/** One edit an edit set stages (Go: lsp.EditItem): give file and exactly one of old_string with new_string, new_text, symbol with body or action, format, or fix with line. */
+export interface EditItem {
+  /** The file's path. */
+  file: string;
+  /** Text that occurs exactly once in the file as staged so far, replaced by new_string ("" deletes it). */
+  old_string?: string;
+  new_string?: string;
+  /** The file's whole new text. */
+  new_text?: string;
+  /** A symbol by name path ("Square.Area", "main"; "[2]" picks the second of several). */
+  symbol?: string;
+  /** The symbol's new body (what goes between its braces, or its indented block). */
+  body?: string;
+  /** What to do to symbol with text; delete is refused while the symbol is still referenced, unless force. */
+  action?: "body" | "replace" | "insert_before" | "insert_after" | "delete";
+  text?: string;
+  force?: boolean;
+  /** Format the file with its server. */
+  format?: boolean;
+  /** The title of a code action at line (LSPManager.codeActions), or a part of it naming one. */
+  fix?: string;
+  /** The 1-based line of fix. */
+  line?: number;
+}
+
+/** What staged edits change in one file's diagnostics (Go: lsp.FileCheck). */
+export interface EditCheckFile {
+  path: string;
+  /** False for a file that depends on the edited ones. */
+  edited: boolean;
+  /** The server that serves it; absent when none does. */
+  server?: string;
+  /** Diagnostics the edits bring, with the staged text's positions. */
+  introduced: Diagnostic[];
+  /** Diagnostics the edits remove, with the disk's positions. */
+  resolved: Diagnostic[];
+  /** "complete", "partial", "unknown" or "server-down": how far the file's diagnostics, before and after, can be trusted. */
+  status: string;
+  reason?: string;
+}
+
+/** The check of an edit set (Go: lsp.EditCheck), the same JSON as idebridge edit check --json, with its rendering. */
+export interface EditCheck {
+  /** The edited files, then their dependents. */
+  files: EditCheckFile[];
+  introduced: number;
+  resolved: number;
+  /** Dependents left out by the bound of 50 files checked. */
+  unchecked: number;
+  /** The least trustworthy status of the files. */
+  status: string;
+  /** The unified diff of the edits. */
+  diff: string;
+  /** The check as a model reads it. */
+  text: string;
+}
+
+/** What an edit set's apply wrote (Go: lsp.EditApplied), with its rendering. */
+export interface EditApplied {
+  /** The files written, in the order first staged. */
+  written: string[];
+  /** What the write changed in the diagnostics; null when that check failed (see checkError). */
+  check: EditCheck | null;
+  /** Why the check after the write failed; the files are written all the same. */
+  checkError?: string;
+  /** The outcome as a model reads it. */
+  text: string;
+}
+
+/** A change a server offers at a place (Go: lsp.CodeAction); stage it as {file, line, fix: title}. */
+export interface CodeAction {
+  title: string;
+  /** "quickfix", "refactor.extract", "source.organizeImports", ... */
+  kind?: string;
+  /** The fix the server recommends. */
+  preferred?: boolean;
+  /** The messages of the diagnostics it fixes. */
+  fixes?: string[];
+  /** Why the server offers it but cannot apply it here. */
+  disabled?: string;
+}
+
+/** The result of code_actions (Go: lsp.CodeActions). */
+export interface CodeActions {
+  op: string;
+  server: string;
+  /** The place asked about. */
+  at?: NavLocation;
+  /** The server had not finished loading the workspace: actions may be missing. */
+  incomplete?: boolean;
+  reason?: string;
+  /** "complete", or "partial" when incomplete. */
+  status: string;
+  path: string;
+  line: number;
+  actions: CodeAction[];
+}
+
+/** The result of symbol_source (Go: lsp.SymbolSource). */
+export interface SymbolSource {
+  path: string;
+  /** The name path as found. */
+  symbol: string;
+  /** The declaration's first and last lines, 1-based. */
+  line: number;
+  endLine: number;
+  /** The declaration's text, from the start of its first line. */
+  text: string;
+}
+
 /** A parsed IDE lockfile (Go: lockfile.Lockfile). */
 export interface Lockfile {
   port: number;
@@ -895,6 +1005,26 @@ export interface RemoveStaleOptions {
   timeoutMs?: number;
 }
 
+/** Options of LSPManager.codeActions. */
+export interface CodeActionsOptions {
+  /** the file. */
+  path: string;
+  /** the 1-based line. */
+  line: number;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
+/** Options of LSPManager.symbolSource. */
+export interface SymbolSourceOptions {
+  /** the file. */
+  path: string;
+  /** the symbol's name path: Type.Method, a function's name, .... */
+  symbol: string;
+  /** Milliseconds to wait; omitted for 60 seconds, negative or Infinity to wait without limit. */
+  timeoutMs?: number;
+}
+
 /**
  * Returns the library version, e.g. "0.1.0".
  *
@@ -904,8 +1034,8 @@ export interface RemoveStaleOptions {
 export declare function version(): string;
 
 /**
- * Counts the live handles (registries, IDE clients, LSP managers, asynchronous
- * calls) of the whole process.
+ * Counts the live handles (registries, IDE clients, LSP managers, edit sets,
+ * asynchronous calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it is
  * 0.
@@ -2250,6 +2380,94 @@ export declare class LSPManager {
    *   ClosedError, InternalError.
    */
   reloadSync(config: Record<string, LSPServerConfig> | string, timeoutMs?: number): string[];
+  /**
+   * The code actions the server of a file offers for a line: quick fixes for
+   * the diagnostics on it (a missing import, ...), organize imports,
+   * refactorings; of the file as it is on disk, or as staged while an edit set
+   * has it. Stage one in an edit set as {"file", "line", "fix": its title}.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param options options; signal cancels the call.
+   * @returns {"op", "server", "incomplete"?, "reason"?, "status", "path",
+   *   "line", "actions": [{"title", "kind"?, "preferred"?, "fixes"?,
+   *   "disabled"?}]}: "fixes" are the messages of the diagnostics an action
+   *   fixes, "disabled" why the server cannot apply it here.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  codeActions(options: CodeActionsOptions & AsyncOptions): Promise<CodeActions>;
+  /**
+   * The code actions the server of a file offers for a line: quick fixes for
+   * the diagnostics on it (a missing import, ...), organize imports,
+   * refactorings; of the file as it is on disk, or as staged while an edit set
+   * has it. Stage one in an edit set as {"file", "line", "fix": its title}.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param options options.
+   * @returns {"op", "server", "incomplete"?, "reason"?, "status", "path",
+   *   "line", "actions": [{"title", "kind"?, "preferred"?, "fixes"?,
+   *   "disabled"?}]}: "fixes" are the messages of the diagnostics an action
+   *   fixes, "disabled" why the server cannot apply it here.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  codeActionsSync(options: CodeActionsOptions): CodeActions;
+  /**
+   * The current text of a symbol's declaration in a file, by name path
+   * ("Square.Area", "main"; "[2]" after the path picks the second of several),
+   * found through the server's document symbols: of the file as it is on disk,
+   * or as staged while an edit set has it. An unknown symbol fails with
+   * IDB_ERROR naming the symbols there are.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param options options; signal cancels the call.
+   * @returns {"path", "symbol", "line", "endLine", "text"}: 1-based lines;
+   *   text from the start of the declaration's first line to its end.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  symbolSource(options: SymbolSourceOptions & AsyncOptions): Promise<SymbolSource>;
+  /**
+   * The current text of a symbol's declaration in a file, by name path
+   * ("Square.Area", "main"; "[2]" after the path picks the second of several),
+   * found through the server's document symbols: of the file as it is on disk,
+   * or as staged while an edit set has it. An unknown symbol fails with
+   * IDB_ERROR naming the symbols there are.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param options options.
+   * @returns {"path", "symbol", "line", "endLine", "text"}: 1-based lines;
+   *   text from the start of the declaration's first line to its end.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  symbolSourceSync(options: SymbolSourceOptions): SymbolSource;
+  /**
+   * Creates an empty edit set on a manager: edits staged in it reach the
+   * manager's servers as unsaved text, are checked against the diagnostics of
+   * the text on disk, and are then written all at once or discarded. One set
+   * at a time has edits staged on a manager: another set's EditSet.stage()
+   * waits until the first is applied, discarded or freed (or its own timeout
+   * ends), so free a set when done with it. After the manager is shut down,
+   * the set's calls fail with IDB_ERR_CLOSED, and freeing it still succeeds.
+   *
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  editSet(): EditSet;
   /** shutdownSync() with its defaults: blocks; does nothing once closed. */
   close(): void;
   [Symbol.asyncDispose](): Promise<void>;
@@ -2651,6 +2869,296 @@ export declare class IDEClient {
    *   ArgumentError, ClosedError, ToolError, InternalError.
    */
   getDiagnosticsSync(path?: string, timeoutMs?: number): FileDiagnostics[];
+  [Symbol.dispose](): void;
+}
+
+/**
+ * Edits checked by the language servers before they are written: stage edits
+ * (nothing is written; the servers get them as unsaved text), check what
+ * they introduce and resolve in the diagnostics of the edited files and of
+ * the files that depend on them, then apply them (every file written, or
+ * none) or discard them (the servers are put back on the disk's text). Made
+ * from an LSPManager (its edit_set method); freeing it discards what is
+ * still staged. Calls are safe from several threads at once; they run one at
+ * a time.
+ */
+export declare class EditSet {
+  private constructor();
+  /** The C handle; 0n once closed. */
+  readonly handle: bigint;
+  /**
+   * Stages edits: applies them in order to the staged texts of their files (a
+   * file's first edit to its text on disk) and sends the results to the files'
+   * servers as unsaved changes; nothing is written. Before that it records the
+   * diagnostics the disk's text has in the files the edits may affect (those
+   * that reference the symbols whose declarations the edits touch, and the
+   * other files of the edited files' directories), the baseline
+   * EditSet.check() compares with. Stage several times to add edits; they are
+   * judged together.
+   *
+   * An edit that cannot be applied (old_string occurring not exactly once, an
+   * unknown symbol, a delete of a symbol still referenced, a file that does
+   * not exist) fails the call with IDB_ERROR naming the edit: none of its
+   * edits is staged, those staged before stay. Edits that are not a JSON array
+   * of edits, or whose members do not go together, fail with IDB_ERR_ARGUMENT
+   * and stage nothing.
+   *
+   * Resolves when the edits are staged (after starting servers and waiting for
+   * the baseline diagnostics) or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param edits the edits, a JSON array of objects, each one of: {"file",
+   *   "old_string", "new_string"} (old_string occurs exactly once in the
+   *   file as staged so far; new_string "" deletes it), {"file", "new_text"}
+   *   (the whole new text), {"file", "symbol", "body"} (a symbol's new body,
+   *   by name path: "Square.Area", "main"), {"file", "symbol", "action",
+   *   "text"?} (action "replace", "insert_before", "insert_after" or
+   *   "delete"; a delete is refused while the symbol is still referenced,
+   *   unless "force": true), {"file", "format": true} (formatted by its
+   *   server), {"file", "line", "fix"} (the code action titled fix at the
+   *   1-based line, see LSPManager.codeActions()). The same JSON as the
+   *   items of the MCP tools' edits and of idebridge edit's EDITS.json;
+   *   relative paths are relative to the process's working directory (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 2
+   *   minutes, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * @returns ["path", ...]: the absolute paths of every file staged so
+   *   far, in the order first staged.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  stage(edits: EditItem[] | string, options?: CallOptions): Promise<string[]>;
+  /**
+   * Stages edits: applies them in order to the staged texts of their files (a
+   * file's first edit to its text on disk) and sends the results to the files'
+   * servers as unsaved changes; nothing is written. Before that it records the
+   * diagnostics the disk's text has in the files the edits may affect (those
+   * that reference the symbols whose declarations the edits touch, and the
+   * other files of the edited files' directories), the baseline
+   * EditSet.check() compares with. Stage several times to add edits; they are
+   * judged together.
+   *
+   * An edit that cannot be applied (old_string occurring not exactly once, an
+   * unknown symbol, a delete of a symbol still referenced, a file that does
+   * not exist) fails the call with IDB_ERROR naming the edit: none of its
+   * edits is staged, those staged before stay. Edits that are not a JSON array
+   * of edits, or whose members do not go together, fail with IDB_ERR_ARGUMENT
+   * and stage nothing.
+   *
+   * Blocks until the edits are staged (after starting servers and waiting for
+   * the baseline diagnostics) or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param edits the edits, a JSON array of objects, each one of: {"file",
+   *   "old_string", "new_string"} (old_string occurs exactly once in the
+   *   file as staged so far; new_string "" deletes it), {"file", "new_text"}
+   *   (the whole new text), {"file", "symbol", "body"} (a symbol's new body,
+   *   by name path: "Square.Area", "main"), {"file", "symbol", "action",
+   *   "text"?} (action "replace", "insert_before", "insert_after" or
+   *   "delete"; a delete is refused while the symbol is still referenced,
+   *   unless "force": true), {"file", "format": true} (formatted by its
+   *   server), {"file", "line", "fix"} (the code action titled fix at the
+   *   1-based line, see LSPManager.codeActions()). The same JSON as the
+   *   items of the MCP tools' edits and of idebridge edit's EDITS.json;
+   *   relative paths are relative to the process's working directory (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [timeoutMs] milliseconds to wait; omitted for 2 minutes,
+   *   negative or Infinity to wait without limit.
+   * @returns ["path", ...]: the absolute paths of every file staged so
+   *   far, in the order first staged.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  stageSync(edits: EditItem[] | string, timeoutMs?: number): string[];
+  /**
+   * Checks the staged edits: waits until the diagnostics of every checked file
+   * are known for the staged texts (as LSPManager.settle() does) and returns,
+   * per file, the diagnostics introduced and resolved against those of the
+   * text on disk: the edited files, then their dependents, at most 50 files
+   * ("unchecked" counts the dependents left out). Each file says how far its
+   * diagnostics can be trusted ("complete", "partial", "unknown",
+   * "server-down"). Nothing is written.
+   *
+   * Resolves when the diagnostics of every checked file are known or the
+   * timeout elapses, without blocking the event loop. Aborting the signal
+   * cancels the call (a pending edit review closes its diff tab) and rejects
+   * with the signal's reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 2
+   *   minutes, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * @returns {"files": [{"path", "edited", "server"?, "introduced":
+   *   [diagnostic, ...], "resolved": [...], "status", "reason"?}],
+   *   "introduced", "resolved", "unchecked", "status", "diff", "text"}: the
+   *   same JSON as idebridge edit check --json, with "text", its rendering
+   *   for a model (each file with a change, + introduced and - resolved,
+   *   then what was checked and how far it can be trusted); introduced
+   *   diagnostics have the staged text's positions, resolved ones the
+   *   disk's.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  check(options?: CallOptions): Promise<EditCheck>;
+  /**
+   * Checks the staged edits: waits until the diagnostics of every checked file
+   * are known for the staged texts (as LSPManager.settle() does) and returns,
+   * per file, the diagnostics introduced and resolved against those of the
+   * text on disk: the edited files, then their dependents, at most 50 files
+   * ("unchecked" counts the dependents left out). Each file says how far its
+   * diagnostics can be trusted ("complete", "partial", "unknown",
+   * "server-down"). Nothing is written.
+   *
+   * Blocks until the diagnostics of every checked file are known or the
+   * timeout elapses: the event loop waits too.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for 2 minutes,
+   *   negative or Infinity to wait without limit.
+   * @returns {"files": [{"path", "edited", "server"?, "introduced":
+   *   [diagnostic, ...], "resolved": [...], "status", "reason"?}],
+   *   "introduced", "resolved", "unchecked", "status", "diff", "text"}: the
+   *   same JSON as idebridge edit check --json, with "text", its rendering
+   *   for a model (each file with a change, + introduced and - resolved,
+   *   then what was checked and how far it can be trusted); introduced
+   *   diagnostics have the staged text's positions, resolved ones the
+   *   disk's.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  checkSync(timeoutMs?: number): EditCheck;
+  /**
+   * Returns the unified diff of every staged file against its text on disk,
+   * paths relative to the manager's project directory ("" when nothing is
+   * staged). It waits for a call on the same set that is still running on
+   * another thread.
+   *
+   * @returns the diff.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  diff(): string;
+  /**
+   * Drops every staged edit and puts the servers back on the disk's text, so
+   * that their next diagnostics are the disk's and the next LSPManager.drain()
+   * delivers none of the staged text's. The set is then empty and usable
+   * again; nothing was written.
+   *
+   * Resolves when the servers have the disk's text again and their diagnostics
+   * of it are known, or the timeout elapses, without blocking the event loop.
+   * Aborting the signal cancels the call (a pending edit review closes its
+   * diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  discard(options?: CallOptions): Promise<void>;
+  /**
+   * Drops every staged edit and puts the servers back on the disk's text, so
+   * that their next diagnostics are the disk's and the next LSPManager.drain()
+   * delivers none of the staged text's. The set is then empty and usable
+   * again; nothing was written.
+   *
+   * Blocks until the servers have the disk's text again and their diagnostics
+   * of it are known, or the timeout elapses: the event loop waits too.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  discardSync(timeoutMs?: number): void;
+  /**
+   * Writes every staged file, all or none, directly (no IDE review): each file
+   * must still be what it was on disk when first staged and lie inside the
+   * manager's roots (option roots; default the project directory); otherwise
+   * nothing is written, the call fails with IDB_ERROR naming the file, and the
+   * edits stay staged (discard them, or apply again). After the write the
+   * servers are told the files were saved and the written files are checked
+   * again: the result's check is what the write changed in the diagnostics.
+   * When that check fails, the files are written all the same: the result says
+   * so in "checkError" and its check is null. The set is then empty.
+   *
+   * Resolves when the files are written and checked, or refused, or the
+   * timeout elapses, without blocking the event loop. Aborting the signal
+   * cancels the call (a pending edit review closes its diff tab) and rejects
+   * with the signal's reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 2
+   *   minutes, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * @returns {"written": ["path", ...], "check": {...} | null,
+   *   "checkError"?, "text"}: check as idb_edit_set_check returns it, with
+   *   the diff written.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  apply(options?: CallOptions): Promise<EditApplied>;
+  /**
+   * Writes every staged file, all or none, directly (no IDE review): each file
+   * must still be what it was on disk when first staged and lie inside the
+   * manager's roots (option roots; default the project directory); otherwise
+   * nothing is written, the call fails with IDB_ERROR naming the file, and the
+   * edits stay staged (discard them, or apply again). After the write the
+   * servers are told the files were saved and the written files are checked
+   * again: the result's check is what the write changed in the diagnostics.
+   * When that check fails, the files are written all the same: the result says
+   * so in "checkError" and its check is null. The set is then empty.
+   *
+   * Blocks until the files are written and checked, or refused, or the timeout
+   * elapses: the event loop waits too.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for 2 minutes,
+   *   negative or Infinity to wait without limit.
+   * @returns {"written": ["path", ...], "check": {...} | null,
+   *   "checkError"?, "text"}: check as idb_edit_set_check returns it, with
+   *   the diff written.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  applySync(timeoutMs?: number): EditApplied;
+  /**
+   * Discards what is staged (as EditSet.discard()) and frees the edit set. The
+   * handle is invalid afterwards, even when the discard failed or timed out. A
+   * set whose manager was shut down is freed without error.
+   *
+   * Resolves when the discard is done (at once when nothing is staged) or the
+   * timeout elapses, without blocking the event loop. Aborting the signal
+   * cancels the call (a pending edit review closes its diff tab) and rejects
+   * with the signal's reason once that is done.
+   *
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 60
+   *   seconds, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  free(options?: CallOptions): Promise<void>;
+  /**
+   * Discards what is staged (as EditSet.discard()) and frees the edit set. The
+   * handle is invalid afterwards, even when the discard failed or timed out. A
+   * set whose manager was shut down is freed without error.
+   *
+   * Blocks until the discard is done (at once when nothing is staged) or the
+   * timeout elapses: the event loop waits too.
+   *
+   * @param [timeoutMs] milliseconds to wait; omitted for 60 seconds,
+   *   negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  freeSync(timeoutMs?: number): void;
+  /** freeSync() with its defaults: blocks; does nothing once closed. */
+  close(): void;
+  [Symbol.asyncDispose](): Promise<void>;
   [Symbol.dispose](): void;
 }
 

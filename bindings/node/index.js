@@ -216,6 +216,22 @@ const NAMES = {
   idb_remove_stale_start: "removeStale",
   idb_lsp_reload: "LSPManager.reload",
   idb_lsp_reload_start: "LSPManager.reload",
+  idb_edit_set_new: "LSPManager.editSet",
+  idb_edit_set_stage: "EditSet.stage",
+  idb_edit_set_stage_start: "EditSet.stage",
+  idb_edit_set_check: "EditSet.check",
+  idb_edit_set_check_start: "EditSet.check",
+  idb_edit_set_diff: "EditSet.diff",
+  idb_edit_set_discard: "EditSet.discard",
+  idb_edit_set_discard_start: "EditSet.discard",
+  idb_edit_set_apply: "EditSet.apply",
+  idb_edit_set_apply_start: "EditSet.apply",
+  idb_edit_set_free: "EditSet.free",
+  idb_edit_set_free_start: "EditSet.free",
+  idb_lsp_code_actions: "LSPManager.codeActions",
+  idb_lsp_code_actions_start: "LSPManager.codeActions",
+  idb_lsp_symbol_source: "LSPManager.symbolSource",
+  idb_lsp_symbol_source_start: "LSPManager.symbolSource",
 };
 
 /** The library's message with its leading C function name replaced by what the user called. */
@@ -591,6 +607,15 @@ function declare(lib) {
     idb_wait_for_ide: lib.func("int idb_wait_for_ide(const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_remove_stale: lib.func("int idb_remove_stale(const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_reload: lib.func("int idb_lsp_reload(uint64_t manager, const char *config_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_edit_set_new: lib.func("int idb_edit_set_new(uint64_t manager, _Out_ uint64_t *out_handle)"),
+    idb_edit_set_stage: lib.func("int idb_edit_set_stage(uint64_t set, const char *edits_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_edit_set_check: lib.func("int idb_edit_set_check(uint64_t set, int64_t timeout_ms, _Out_ void **out)"),
+    idb_edit_set_diff: lib.func("int idb_edit_set_diff(uint64_t set, _Out_ void **out)"),
+    idb_edit_set_discard: lib.func("int idb_edit_set_discard(uint64_t set, int64_t timeout_ms)"),
+    idb_edit_set_apply: lib.func("int idb_edit_set_apply(uint64_t set, int64_t timeout_ms, _Out_ void **out)"),
+    idb_edit_set_free: lib.func("int idb_edit_set_free(uint64_t set, int64_t timeout_ms)"),
+    idb_lsp_code_actions: lib.func("int idb_lsp_code_actions(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
+    idb_lsp_symbol_source: lib.func("int idb_lsp_symbol_source(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_call_wait: lib.func("int idb_call_wait(uint64_t call, int64_t timeout_ms)"),
     idb_call_result: lib.func("int idb_call_result(uint64_t call, _Out_ void **out)"),
     idb_call_cancel: lib.func("int idb_call_cancel(uint64_t call)"),
@@ -632,6 +657,13 @@ function declare(lib) {
     idb_wait_for_ide_start: lib.func("int idb_wait_for_ide_start(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_remove_stale_start: lib.func("int idb_remove_stale_start(const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_reload_start: lib.func("int idb_lsp_reload_start(uint64_t manager, const char *config_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_edit_set_stage_start: lib.func("int idb_edit_set_stage_start(uint64_t set, const char *edits_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_edit_set_check_start: lib.func("int idb_edit_set_check_start(uint64_t set, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_edit_set_discard_start: lib.func("int idb_edit_set_discard_start(uint64_t set, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_edit_set_apply_start: lib.func("int idb_edit_set_apply_start(uint64_t set, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_edit_set_free_start: lib.func("int idb_edit_set_free_start(uint64_t set, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_code_actions_start: lib.func("int idb_lsp_code_actions_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_symbol_source_start: lib.func("int idb_lsp_symbol_source_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
   };
 }
 
@@ -1236,6 +1268,106 @@ function _idb_lsp_reload(manager, config_json, timeout_ms) {
   return decJSON(finishSync(load(), _start_idb_lsp_reload(manager, config_json, timeout_ms)));
 }
 
+function _idb_edit_set_new(manager) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_new(manager, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_new");
+  return BigInt(out[0]);
+}
+
+function _start_idb_edit_set_stage(set, edits_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_stage_start(set, jsonIn(edits_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_stage_start");
+  return out[0];
+}
+
+function _idb_edit_set_stage(set, edits_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_edit_set_stage(set, edits_json, timeout_ms)));
+}
+
+function _start_idb_edit_set_check(set, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_check_start(set, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_check_start");
+  return out[0];
+}
+
+function _idb_edit_set_check(set, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_edit_set_check(set, timeout_ms)));
+}
+
+function _idb_edit_set_diff(set) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_diff(set, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_diff");
+  return takeText(fns, out[0]);
+}
+
+function _start_idb_edit_set_discard(set, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_discard_start(set, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_discard_start");
+  return out[0];
+}
+
+function _idb_edit_set_discard(set, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_edit_set_discard(set, timeout_ms)));
+}
+
+function _start_idb_edit_set_apply(set, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_apply_start(set, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_apply_start");
+  return out[0];
+}
+
+function _idb_edit_set_apply(set, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_edit_set_apply(set, timeout_ms)));
+}
+
+function _start_idb_edit_set_free(set, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_edit_set_free_start(set, timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_edit_set_free_start");
+  return out[0];
+}
+
+function _idb_edit_set_free(set, timeout_ms) {
+  return decNone(finishSync(load(), _start_idb_edit_set_free(set, timeout_ms)));
+}
+
+function _start_idb_lsp_code_actions(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_code_actions_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_code_actions_start");
+  return out[0];
+}
+
+function _idb_lsp_code_actions(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_code_actions(manager, request_json, timeout_ms)));
+}
+
+function _start_idb_lsp_symbol_source(manager, request_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_symbol_source_start(manager, jsonIn(request_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_symbol_source_start");
+  return out[0];
+}
+
+function _idb_lsp_symbol_source(manager, request_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_symbol_source(manager, request_json, timeout_ms)));
+}
+
 /**
  * Returns the library version, e.g. "0.1.0".
  *
@@ -1247,8 +1379,8 @@ function version() {
 }
 
 /**
- * Counts the live handles (registries, IDE clients, LSP managers, asynchronous
- * calls) of the whole process.
+ * Counts the live handles (registries, IDE clients, LSP managers, edit sets,
+ * asynchronous calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it is
  * 0.
@@ -2805,6 +2937,116 @@ class LSPManager {
   }
 
   /**
+   * The code actions the server of a file offers for a line: quick fixes for
+   * the diagnostics on it (a missing import, ...), organize imports,
+   * refactorings; of the file as it is on disk, or as staged while an edit set
+   * has it. Stage one in an edit set as {"file", "line", "fix": its title}.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {CodeActionsOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<CodeActions>} {"op", "server", "incomplete"?,
+   *   "reason"?, "status", "path", "line", "actions": [{"title", "kind"?,
+   *   "preferred"?, "fixes"?, "disabled"?}]}: "fixes" are the messages of
+   *   the diagnostics an action fixes, "disabled" why the server cannot
+   *   apply it here.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  codeActions(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_code_actions(this._handle(), pick({path: options.path, line: options.line}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The code actions the server of a file offers for a line: quick fixes for
+   * the diagnostics on it (a missing import, ...), organize imports,
+   * refactorings; of the file as it is on disk, or as staged while an edit set
+   * has it. Stage one in an edit set as {"file", "line", "fix": its title}.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param {CodeActionsOptions} options options.
+   * @returns {CodeActions} {"op", "server", "incomplete"?, "reason"?,
+   *   "status", "path", "line", "actions": [{"title", "kind"?, "preferred"?,
+   *   "fixes"?, "disabled"?}]}: "fixes" are the messages of the diagnostics
+   *   an action fixes, "disabled" why the server cannot apply it here.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  codeActionsSync(options = {}) {
+    return _idb_lsp_code_actions(this._handle(), pick({path: options.path, line: options.line}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * The current text of a symbol's declaration in a file, by name path
+   * ("Square.Area", "main"; "[2]" after the path picks the second of several),
+   * found through the server's document symbols: of the file as it is on disk,
+   * or as staged while an edit set has it. An unknown symbol fails with
+   * IDB_ERROR naming the symbols there are.
+   *
+   * Resolves when the server answered (after starting, initializing and
+   * loading when needed) or the timeout elapses, without blocking the event
+   * loop. Aborting the signal cancels the call (a pending edit review closes
+   * its diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {SymbolSourceOptions & AsyncOptions} options options; signal
+   *   cancels the call.
+   * @returns {Promise<SymbolSource>} {"path", "symbol", "line", "endLine",
+   *   "text"}: 1-based lines; text from the start of the declaration's first
+   *   line to its end.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  symbolSource(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_symbol_source(this._handle(), pick({path: options.path, symbol: options.symbol}), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * The current text of a symbol's declaration in a file, by name path
+   * ("Square.Area", "main"; "[2]" after the path picks the second of several),
+   * found through the server's document symbols: of the file as it is on disk,
+   * or as staged while an edit set has it. An unknown symbol fails with
+   * IDB_ERROR naming the symbols there are.
+   *
+   * Blocks until the server answered (after starting, initializing and loading
+   * when needed) or the timeout elapses: the event loop waits too.
+   *
+   * @param {SymbolSourceOptions} options options.
+   * @returns {SymbolSource} {"path", "symbol", "line", "endLine", "text"}:
+   *   1-based lines; text from the start of the declaration's first line to
+   *   its end.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  symbolSourceSync(options = {}) {
+    return _idb_lsp_symbol_source(this._handle(), pick({path: options.path, symbol: options.symbol}), toTimeoutMs(options.timeoutMs));
+  }
+
+  /**
+   * Creates an empty edit set on a manager: edits staged in it reach the
+   * manager's servers as unsaved text, are checked against the diagnostics of
+   * the text on disk, and are then written all at once or discarded. One set
+   * at a time has edits staged on a manager: another set's EditSet.stage()
+   * waits until the first is applied, discarded or freed (or its own timeout
+   * ends), so free a set when done with it. After the manager is shut down,
+   * the set's calls fail with IDB_ERR_CLOSED, and freeing it still succeeds.
+   *
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  editSet() {
+    return new EditSet(INTERNAL, _idb_edit_set_new(this._handle()), this);
+  }
+
+  /**
    * Stops every server (a graceful shutdown within the timeout, then their
    * process groups are killed, so nothing is left behind) and frees the
    * manager. The handle is invalid afterwards, even when the timeout elapsed.
@@ -3370,6 +3612,367 @@ if (typeof Symbol.dispose === 'symbol') {
 }
 
 /**
+ * Edits checked by the language servers before they are written: stage edits
+ * (nothing is written; the servers get them as unsaved text), check what
+ * they introduce and resolve in the diagnostics of the edited files and of
+ * the files that depend on them, then apply them (every file written, or
+ * none) or discard them (the servers are put back on the disk's text). Made
+ * from an LSPManager (its edit_set method); freeing it discards what is
+ * still staged. Calls are safe from several threads at once; they run one at
+ * a time.
+ *
+ * Await free() (or call close(), which blocks) when done; both are idempotent.
+ */
+class EditSet {
+  /** @private Use LSPManager.editSet(). */
+  constructor(token, handle, parent) {
+    if (token !== INTERNAL) throw new TypeError('use LSPManager.editSet() to create a EditSet');
+    /** @type {bigint} */
+    this._h = handle;
+    this._parent = parent;
+  }
+
+  /** The C handle as a bigint; 0n once closed. */
+  get handle() {
+    return this._h;
+  }
+
+  /** @private */
+  _handle() {
+    if (!this._h) throw new ClosedError('EditSet is closed', IDB_ERR_CLOSED);
+    return this._h;
+  }
+
+  /**
+   * Stages edits: applies them in order to the staged texts of their files (a
+   * file's first edit to its text on disk) and sends the results to the files'
+   * servers as unsaved changes; nothing is written. Before that it records the
+   * diagnostics the disk's text has in the files the edits may affect (those
+   * that reference the symbols whose declarations the edits touch, and the
+   * other files of the edited files' directories), the baseline
+   * EditSet.check() compares with. Stage several times to add edits; they are
+   * judged together.
+   *
+   * An edit that cannot be applied (old_string occurring not exactly once, an
+   * unknown symbol, a delete of a symbol still referenced, a file that does
+   * not exist) fails the call with IDB_ERROR naming the edit: none of its
+   * edits is staged, those staged before stay. Edits that are not a JSON array
+   * of edits, or whose members do not go together, fail with IDB_ERR_ARGUMENT
+   * and stage nothing.
+   *
+   * Resolves when the edits are staged (after starting servers and waiting for
+   * the baseline diagnostics) or the timeout elapses, without blocking the
+   * event loop. Aborting the signal cancels the call (a pending edit review
+   * closes its diff tab) and rejects with the signal's reason once that is
+   * done.
+   *
+   * @param {EditItem[] | string} edits the edits, a JSON array of objects,
+   *   each one of: {"file", "old_string", "new_string"} (old_string occurs
+   *   exactly once in the file as staged so far; new_string "" deletes it),
+   *   {"file", "new_text"} (the whole new text), {"file", "symbol", "body"}
+   *   (a symbol's new body, by name path: "Square.Area", "main"), {"file",
+   *   "symbol", "action", "text"?} (action "replace", "insert_before",
+   *   "insert_after" or "delete"; a delete is refused while the symbol is
+   *   still referenced, unless "force": true), {"file", "format": true}
+   *   (formatted by its server), {"file", "line", "fix"} (the code action
+   *   titled fix at the 1-based line, see LSPManager.codeActions()). The
+   *   same JSON as the items of the MCP tools' edits and of idebridge edit's
+   *   EDITS.json; relative paths are relative to the process's working
+   *   directory (a JSON-serialisable value, or a string holding JSON).
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 2 minutes, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * @returns {Promise<string[]>} ["path", ...]: the absolute paths of
+   *   every file staged so far, in the order first staged.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  stage(edits, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('EditSet is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_edit_set_stage(this._handle(), edits, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Stages edits: applies them in order to the staged texts of their files (a
+   * file's first edit to its text on disk) and sends the results to the files'
+   * servers as unsaved changes; nothing is written. Before that it records the
+   * diagnostics the disk's text has in the files the edits may affect (those
+   * that reference the symbols whose declarations the edits touch, and the
+   * other files of the edited files' directories), the baseline
+   * EditSet.check() compares with. Stage several times to add edits; they are
+   * judged together.
+   *
+   * An edit that cannot be applied (old_string occurring not exactly once, an
+   * unknown symbol, a delete of a symbol still referenced, a file that does
+   * not exist) fails the call with IDB_ERROR naming the edit: none of its
+   * edits is staged, those staged before stay. Edits that are not a JSON array
+   * of edits, or whose members do not go together, fail with IDB_ERR_ARGUMENT
+   * and stage nothing.
+   *
+   * Blocks until the edits are staged (after starting servers and waiting for
+   * the baseline diagnostics) or the timeout elapses: the event loop waits
+   * too.
+   *
+   * @param {EditItem[] | string} edits the edits, a JSON array of objects,
+   *   each one of: {"file", "old_string", "new_string"} (old_string occurs
+   *   exactly once in the file as staged so far; new_string "" deletes it),
+   *   {"file", "new_text"} (the whole new text), {"file", "symbol", "body"}
+   *   (a symbol's new body, by name path: "Square.Area", "main"), {"file",
+   *   "symbol", "action", "text"?} (action "replace", "insert_before",
+   *   "insert_after" or "delete"; a delete is refused while the symbol is
+   *   still referenced, unless "force": true), {"file", "format": true}
+   *   (formatted by its server), {"file", "line", "fix"} (the code action
+   *   titled fix at the 1-based line, see LSPManager.codeActions()). The
+   *   same JSON as the items of the MCP tools' edits and of idebridge edit's
+   *   EDITS.json; relative paths are relative to the process's working
+   *   directory (a JSON-serialisable value, or a string holding JSON).
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 2
+   *   minutes, negative or Infinity to wait without limit.
+   * @returns {string[]} ["path", ...]: the absolute paths of every file
+   *   staged so far, in the order first staged.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  stageSync(edits, timeoutMs) {
+    return _idb_edit_set_stage(this._handle(), edits, toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Checks the staged edits: waits until the diagnostics of every checked file
+   * are known for the staged texts (as LSPManager.settle() does) and returns,
+   * per file, the diagnostics introduced and resolved against those of the
+   * text on disk: the edited files, then their dependents, at most 50 files
+   * ("unchecked" counts the dependents left out). Each file says how far its
+   * diagnostics can be trusted ("complete", "partial", "unknown",
+   * "server-down"). Nothing is written.
+   *
+   * Resolves when the diagnostics of every checked file are known or the
+   * timeout elapses, without blocking the event loop. Aborting the signal
+   * cancels the call (a pending edit review closes its diff tab) and rejects
+   * with the signal's reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 2 minutes, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * @returns {Promise<EditCheck>} {"files": [{"path", "edited", "server"?,
+   *   "introduced": [diagnostic, ...], "resolved": [...], "status",
+   *   "reason"?}], "introduced", "resolved", "unchecked", "status", "diff",
+   *   "text"}: the same JSON as idebridge edit check --json, with "text",
+   *   its rendering for a model (each file with a change, + introduced and -
+   *   resolved, then what was checked and how far it can be trusted);
+   *   introduced diagnostics have the staged text's positions, resolved ones
+   *   the disk's.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  check(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('EditSet is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_edit_set_check(this._handle(), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Checks the staged edits: waits until the diagnostics of every checked file
+   * are known for the staged texts (as LSPManager.settle() does) and returns,
+   * per file, the diagnostics introduced and resolved against those of the
+   * text on disk: the edited files, then their dependents, at most 50 files
+   * ("unchecked" counts the dependents left out). Each file says how far its
+   * diagnostics can be trusted ("complete", "partial", "unknown",
+   * "server-down"). Nothing is written.
+   *
+   * Blocks until the diagnostics of every checked file are known or the
+   * timeout elapses: the event loop waits too.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 2
+   *   minutes, negative or Infinity to wait without limit.
+   * @returns {EditCheck} {"files": [{"path", "edited", "server"?,
+   *   "introduced": [diagnostic, ...], "resolved": [...], "status",
+   *   "reason"?}], "introduced", "resolved", "unchecked", "status", "diff",
+   *   "text"}: the same JSON as idebridge edit check --json, with "text",
+   *   its rendering for a model (each file with a change, + introduced and -
+   *   resolved, then what was checked and how far it can be trusted);
+   *   introduced diagnostics have the staged text's positions, resolved ones
+   *   the disk's.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  checkSync(timeoutMs) {
+    return _idb_edit_set_check(this._handle(), toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Returns the unified diff of every staged file against its text on disk,
+   * paths relative to the manager's project directory ("" when nothing is
+   * staged). It waits for a call on the same set that is still running on
+   * another thread.
+   *
+   * @returns {string} the diff.
+   * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
+   */
+  diff() {
+    return _idb_edit_set_diff(this._handle());
+  }
+
+  /**
+   * Drops every staged edit and puts the servers back on the disk's text, so
+   * that their next diagnostics are the disk's and the next LSPManager.drain()
+   * delivers none of the staged text's. The set is then empty and usable
+   * again; nothing was written.
+   *
+   * Resolves when the servers have the disk's text again and their diagnostics
+   * of it are known, or the timeout elapses, without blocking the event loop.
+   * Aborting the signal cancels the call (a pending edit review closes its
+   * diff tab) and rejects with the signal's reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  discard(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('EditSet is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_edit_set_discard(this._handle(), toTimeoutMs(options.timeoutMs)), (text) => decNone(text));
+  }
+
+  /**
+   * Drops every staged edit and puts the servers back on the disk's text, so
+   * that their next diagnostics are the disk's and the next LSPManager.drain()
+   * delivers none of the staged text's. The set is then empty and usable
+   * again; nothing was written.
+   *
+   * Blocks until the servers have the disk's text again and their diagnostics
+   * of it are known, or the timeout elapses: the event loop waits too.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  discardSync(timeoutMs) {
+    return _idb_edit_set_discard(this._handle(), toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Writes every staged file, all or none, directly (no IDE review): each file
+   * must still be what it was on disk when first staged and lie inside the
+   * manager's roots (option roots; default the project directory); otherwise
+   * nothing is written, the call fails with IDB_ERROR naming the file, and the
+   * edits stay staged (discard them, or apply again). After the write the
+   * servers are told the files were saved and the written files are checked
+   * again: the result's check is what the write changed in the diagnostics.
+   * When that check fails, the files are written all the same: the result says
+   * so in "checkError" and its check is null. The set is then empty.
+   *
+   * Resolves when the files are written and checked, or refused, or the
+   * timeout elapses, without blocking the event loop. Aborting the signal
+   * cancels the call (a pending edit review closes its diff tab) and rejects
+   * with the signal's reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 2 minutes, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * @returns {Promise<EditApplied>} {"written": ["path", ...], "check":
+   *   {...} | null, "checkError"?, "text"}: check as idb_edit_set_check
+   *   returns it, with the diff written.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  apply(options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('EditSet is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_edit_set_apply(this._handle(), toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Writes every staged file, all or none, directly (no IDE review): each file
+   * must still be what it was on disk when first staged and lie inside the
+   * manager's roots (option roots; default the project directory); otherwise
+   * nothing is written, the call fails with IDB_ERROR naming the file, and the
+   * edits stay staged (discard them, or apply again). After the write the
+   * servers are told the files were saved and the written files are checked
+   * again: the result's check is what the write changed in the diagnostics.
+   * When that check fails, the files are written all the same: the result says
+   * so in "checkError" and its check is null. The set is then empty.
+   *
+   * Blocks until the files are written and checked, or refused, or the timeout
+   * elapses: the event loop waits too.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 2
+   *   minutes, negative or Infinity to wait without limit.
+   * @returns {EditApplied} {"written": ["path", ...], "check": {...} |
+   *   null, "checkError"?, "text"}: check as idb_edit_set_check returns it,
+   *   with the diff written.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  applySync(timeoutMs) {
+    return _idb_edit_set_apply(this._handle(), toTimeoutMs(timeoutMs));
+  }
+
+  /**
+   * Discards what is staged (as EditSet.discard()) and frees the edit set. The
+   * handle is invalid afterwards, even when the discard failed or timed out. A
+   * set whose manager was shut down is freed without error.
+   *
+   * Resolves when the discard is done (at once when nothing is staged) or the
+   * timeout elapses, without blocking the event loop. Aborting the signal
+   * cancels the call (a pending edit review closes its diff tab) and rejects
+   * with the signal's reason once that is done.
+   *
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 60 seconds, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  free(options = {}) {
+    const h = this._h;
+    if (!h) return Promise.resolve();
+    this._h = 0n;
+    return runAsync(options.signal, () => _start_idb_edit_set_free(h, toTimeoutMs(options.timeoutMs)), (text) => undefined);
+  }
+
+  /**
+   * Discards what is staged (as EditSet.discard()) and frees the edit set. The
+   * handle is invalid afterwards, even when the discard failed or timed out. A
+   * set whose manager was shut down is freed without error.
+   *
+   * Blocks until the discard is done (at once when nothing is staged) or the
+   * timeout elapses: the event loop waits too.
+   *
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 60
+   *   seconds, negative or Infinity to wait without limit.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  freeSync(timeoutMs) {
+    const h = this._h;
+    if (!h) return;
+    this._h = 0n;
+    _idb_edit_set_free(h, toTimeoutMs(timeoutMs));
+  }
+
+  /** freeSync() with its defaults: blocks; does nothing once closed. */
+  close() {
+    this.freeSync();
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  EditSet.prototype[Symbol.dispose] = function dispose() {
+    this.close();
+  };
+}
+if (typeof Symbol.asyncDispose === 'symbol') {
+  EditSet.prototype[Symbol.asyncDispose] = function asyncDispose() {
+    return this.free();
+  };
+}
+
+/**
  * A diagnostics registry: feed it every textDocument/publishDiagnostics
  * params a language server sends, and once per turn drain what is new,
  * deduplicated, sorted and bounded (10 per file, 30 in all by default). It
@@ -3528,5 +4131,6 @@ module.exports = {
   removeStaleSync,
   LSPManager,
   IDEClient,
+  EditSet,
   Registry,
 };

@@ -155,6 +155,22 @@ async function main() {
         else await sleep(100);
       }
       ok(text.includes('undefined: fromTest'), 'an LSP manager on gopls reports the error');
+      // An edit set: the fix checked before it is written, then discarded
+      // (the disk untouched), then applied.
+      const es = mgr.editSet();
+      try {
+        await es.stage([{ file: reject.mainGo, new_text: CLEAN }]);
+        const chk = await es.check();
+        ok(chk.resolved === 1 && chk.files[0].resolved[0].message.includes('undefined: fromTest'), `an edit set checks the fix:\n${chk.text}`);
+        await es.discard();
+        ok(fs.readFileSync(reject.mainGo, 'utf8') === BROKEN, 'the check and the discard left the file alone');
+        await es.stage([{ file: reject.mainGo, new_text: CLEAN }]);
+        const applied = await es.apply();
+        ok(applied.written.length === 1 && applied.written[0] === reject.mainGo, 'the edit set wrote the file');
+      } finally {
+        await es.free();
+      }
+      ok(fs.readFileSync(reject.mainGo, 'utf8') === CLEAN, 'the applied text is on disk');
     } finally {
       await mgr.shutdown();
     }

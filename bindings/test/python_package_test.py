@@ -187,6 +187,20 @@ def main() -> None:
                 mgr.open(reject.main_go)
                 att = settled_attachment(mgr, reject.main_go, "undefined: fromTest")
                 check(att.files[0].path == reject.main_go, "an LSP manager on gopls reports the error")
+                # An edit set: the fix checked before it is written, then
+                # discarded (the disk untouched), then applied.
+                with mgr.edit_set() as es:
+                    es.stage([{"file": reject.main_go, "new_text": CLEAN}])
+                    chk = es.check()
+                    check(chk.resolved == 1 and "undefined: fromTest" in chk.files[0].resolved[0].message, "an edit set checks the fix:\n" + chk.text)
+                    es.discard()
+                    with open(reject.main_go) as f:
+                        check(f.read() == BROKEN, "the check and the discard left the file alone")
+                    es.stage([{"file": reject.main_go, "new_text": CLEAN}])
+                    applied = es.apply()
+                    check(applied.written == [reject.main_go], "the edit set wrote the file")
+                with open(reject.main_go) as f:
+                    check(f.read() == CLEAN, "the applied text is on disk")
 
             # asyncio: a review cancelled mid-way on a prompting IDE.
             asyncio.run(cancel_mid_review(prompt))

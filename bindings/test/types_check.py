@@ -38,6 +38,17 @@ def sync_use() -> None:
         applied: idebridge.NavRenameApplied = mgr.apply_rename(proposal)
         print(first.line, first.end_column, refs.incomplete, hov.markdown, len(syms.symbols),
               calls.calls[0].item.name, applied.files[0].status, proposal.files[0].new_text)
+        with mgr.edit_set() as es:
+            staged: List[str] = es.stage([{"file": "x", "old_string": "a", "new_string": "b"}], timeout=60)
+            check: idebridge.EditCheck = es.check()
+            cf: idebridge.EditCheckFile = check.files[0]
+            diff: str = es.diff()
+            done: idebridge.EditApplied = es.apply()
+            print(staged, cf.introduced[0].message, diff, done.check.introduced if done.check else done.check_error)
+        acts: idebridge.CodeActions = mgr.code_actions(path="x", line=3)
+        act: idebridge.CodeAction = acts.actions[0]
+        src: idebridge.SymbolSource = mgr.symbol_source(path="x", symbol="main")
+        print(act.title, src.end_line)
     try:
         pass
     except idebridge.ToolError as e:
@@ -55,6 +66,11 @@ async def async_use() -> None:
         await mgr.open("x")
         defs: idebridge.NavLocations = await mgr.definition(path="x", line=1, symbol="f")
         print(defs.text)
+        async with mgr.edit_set() as aes:
+            await aes.stage([{"file": "x", "new_text": ""}])
+            achk: idebridge.EditCheck = await aes.check()
+            print(achk.text)
+            await aes.free(timeout=1)
         await mgr.shutdown(timeout=1)
     ide2 = await aio.IDEClient.connect(timeout=1)
     await ide2.close()

@@ -34,6 +34,18 @@ async function language(): Promise<idebridge.Attachment | null> {
   const problems: string[] = await mgr.reload({});
   const att = mgr.drain();
   if (att) console.log(idebridge.renderAttachment(att, { maxChars: 4000 }), settled.freshness, problems);
+  const es: idebridge.EditSet = mgr.editSet();
+  const items: idebridge.EditItem[] = [{ file: 'main.go', old_string: 'a', new_string: 'b' }, { file: 'main.go', symbol: 'main', action: 'delete', force: true }];
+  const staged: string[] = await es.stage(items, { timeoutMs: 60000 });
+  const check: idebridge.EditCheck = await es.check();
+  const file: idebridge.EditCheckFile = check.files[0];
+  const diff: string = es.diff();
+  const applied: idebridge.EditApplied = es.applySync();
+  const acts: idebridge.CodeActions = await mgr.codeActions({ path: 'main.go', line: 3 });
+  const first: idebridge.CodeAction = acts.actions[0];
+  const src: idebridge.SymbolSource = mgr.symbolSourceSync({ path: 'main.go', symbol: 'main' });
+  console.log(staged, file.introduced[0].message, diff, applied.check?.introduced, applied.checkError, first.title, src.endLine);
+  await es.free({ timeoutMs: 1000 });
   await mgr[Symbol.asyncDispose]();
   return att;
 }

@@ -16,6 +16,14 @@ var Classes = []Class{
 			"Calls are safe from several threads at once. The connection never reconnects: after it is lost, calls fail with ClosedError; connect again.",
 	},
 	{
+		Name: "EditSet",
+		Kind: "edit set",
+		Doc: "Edits checked by the language servers before they are written: stage edits (nothing is written; the servers get them as unsaved text), " +
+			"check what they introduce and resolve in the diagnostics of the edited files and of the files that depend on them, " +
+			"then apply them (every file written, or none) or discard them (the servers are put back on the disk's text). " +
+			"Made from an LSPManager (its edit_set method); freeing it discards what is still staged. Calls are safe from several threads at once; they run one at a time.",
+	},
+	{
 		Name: "Registry",
 		Kind: "registry",
 		Doc: "A diagnostics registry: feed it every textDocument/publishDiagnostics params a language server sends, " +
@@ -56,7 +64,7 @@ var Funcs = []Func{
 	},
 	{
 		Name: "idb_handle_count",
-		Doc: "Counts the live handles (registries, IDE clients, LSP managers, asynchronous calls) of the whole process.\n\n" +
+		Doc: "Counts the live handles (registries, IDE clients, LSP managers, edit sets, asynchronous calls) of the whole process.\n\n" +
 			"Meant for leak checks in tests: after everything was freed or closed it is 0.",
 		Params:   []Param{{Name: "out", Kind: OutUint64, Doc: "the count"}},
 		Statuses: []int{StArgument, StPanic},
@@ -705,7 +713,179 @@ var Funcs = []Func{
 		ResultDoc:      `{"problems": ["message", ...]} (extension conflicts; empty when none)`,
 		Binding:        Method, Class: "LSPManager", Method: "reload", PyReturn: "List[str]", PyConv: "_problems", TSReturn: "string[]", JSConv: "problemList",
 	},
+
+	// Verified edits: an edit set stages edits in the manager's servers,
+	// checks what they break or fix, then discards or writes them; and
+	// what an editing agent asks the servers besides (cabi/export_edit.go).
+	{
+		Name: "idb_edit_set_new",
+		Doc: "Creates an empty edit set on a manager: edits staged in it reach the manager's servers as unsaved text, " +
+			"are checked against the diagnostics of the text on disk, and are then written all at once or discarded. " +
+			"One set at a time has edits staged on a manager: another set's idb_edit_set_stage waits until the first is applied, " +
+			"discarded or freed (or its own timeout ends), so free a set when done with it. After the manager is shut down, " +
+			"the set's calls fail with IDB_ERR_CLOSED, and freeing it still succeeds.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "out_handle", Kind: OutHandle, Doc: "the new edit set's handle"},
+		},
+		Statuses: []int{StHandle, StArgument, StPanic},
+		Binding:  Constructor, Class: "EditSet", Method: "edit_set",
+	},
+	{
+		Name: "idb_edit_set_stage",
+		Doc: "Stages edits: applies them in order to the staged texts of their files (a file's first edit to its text on disk) " +
+			"and sends the results to the files' servers as unsaved changes; nothing is written. " +
+			"Before that it records the diagnostics the disk's text has in the files the edits may affect " +
+			"(those that reference the symbols whose declarations the edits touch, and the other files of the edited files' directories), " +
+			"the baseline idb_edit_set_check compares with. Stage several times to add edits; they are judged together.\n\n" +
+			"An edit that cannot be applied (old_string occurring not exactly once, an unknown symbol, a delete of a symbol still referenced, " +
+			"a file that does not exist) fails the call with IDB_ERROR naming the edit: none of its edits is staged, those staged before stay. " +
+			"Edits that are not a JSON array of edits, or whose members do not go together, fail with IDB_ERR_ARGUMENT and stage nothing.",
+		Params: []Param{
+			{Name: "set", Kind: Handle, Class: "EditSet"},
+			{Name: "edits_json", Kind: JSON, Required: true, Doc: editsDoc, PyType: "Union[List[Dict[str, Any]], str]", TS: "EditItem[] | string"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the staged files, as a JSON array"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the edits are staged (after starting servers and waiting for the baseline diagnostics) or the timeout elapses",
+		DefaultTimeout: "2 minutes",
+		Result:         ResultJSON,
+		ResultDoc:      `["path", ...]: the absolute paths of every file staged so far, in the order first staged`,
+		Binding:        Method, Class: "EditSet", Method: "stage", PyReturn: "List[str]", TSReturn: "string[]",
+	},
+	{
+		Name: "idb_edit_set_check",
+		Doc: "Checks the staged edits: waits until the diagnostics of every checked file are known for the staged texts " +
+			"(as idb_lsp_settle does) and returns, per file, the diagnostics introduced and resolved against those of the text on disk: " +
+			"the edited files, then their dependents, at most 50 files (\"unchecked\" counts the dependents left out). " +
+			"Each file says how far its diagnostics can be trusted (\"complete\", \"partial\", \"unknown\", \"server-down\"). Nothing is written.",
+		Params: []Param{
+			{Name: "set", Kind: Handle, Class: "EditSet"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the check as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the diagnostics of every checked file are known or the timeout elapses",
+		DefaultTimeout: "2 minutes",
+		Result:         ResultJSON,
+		ResultDoc:      editCheckDoc,
+		Binding:        Method, Class: "EditSet", Method: "check", PyReturn: "EditCheck", PyConv: "_edit_check", TSReturn: "EditCheck",
+	},
+	{
+		Name: "idb_edit_set_diff",
+		Doc: "Returns the unified diff of every staged file against its text on disk, paths relative to the manager's project directory " +
+			"(\"\" when nothing is staged). It waits for a call on the same set that is still running on another thread.",
+		Params: []Param{
+			{Name: "set", Kind: Handle, Class: "EditSet"},
+			{Name: "out", Kind: OutString, Doc: "the diff"},
+		},
+		Statuses: []int{StHandle, StArgument, StPanic},
+		Result:   ResultText,
+		Binding:  Method, Class: "EditSet", Method: "diff", PyReturn: "str", TSReturn: "string",
+	},
+	{
+		Name: "idb_edit_set_discard",
+		Doc: "Drops every staged edit and puts the servers back on the disk's text, so that their next diagnostics are the disk's " +
+			"and the next idb_lsp_drain delivers none of the staged text's. The set is then empty and usable again; nothing was written.",
+		Params: []Param{
+			{Name: "set", Kind: Handle, Class: "EditSet"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the servers have the disk's text again and their diagnostics of it are known, or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Binding:        Method, Class: "EditSet", Method: "discard",
+	},
+	{
+		Name: "idb_edit_set_apply",
+		Doc: "Writes every staged file, all or none, directly (no IDE review): each file must still be what it was on disk when first staged " +
+			"and lie inside the manager's roots (option roots; default the project directory); otherwise nothing is written, " +
+			"the call fails with IDB_ERROR naming the file, and the edits stay staged (discard them, or apply again). " +
+			"After the write the servers are told the files were saved and the written files are checked again: the result's check " +
+			"is what the write changed in the diagnostics. When that check fails, the files are written all the same: " +
+			"the result says so in \"checkError\" and its check is null. The set is then empty.",
+		Params: []Param{
+			{Name: "set", Kind: Handle, Class: "EditSet"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "what was written, as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the files are written and checked, or refused, or the timeout elapses",
+		DefaultTimeout: "2 minutes",
+		Result:         ResultJSON,
+		ResultDoc:      `{"written": ["path", ...], "check": {...} | null, "checkError"?, "text"}: check as idb_edit_set_check returns it, with the diff written`,
+		Binding:        Method, Class: "EditSet", Method: "apply", PyReturn: "EditApplied", PyConv: "_edit_applied", TSReturn: "EditApplied",
+	},
+	{
+		Name: "idb_edit_set_free",
+		Doc: "Discards what is staged (as idb_edit_set_discard) and frees the edit set. The handle is invalid afterwards, " +
+			"even when the discard failed or timed out. A set whose manager was shut down is freed without error.",
+		Params: []Param{
+			{Name: "set", Kind: Handle, Class: "EditSet"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the discard is done (at once when nothing is staged) or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Binding:        Destructor, Class: "EditSet", Method: "free",
+	},
+	{
+		Name: "idb_lsp_code_actions",
+		Doc: "The code actions the server of a file offers for a line: quick fixes for the diagnostics on it (a missing import, ...), " +
+			"organize imports, refactorings; of the file as it is on disk, or as staged while an edit set has it. " +
+			"Stage one in an edit set as {\"file\", \"line\", \"fix\": its title}.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "request_json", Kind: JSON, Doc: "the file and line", Fields: []Field{
+				navPathField,
+				{JSON: "line", Py: "line", PyType: "int", TS: "number", Required: true, Doc: "the 1-based line"},
+			}},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the code actions as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the server answered (after starting, initializing and loading when needed) or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Result:         ResultJSON,
+		ResultDoc: `{"op", "server", "incomplete"?, "reason"?, "status", "path", "line", "actions": [{"title", "kind"?, "preferred"?, "fixes"?, "disabled"?}]}: ` +
+			`"fixes" are the messages of the diagnostics an action fixes, "disabled" why the server cannot apply it here`,
+		Binding: Method, Class: "LSPManager", Method: "code_actions", PyReturn: "CodeActions", PyConv: "_code_actions", TSReturn: "CodeActions",
+	},
+	{
+		Name: "idb_lsp_symbol_source",
+		Doc: "The current text of a symbol's declaration in a file, by name path (\"Square.Area\", \"main\"; \"[2]\" after the path " +
+			"picks the second of several), found through the server's document symbols: of the file as it is on disk, or as staged " +
+			"while an edit set has it. An unknown symbol fails with IDB_ERROR naming the symbols there are.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "request_json", Kind: JSON, Doc: "the file and the symbol", Fields: []Field{
+				navPathField,
+				{JSON: "symbol", Py: "symbol", PyType: "str", TS: "string", Required: true, Doc: "the symbol's name path: Type.Method, a function's name, ..."},
+			}},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the symbol's text as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "the server answered (after starting, initializing and loading when needed) or the timeout elapses",
+		DefaultTimeout: "60 seconds",
+		Result:         ResultJSON,
+		ResultDoc:      `{"path", "symbol", "line", "endLine", "text"}: 1-based lines; text from the start of the declaration's first line to its end`,
+		Binding:        Method, Class: "LSPManager", Method: "symbol_source", PyReturn: "SymbolSource", PyConv: "_symbol_source", TSReturn: "SymbolSource",
+	},
 }
+
+// editsDoc documents the edits an edit set stages (lsp.EditItem).
+const editsDoc = `the edits, a JSON array of objects, each one of: {"file", "old_string", "new_string"} (old_string occurs exactly once in the file as staged so far; ` +
+	`new_string "" deletes it), {"file", "new_text"} (the whole new text), {"file", "symbol", "body"} (a symbol's new body, by name path: "Square.Area", "main"), ` +
+	`{"file", "symbol", "action", "text"?} (action "replace", "insert_before", "insert_after" or "delete"; a delete is refused while the symbol is still referenced, unless "force": true), ` +
+	`{"file", "format": true} (formatted by its server), {"file", "line", "fix"} (the code action titled fix at the 1-based line, see idb_lsp_code_actions). ` +
+	`The same JSON as the items of the MCP tools' edits and of idebridge edit's EDITS.json; relative paths are relative to the process's working directory`
+
+// editCheckDoc documents an edit set's check.
+const editCheckDoc = `{"files": [{"path", "edited", "server"?, "introduced": [diagnostic, ...], "resolved": [...], "status", "reason"?}], ` +
+	`"introduced", "resolved", "unchecked", "status", "diff", "text"}: the same JSON as idebridge edit check --json, with "text", its rendering for a model ` +
+	`(each file with a change, + introduced and - resolved, then what was checked and how far it can be trusted); introduced diagnostics have the staged text's positions, resolved ones the disk's`
 
 // renderFields are the options of the model-facing block's rendering.
 var renderFields = []Field{
@@ -960,6 +1140,130 @@ var TSTypes = []TSType{
 		Name: "NavRenameApplied",
 		Doc:  "The outcome of apply_rename (Go: lsp.RenameApplied).",
 		Body: `{ files: { path: string; status: string; error?: string }[]; written: number; text: string }`,
+	},
+	{
+		Name: "EditItem",
+		Doc:  "One edit an edit set stages (Go: lsp.EditItem): give file and exactly one of old_string with new_string, new_text, symbol with body or action, format, or fix with line.",
+		Body: `{
+  /** The file's path. */
+  file: string;
+  /** Text that occurs exactly once in the file as staged so far, replaced by new_string ("" deletes it). */
+  old_string?: string;
+  new_string?: string;
+  /** The file's whole new text. */
+  new_text?: string;
+  /** A symbol by name path ("Square.Area", "main"; "[2]" picks the second of several). */
+  symbol?: string;
+  /** The symbol's new body (what goes between its braces, or its indented block). */
+  body?: string;
+  /** What to do to symbol with text; delete is refused while the symbol is still referenced, unless force. */
+  action?: "body" | "replace" | "insert_before" | "insert_after" | "delete";
+  text?: string;
+  force?: boolean;
+  /** Format the file with its server. */
+  format?: boolean;
+  /** The title of a code action at line (LSPManager.codeActions), or a part of it naming one. */
+  fix?: string;
+  /** The 1-based line of fix. */
+  line?: number;
+}`,
+	},
+	{
+		Name: "EditCheckFile",
+		Doc:  "What staged edits change in one file's diagnostics (Go: lsp.FileCheck).",
+		Body: `{
+  path: string;
+  /** False for a file that depends on the edited ones. */
+  edited: boolean;
+  /** The server that serves it; absent when none does. */
+  server?: string;
+  /** Diagnostics the edits bring, with the staged text's positions. */
+  introduced: Diagnostic[];
+  /** Diagnostics the edits remove, with the disk's positions. */
+  resolved: Diagnostic[];
+  /** "complete", "partial", "unknown" or "server-down": how far the file's diagnostics, before and after, can be trusted. */
+  status: string;
+  reason?: string;
+}`,
+	},
+	{
+		Name: "EditCheck",
+		Doc:  "The check of an edit set (Go: lsp.EditCheck), the same JSON as idebridge edit check --json, with its rendering.",
+		Body: `{
+  /** The edited files, then their dependents. */
+  files: EditCheckFile[];
+  introduced: number;
+  resolved: number;
+  /** Dependents left out by the bound of 50 files checked. */
+  unchecked: number;
+  /** The least trustworthy status of the files. */
+  status: string;
+  /** The unified diff of the edits. */
+  diff: string;
+  /** The check as a model reads it. */
+  text: string;
+}`,
+	},
+	{
+		Name: "EditApplied",
+		Doc:  "What an edit set's apply wrote (Go: lsp.EditApplied), with its rendering.",
+		Body: `{
+  /** The files written, in the order first staged. */
+  written: string[];
+  /** What the write changed in the diagnostics; null when that check failed (see checkError). */
+  check: EditCheck | null;
+  /** Why the check after the write failed; the files are written all the same. */
+  checkError?: string;
+  /** The outcome as a model reads it. */
+  text: string;
+}`,
+	},
+	{
+		Name: "CodeAction",
+		Doc:  "A change a server offers at a place (Go: lsp.CodeAction); stage it as {file, line, fix: title}.",
+		Body: `{
+  title: string;
+  /** "quickfix", "refactor.extract", "source.organizeImports", ... */
+  kind?: string;
+  /** The fix the server recommends. */
+  preferred?: boolean;
+  /** The messages of the diagnostics it fixes. */
+  fixes?: string[];
+  /** Why the server offers it but cannot apply it here. */
+  disabled?: string;
+}`,
+	},
+	{
+		Name: "CodeActions",
+		Doc:  "The result of code_actions (Go: lsp.CodeActions).",
+		Body: `{
+  op: string;
+  server: string;
+  /** The place asked about. */
+  at?: NavLocation;
+  /** The server had not finished loading the workspace: actions may be missing. */
+  incomplete?: boolean;
+  reason?: string;
+  /** "complete", or "partial" when incomplete. */
+  status: string;
+  path: string;
+  line: number;
+  actions: CodeAction[];
+}`,
+	},
+	{
+		Name: "SymbolSource",
+		Doc:  "The result of symbol_source (Go: lsp.SymbolSource).",
+		Body: `{
+  path: string;
+  /** The name path as found. */
+  symbol: string;
+  /** The declaration's first and last lines, 1-based. */
+  line: number;
+  endLine: number;
+  /** The declaration's text, from the start of its first line. */
+  text: string;
+}`,
 	},
 	{
 		Name: "Lockfile",

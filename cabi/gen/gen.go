@@ -100,6 +100,12 @@ func validate(funcs []abispec.Func, classes []abispec.Class) error {
 			if !known[f.Class] || f.Method == "" || f.Params[len(f.Params)-1].Kind != abispec.OutHandle {
 				return fmt.Errorf("%s: a constructor names its class and method and ends with an out handle", f.Name)
 			}
+			if handles > 1 || handles == 1 && (f.Params[0].Kind != abispec.Handle || f.Params[0].Class == f.Class || !known[f.Params[0].Class]) {
+				return fmt.Errorf("%s: a constructor takes at most one handle, first: the class it is a method of", f.Name)
+			}
+			if handles == 1 && f.Blocking != "" {
+				return fmt.Errorf("%s: a constructor that is another class's method returns promptly", f.Name)
+			}
 		case abispec.Internal:
 			if f.AsyncOf != "" && f.Class != abispec.CallClass {
 				return fmt.Errorf("%s: a start function makes a %s", f.Name, abispec.CallClass)
@@ -193,6 +199,28 @@ func isInternalClass(name string) bool {
 		}
 	}
 	return false
+}
+
+// factoryOf returns the class whose method makes the objects of
+// constructor f: a constructor whose first parameter is the handle of
+// another class (LSPManager.edit_set() makes an EditSet). "" for a
+// constructor of its own (a class method or the class's constructor).
+func factoryOf(f abispec.Func) string {
+	if f.Binding == abispec.Constructor && len(f.Params) > 0 && f.Params[0].Kind == abispec.Handle && f.Params[0].Class != f.Class {
+		return f.Params[0].Class
+	}
+	return ""
+}
+
+// factories returns the constructors that are methods of class.
+func factories(class string) []abispec.Func {
+	var out []abispec.Func
+	for _, f := range abispec.Funcs {
+		if factoryOf(f) == class {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // boundClasses returns the classes the bindings present.

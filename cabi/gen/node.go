@@ -260,6 +260,8 @@ func jsFuncName(f abispec.Func) string {
 	switch {
 	case f.Binding == abispec.Function:
 		return camel(f.Method) + "()"
+	case factoryOf(f) != "":
+		return factoryOf(f) + "." + camel(f.Method) + "()"
 	case f.Method == "__init__":
 		return "new " + f.Class + "()"
 	}
@@ -544,7 +546,16 @@ func jsClass(b *buf, c abispec.Class) {
 	}
 	b.p(" */")
 	b.p("class %s {", c.Name)
-	if ctor.Method == "__init__" {
+	if parent := factoryOf(ctor); parent != "" {
+		// Made by a method of parent, whose object it keeps alive.
+		b.p("  /** @private Use %s.%s(). */", parent, camel(ctor.Method))
+		b.p("  constructor(token, handle, parent) {")
+		b.p("    if (token !== INTERNAL) throw new TypeError('use %s.%s() to create a %s');", parent, camel(ctor.Method), c.Name)
+		b.p("    /** @type {bigint} */")
+		b.p("    this._h = handle;")
+		b.p("    this._parent = parent;")
+		b.p("  }")
+	} else if ctor.Method == "__init__" {
 		params, call, _ := jsSig(ctor, jsPlain)
 		jsDoc(b, "  ", ctor, params, jsPlain, true, false)
 		b.p("  constructor(%s) {", jsParamList(params, false))
@@ -617,6 +628,14 @@ func jsClass(b *buf, c abispec.Class) {
 		jsDoc(b, "  ", f, params, jsSync, false, false)
 		b.p("  %sSync(%s) {", name, jsParamList(params, false))
 		b.p("    return %s;", jsConv(f, "_"+f.Name+"("+strings.Join(call, ", ")+")"))
+		b.p("  }")
+	}
+	for _, f := range factories(c.Name) {
+		params, call, _ := jsSig(f, jsPlain)
+		b.p("")
+		jsDoc(b, "  ", f, params, jsPlain, true, false)
+		b.p("  %s(%s) {", camel(f.Method), jsParamList(params, false))
+		b.p("    return new %s(INTERNAL, _%s(%s), this);", f.Class, f.Name, strings.Join(call, ", "))
 		b.p("  }")
 	}
 	name := camel(dtor.Method)
@@ -812,7 +831,9 @@ func nodeTS() []byte {
 		}
 		b.p(" */")
 		b.p("export declare class %s {", c.Name)
-		if ctor.Method == "__init__" {
+		if factoryOf(ctor) != "" {
+			b.p("  private constructor();")
+		} else if ctor.Method == "__init__" {
 			params, _, _ := jsSig(ctor, jsPlain)
 			jsDoc(&b, "  ", ctor, params, jsPlain, true, true)
 			b.p("  constructor(%s);", jsParamList(params, true))
@@ -838,6 +859,9 @@ func nodeTS() []byte {
 			tsDecl(&b, "  ", "", f, jsAsync, false)
 			tsDecl(&b, "  ", "", f, jsSync, false)
 		}
+		for _, f := range factories(c.Name) {
+			tsDecl(&b, "  ", "", f, jsPlain, true)
+		}
 		if isBlocking(dtor) {
 			b.p("  /** %sSync() with its defaults: blocks; does nothing once closed. */", camel(dtor.Method))
 			b.p("  close(): void;")
@@ -853,6 +877,9 @@ func nodeTS() []byte {
 }
 
 func jsName(f abispec.Func) string {
+	if p := factoryOf(f); p != "" {
+		return p + "." + camel(f.Method)
+	}
 	if f.Class != "" {
 		return f.Class + "." + camel(f.Method)
 	}

@@ -300,6 +300,8 @@ func pyName(f abispec.Func) string {
 	switch {
 	case f.Binding == abispec.Function:
 		return f.Method + "()"
+	case factoryOf(f) != "":
+		return factoryOf(f) + "." + f.Method + "()"
 	case f.Method == "__init__":
 		return f.Class + "()"
 	}
@@ -431,13 +433,13 @@ func pyTypeNames() []string {
 // pyPublicTypes are the public names of idebridge.types the package
 // re-exports.
 var pyPublicTypes = []string{
-	"AutoConnectDecision", "Attachment", "Candidate", "ConflictError", "Content", "Diagnostic",
-	"DiagnosticsSnapshot", "EditConflict", "EditResult", "EditStatus", "FileDiagnostics", "FileState",
+	"AutoConnectDecision", "Attachment", "Candidate", "CodeAction", "CodeActions", "ConflictError", "Content", "Diagnostic",
+	"DiagnosticsSnapshot", "EditApplied", "EditCheck", "EditCheckFile", "EditConflict", "EditResult", "EditStatus", "FileDiagnostics", "FileState",
 	"Freshness", "IDEInfo", "IDEWaitResult", "LSPServerStatus", "Lockfile",
 	"NavAnswer", "NavCall", "NavCallHierarchy", "NavCallItem", "NavHover", "NavLocation", "NavLocations",
 	"NavRenameApplied", "NavRenameFile", "NavRenameFileOutcome", "NavRenameProposal", "NavSymbol", "NavSymbols",
 	"NavTypeHierarchy", "NavTypeItem", "NewDiagnostics",
-	"Notification", "Position", "Range", "ServerInfo", "SettleResult", "Severity", "Tool", "ToolResult",
+	"Notification", "Position", "Range", "ServerInfo", "SettleResult", "Severity", "SymbolSource", "Tool", "ToolResult",
 }
 
 func python() []byte {
@@ -639,10 +641,26 @@ func pyClass(b *buf, c abispec.Class, async bool) {
 	b.p("")
 	b.p("    _lock: threading.Lock")
 	b.p("    _h: int")
+	parent := factoryOf(ctor)
+	if parent != "" {
+		b.p("    _parent: Any")
+	}
 	b.p("")
 	sig, call, docs := pySig(ctor)
 	ctorAwait := async && isBlocking(ctor)
-	if ctor.Method == "__init__" && !ctorAwait {
+	if parent != "" {
+		// Made by a method of parent, whose object it keeps alive.
+		b.p("    def __init__(self) -> None:")
+		b.p(`        raise TypeError("use %s.%s() to create a %s")`, parent, ctor.Method, c.Name)
+		b.p("")
+		b.p("    @staticmethod")
+		b.p("    def _adopt(h: int, parent: Any) -> %q:", c.Name)
+		b.p("        self = object.__new__(%s)", c.Name)
+		b.p("        self._lock = threading.Lock()")
+		b.p("        self._h = h")
+		b.p("        self._parent = parent")
+		b.p("        return self")
+	} else if ctor.Method == "__init__" && !ctorAwait {
 		b.p("    def __init__(self%s) -> None:", prefixComma(sig))
 		pyDoc(b, "        ", ctor, docs, true, false)
 		b.p("        self._lock = threading.Lock()")
@@ -690,6 +708,14 @@ func pyClass(b *buf, c abispec.Class, async bool) {
 		b.p("    %s %s(self%s) -> %s:", def, f.Method, prefixComma(sig), pyReturnOf(f))
 		pyDoc(b, "        ", f, docs, false, aw)
 		b.p("        return %s", pyCall(f, call, async))
+	}
+	// The objects of other classes its methods make.
+	for _, f := range factories(c.Name) {
+		sig, call, docs := pySig(f)
+		b.p("")
+		b.p("    def %s(self%s) -> %q:", f.Method, prefixComma(sig), f.Class)
+		pyDoc(b, "        ", f, docs, true, false)
+		b.p("        return %s._adopt(%s, self)", f.Class, pyCall(f, call, false))
 	}
 	// The destructor: idempotent, takes the handle out under the lock.
 	sig, call, docs = pySig(dtor)

@@ -115,8 +115,8 @@ char *idb_last_error(void);
 /*
  * idb_handle_count
  *
- * Counts the live handles (registries, IDE clients, LSP managers,
- * asynchronous calls) of the whole process.
+ * Counts the live handles (registries, IDE clients, LSP managers, edit
+ * sets, asynchronous calls) of the whole process.
  *
  * Meant for leak checks in tests: after everything was freed or closed it
  * is 0.
@@ -2018,6 +2018,272 @@ int idb_remove_stale(const char *options_json, int64_t timeout_ms, char **out);
 int idb_lsp_reload(uint64_t manager, const char *config_json, int64_t timeout_ms, char **out);
 
 /*
+ * idb_edit_set_new
+ *
+ * Creates an empty edit set on a manager: edits staged in it reach the
+ * manager's servers as unsaved text, are checked against the diagnostics
+ * of the text on disk, and are then written all at once or discarded. One
+ * set at a time has edits staged on a manager: another set's
+ * idb_edit_set_stage waits until the first is applied, discarded or freed
+ * (or its own timeout ends), so free a set when done with it. After the
+ * manager is shut down, the set's calls fail with IDB_ERR_CLOSED, and
+ * freeing it still succeeds.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   out_handle  on IDB_OK receives the new edit set's handle; release it
+ *               with idb_edit_set_free(). Left unchanged on failure. Must
+ *               not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_new(uint64_t manager, uint64_t *out_handle);
+
+/*
+ * idb_edit_set_stage
+ *
+ * Stages edits: applies them in order to the staged texts of their files
+ * (a file's first edit to its text on disk) and sends the results to the
+ * files' servers as unsaved changes; nothing is written. Before that it
+ * records the diagnostics the disk's text has in the files the edits may
+ * affect (those that reference the symbols whose declarations the edits
+ * touch, and the other files of the edited files' directories), the
+ * baseline idb_edit_set_check compares with. Stage several times to add
+ * edits; they are judged together.
+ *
+ * An edit that cannot be applied (old_string occurring not exactly once,
+ * an unknown symbol, a delete of a symbol still referenced, a file that
+ * does not exist) fails the call with IDB_ERROR naming the edit: none of
+ * its edits is staged, those staged before stay. Edits that are not a JSON
+ * array of edits, or whose members do not go together, fail with
+ * IDB_ERR_ARGUMENT and stage nothing.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   edits_json  the edits, a JSON array of objects, each one of: {"file",
+ *               "old_string", "new_string"} (old_string occurs exactly
+ *               once in the file as staged so far; new_string "" deletes
+ *               it), {"file", "new_text"} (the whole new text), {"file",
+ *               "symbol", "body"} (a symbol's new body, by name path:
+ *               "Square.Area", "main"), {"file", "symbol", "action",
+ *               "text"?} (action "replace", "insert_before",
+ *               "insert_after" or "delete"; a delete is refused while the
+ *               symbol is still referenced, unless "force": true),
+ *               {"file", "format": true} (formatted by its server),
+ *               {"file", "line", "fix"} (the code action titled fix at the
+ *               1-based line, see idb_lsp_code_actions). The same JSON as
+ *               the items of the MCP tools' edits and of idebridge edit's
+ *               EDITS.json; relative paths are relative to the process's
+ *               working directory. UTF-8 JSON text, required; borrowed for
+ *               the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out         on IDB_OK receives the staged files, as a JSON array, a
+ *               new string the caller frees with idb_free(): ["path",
+ *               ...]: the absolute paths of every file staged so far, in
+ *               the order first staged. Left unchanged on failure. Must
+ *               not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the edits are staged (after starting servers and waiting
+ * for the baseline diagnostics) or the timeout elapses.
+ */
+int idb_edit_set_stage(uint64_t set, const char *edits_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_edit_set_check
+ *
+ * Checks the staged edits: waits until the diagnostics of every checked
+ * file are known for the staged texts (as idb_lsp_settle does) and
+ * returns, per file, the diagnostics introduced and resolved against those
+ * of the text on disk: the edited files, then their dependents, at most 50
+ * files ("unchecked" counts the dependents left out). Each file says how
+ * far its diagnostics can be trusted ("complete", "partial", "unknown",
+ * "server-down"). Nothing is written.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out         on IDB_OK receives the check as a JSON object, a new
+ *               string the caller frees with idb_free(): {"files":
+ *               [{"path", "edited", "server"?, "introduced": [diagnostic,
+ *               ...], "resolved": [...], "status", "reason"?}],
+ *               "introduced", "resolved", "unchecked", "status", "diff",
+ *               "text"}: the same JSON as idebridge edit check --json,
+ *               with "text", its rendering for a model (each file with a
+ *               change, + introduced and - resolved, then what was checked
+ *               and how far it can be trusted); introduced diagnostics
+ *               have the staged text's positions, resolved ones the
+ *               disk's. Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the diagnostics of every checked file are known or the
+ * timeout elapses.
+ */
+int idb_edit_set_check(uint64_t set, int64_t timeout_ms, char **out);
+
+/*
+ * idb_edit_set_diff
+ *
+ * Returns the unified diff of every staged file against its text on disk,
+ * paths relative to the manager's project directory ("" when nothing is
+ * staged). It waits for a call on the same set that is still running on
+ * another thread.
+ *
+ * Parameters:
+ *   set  the edit set handle (from idb_edit_set_new).
+ *   out  on IDB_OK receives the diff, a new string the caller frees with
+ *        idb_free(). Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_diff(uint64_t set, char **out);
+
+/*
+ * idb_edit_set_discard
+ *
+ * Drops every staged edit and puts the servers back on the disk's text, so
+ * that their next diagnostics are the disk's and the next idb_lsp_drain
+ * delivers none of the staged text's. The set is then empty and usable
+ * again; nothing was written.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the servers have the disk's text again and their
+ * diagnostics of it are known, or the timeout elapses.
+ */
+int idb_edit_set_discard(uint64_t set, int64_t timeout_ms);
+
+/*
+ * idb_edit_set_apply
+ *
+ * Writes every staged file, all or none, directly (no IDE review): each
+ * file must still be what it was on disk when first staged and lie inside
+ * the manager's roots (option roots; default the project directory);
+ * otherwise nothing is written, the call fails with IDB_ERROR naming the
+ * file, and the edits stay staged (discard them, or apply again). After
+ * the write the servers are told the files were saved and the written
+ * files are checked again: the result's check is what the write changed in
+ * the diagnostics. When that check fails, the files are written all the
+ * same: the result says so in "checkError" and its check is null. The set
+ * is then empty.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out         on IDB_OK receives what was written, as a JSON object, a
+ *               new string the caller frees with idb_free(): {"written":
+ *               ["path", ...], "check": {...} | null, "checkError"?,
+ *               "text"}: check as idb_edit_set_check returns it, with the
+ *               diff written. Left unchanged on failure. Must not be NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the files are written and checked, or refused, or the
+ * timeout elapses.
+ */
+int idb_edit_set_apply(uint64_t set, int64_t timeout_ms, char **out);
+
+/*
+ * idb_edit_set_free
+ *
+ * Discards what is staged (as idb_edit_set_discard) and frees the edit
+ * set. The handle is invalid afterwards, even when the discard failed or
+ * timed out. A set whose manager was shut down is freed without error.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the discard is done (at once when nothing is staged) or the
+ * timeout elapses.
+ */
+int idb_edit_set_free(uint64_t set, int64_t timeout_ms);
+
+/*
+ * idb_lsp_code_actions
+ *
+ * The code actions the server of a file offers for a line: quick fixes for
+ * the diagnostics on it (a missing import, ...), organize imports,
+ * refactorings; of the file as it is on disk, or as staged while an edit
+ * set has it. Stage one in an edit set as {"file", "line", "fix": its
+ * title}.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the file and line: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the code actions as a JSON object, a
+ *                 new string the caller frees with idb_free(): {"op",
+ *                 "server", "incomplete"?, "reason"?, "status", "path",
+ *                 "line", "actions": [{"title", "kind"?, "preferred"?,
+ *                 "fixes"?, "disabled"?}]}: "fixes" are the messages of
+ *                 the diagnostics an action fixes, "disabled" why the
+ *                 server cannot apply it here. Left unchanged on failure.
+ *                 Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"  the file.
+ *   "line"  the 1-based line.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_code_actions(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
+ * idb_lsp_symbol_source
+ *
+ * The current text of a symbol's declaration in a file, by name path
+ * ("Square.Area", "main"; "[2]" after the path picks the second of
+ * several), found through the server's document symbols: of the file as it
+ * is on disk, or as staged while an edit set has it. An unknown symbol
+ * fails with IDB_ERROR naming the symbols there are.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the file and the symbol: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out           on IDB_OK receives the symbol's text as a JSON object, a
+ *                 new string the caller frees with idb_free(): {"path",
+ *                 "symbol", "line", "endLine", "text"}: 1-based lines;
+ *                 text from the start of the declaration's first line to
+ *                 its end. Left unchanged on failure. Must not be NULL.
+ *
+ * Members of request_json:
+ *   "path"    the file.
+ *   "symbol"  the symbol's name path: Type.Method, a function's name, ....
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until the server answered (after starting, initializing and
+ * loading when needed) or the timeout elapses.
+ */
+int idb_lsp_symbol_source(uint64_t manager, const char *request_json, int64_t timeout_ms, char **out);
+
+/*
  * idb_call_wait
  *
  * Waits for an asynchronous call to complete. It returns IDB_OK once the
@@ -3261,6 +3527,179 @@ int idb_remove_stale_start(const char *options_json, int64_t timeout_ms, uint64_
  * Does not block.
  */
 int idb_lsp_reload_start(uint64_t manager, const char *config_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_edit_set_stage_start
+ *
+ * Starts idb_edit_set_stage as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_edit_set_stage returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   edits_json  the edits, a JSON array of objects, each one of: {"file",
+ *               "old_string", "new_string"} (old_string occurs exactly
+ *               once in the file as staged so far; new_string "" deletes
+ *               it), {"file", "new_text"} (the whole new text), {"file",
+ *               "symbol", "body"} (a symbol's new body, by name path:
+ *               "Square.Area", "main"), {"file", "symbol", "action",
+ *               "text"?} (action "replace", "insert_before",
+ *               "insert_after" or "delete"; a delete is refused while the
+ *               symbol is still referenced, unless "force": true),
+ *               {"file", "format": true} (formatted by its server),
+ *               {"file", "line", "fix"} (the code action titled fix at the
+ *               1-based line, see idb_lsp_code_actions). The same JSON as
+ *               the items of the MCP tools' edits and of idebridge edit's
+ *               EDITS.json; relative paths are relative to the process's
+ *               working directory. UTF-8 JSON text, required; borrowed for
+ *               the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_stage_start(uint64_t set, const char *edits_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_edit_set_check_start
+ *
+ * Starts idb_edit_set_check as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_edit_set_check returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_check_start(uint64_t set, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_edit_set_discard_start
+ *
+ * Starts idb_edit_set_discard as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_edit_set_discard
+ * returns and stores. The inputs are copied: they need not outlive this
+ * function.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_discard_start(uint64_t set, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_edit_set_apply_start
+ *
+ * Starts idb_edit_set_apply as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_edit_set_apply returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_apply_start(uint64_t set, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_edit_set_free_start
+ *
+ * Starts idb_edit_set_free as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_edit_set_free returns
+ * and stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   set         the edit set handle (from idb_edit_set_new).
+ *   timeout_ms  timeout in milliseconds; 0 means 60 seconds, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_edit_set_free_start(uint64_t set, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_code_actions_start
+ *
+ * Starts idb_lsp_code_actions as an asynchronous call and returns at once.
+ * The call's outcome (idb_call_result) is what idb_lsp_code_actions
+ * returns and stores. The inputs are copied: they need not outlive this
+ * function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the file and line: an object with the members listed
+ *                 below, all optional. UTF-8 JSON text, or NULL for the
+ *                 defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"  the file.
+ *   "line"  the 1-based line.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_code_actions_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_symbol_source_start
+ *
+ * Starts idb_lsp_symbol_source as an asynchronous call and returns at
+ * once. The call's outcome (idb_call_result) is what idb_lsp_symbol_source
+ * returns and stores. The inputs are copied: they need not outlive this
+ * function.
+ *
+ * Parameters:
+ *   manager       the LSP manager handle (from idb_lsp_new).
+ *   request_json  the file and the symbol: an object with the members
+ *                 listed below, all optional. UTF-8 JSON text, or NULL for
+ *                 the defaults; borrowed for the call.
+ *   timeout_ms    timeout in milliseconds; 0 means 60 seconds, a negative
+ *                 value waits without limit.
+ *   out_call      on IDB_OK receives the new call's handle; release it
+ *                 with idb_call_free(). Left unchanged on failure. Must
+ *                 not be NULL.
+ *
+ * Members of request_json:
+ *   "path"    the file.
+ *   "symbol"  the symbol's name path: Type.Method, a function's name, ....
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_symbol_source_start(uint64_t manager, const char *request_json, int64_t timeout_ms, uint64_t *out_call);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,19 +90,11 @@ func readEdits(inv *invocation, wd, arg string) ([]lsp.Edit, error) {
 	if len(data) > maxEditsFile {
 		return nil, fmt.Errorf("%s is larger than %d MiB", arg, maxEditsFile>>20)
 	}
-	var edits []lsp.Edit
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&edits); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON array of edits: %w", arg, err)
-	}
-	if len(edits) == 0 {
-		return nil, fmt.Errorf("%s holds no edits", arg)
+	edits, err := lsp.DecodeEdits(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", arg, err)
 	}
 	for i := range edits {
-		if edits[i].File == "" {
-			return nil, fmt.Errorf("%s: edit %d has no file", arg, i+1)
-		}
 		edits[i].File = absIn(wd, edits[i].File)
 	}
 	return edits, nil

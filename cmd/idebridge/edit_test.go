@@ -89,6 +89,8 @@ func TestEditBadInput(t *testing.T) {
 		{[]string{"edit", "check"}, exitUsage, "want EDITS.json, got 0 arguments"},
 		{[]string{"edit", "apply", bad}, exitUsage, `unknown field "old_sting"`},
 		{[]string{"edit", "apply", filepath.Join(dir, "nope.json")}, exitUsage, "no such file"},
+		// old_string without new_string is a mistake, not a deletion.
+		{[]string{"edit", "apply", writeEdits(t, dir, map[string]any{"file": "calc/a.go", "old_string": "func Add"}), "--no-plugins", "-q"}, exitUsage, "edit 1: old_string needs new_string"},
 		{[]string{"edit", "apply", writeEdits(t, dir, map[string]any{"file": "calc/a.go", "old_string": "nowhere", "new_string": "x"}), "--no-plugins", "-q"}, exitFailure, "old_string does not occur in the file"},
 	} {
 		code, out, errOut := runIn(t, dir, env, tc.args...)

@@ -124,15 +124,34 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _removed,
     _start_idb_lsp_reload,
     _problems,
+    _idb_edit_set_new,
+    _start_idb_edit_set_stage,
+    _start_idb_edit_set_check,
+    _edit_check,
+    _idb_edit_set_diff,
+    _start_idb_edit_set_discard,
+    _start_idb_edit_set_apply,
+    _edit_applied,
+    _start_idb_edit_set_free,
+    _idb_edit_set_free,
+    _start_idb_lsp_code_actions,
+    _code_actions,
+    _start_idb_lsp_symbol_source,
+    _symbol_source,
 )
 from .types import (  # noqa: F401 - the annotations' types
     AutoConnectDecision,
     Attachment,
     Candidate,
+    CodeAction,
+    CodeActions,
     ConflictError,
     Content,
     Diagnostic,
     DiagnosticsSnapshot,
+    EditApplied,
+    EditCheck,
+    EditCheckFile,
     EditConflict,
     EditResult,
     EditStatus,
@@ -165,6 +184,7 @@ from .types import (  # noqa: F401 - the annotations' types
     ServerInfo,
     SettleResult,
     Severity,
+    SymbolSource,
     Tool,
     ToolResult,
 )
@@ -184,6 +204,7 @@ __all__ = [
     "remove_stale",
     "LSPManager",
     "IDEClient",
+    "EditSet",
     "Registry",
 ]
 
@@ -1383,6 +1404,85 @@ class LSPManager:
         """
         return _problems(_dec_json(await _await(_start_idb_lsp_reload(self._handle(), config, _timeout_ms(timeout)))))
 
+    async def code_actions(self, path: str, line: int, timeout: Optional[float] = None) -> CodeActions:
+        """The code actions the server of a file offers for a line: quick fixes
+        for the diagnostics on it (a missing import, ...), organize imports,
+        refactorings; of the file as it is on disk, or as staged while an
+        edit set has it. Stage one in an edit set as {"file", "line", "fix":
+        its title}.
+
+        Args:
+            path: the file.
+            line: the 1-based line.
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            CodeActions, made from {"op", "server", "incomplete"?,
+            "reason"?, "status", "path", "line", "actions": [{"title",
+            "kind"?, "preferred"?, "fixes"?, "disabled"?}]}: "fixes" are the
+            messages of the diagnostics an action fixes, "disabled" why the
+            server cannot apply it here.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses. Cancelling the awaiting
+        task cancels the call (and undoes what the IDE still shows) before
+        CancelledError propagates.
+        """
+        return _code_actions(_dec_json(await _await(_start_idb_lsp_code_actions(self._handle(), _options({"path": path, "line": line}), _timeout_ms(timeout)))))
+
+    async def symbol_source(self, path: str, symbol: str, timeout: Optional[float] = None) -> SymbolSource:
+        """The current text of a symbol's declaration in a file, by name path
+        ("Square.Area", "main"; "[2]" after the path picks the second of
+        several), found through the server's document symbols: of the file
+        as it is on disk, or as staged while an edit set has it. An unknown
+        symbol fails with IDB_ERROR naming the symbols there are.
+
+        Args:
+            path: the file.
+            symbol: the symbol's name path: Type.Method, a function's name,
+                ....
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Returns:
+            SymbolSource, made from {"path", "symbol", "line", "endLine",
+            "text"}: 1-based lines; text from the start of the declaration's
+            first line to its end.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the server answered (after starting, initializing and
+        loading when needed) or the timeout elapses. Cancelling the awaiting
+        task cancels the call (and undoes what the IDE still shows) before
+        CancelledError propagates.
+        """
+        return _symbol_source(_dec_json(await _await(_start_idb_lsp_symbol_source(self._handle(), _options({"path": path, "symbol": symbol}), _timeout_ms(timeout)))))
+
+    def edit_set(self) -> "EditSet":
+        """Creates an empty edit set on a manager: edits staged in it reach the
+        manager's servers as unsaved text, are checked against the
+        diagnostics of the text on disk, and are then written all at once or
+        discarded. One set at a time has edits staged on a manager: another
+        set's EditSet.stage() waits until the first is applied, discarded or
+        freed (or its own timeout ends), so free a set when done with it.
+        After the manager is shut down, the set's calls fail with
+        IDB_ERR_CLOSED, and freeing it still succeeds.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return EditSet._adopt(_idb_edit_set_new(self._handle()), self)
+
     async def shutdown(self, timeout: Optional[float] = None) -> None:
         """Stops every server (a graceful shutdown within the timeout, then
         their process groups are killed, so nothing is left behind) and
@@ -1815,3 +1915,259 @@ class IDEClient:
 
     def __repr__(self) -> str:
         return "<idebridge.aio.IDEClient handle=0x%016x>" % self._h
+
+
+class EditSet:
+    """Edits checked by the language servers before they are written: stage
+    edits (nothing is written; the servers get them as unsaved text), check
+    what they introduce and resolve in the diagnostics of the edited files
+    and of the files that depend on them, then apply them (every file
+    written, or none) or discard them (the servers are put back on the
+    disk's text). Made from an LSPManager (its edit_set method); freeing it
+    discards what is still staged. Calls are safe from several threads at
+    once; they run one at a time.
+
+    Use it as an async context manager, or await free() when done; the
+    handle is also released when the object is garbage-collected.
+    """
+
+    _lock: threading.Lock
+    _h: int
+    _parent: Any
+
+    def __init__(self) -> None:
+        raise TypeError("use LSPManager.edit_set() to create a EditSet")
+
+    @staticmethod
+    def _adopt(h: int, parent: Any) -> "EditSet":
+        self = object.__new__(EditSet)
+        self._lock = threading.Lock()
+        self._h = h
+        self._parent = parent
+        return self
+
+    @property
+    def handle(self) -> int:
+        """The C handle; 0 once closed."""
+        return self._h
+
+    def _handle(self) -> int:
+        h = self._h
+        if not h:
+            raise ClosedError("EditSet is closed", IDB_ERR_CLOSED)
+        return h
+
+    async def stage(self, edits: Union[List[Dict[str, Any]], str], timeout: Optional[float] = None) -> List[str]:
+        """Stages edits: applies them in order to the staged texts of their
+        files (a file's first edit to its text on disk) and sends the
+        results to the files' servers as unsaved changes; nothing is
+        written. Before that it records the diagnostics the disk's text has
+        in the files the edits may affect (those that reference the symbols
+        whose declarations the edits touch, and the other files of the
+        edited files' directories), the baseline EditSet.check() compares
+        with. Stage several times to add edits; they are judged together.
+
+        An edit that cannot be applied (old_string occurring not exactly
+        once, an unknown symbol, a delete of a symbol still referenced, a
+        file that does not exist) fails the call with IDB_ERROR naming the
+        edit: none of its edits is staged, those staged before stay. Edits
+        that are not a JSON array of edits, or whose members do not go
+        together, fail with IDB_ERR_ARGUMENT and stage nothing.
+
+        Args:
+            edits: the edits, a JSON array of objects, each one of: {"file",
+                "old_string", "new_string"} (old_string occurs exactly once in
+                the file as staged so far; new_string "" deletes it), {"file",
+                "new_text"} (the whole new text), {"file", "symbol", "body"} (a
+                symbol's new body, by name path: "Square.Area", "main"),
+                {"file", "symbol", "action", "text"?} (action "replace",
+                "insert_before", "insert_after" or "delete"; a delete is refused
+                while the symbol is still referenced, unless "force": true),
+                {"file", "format": true} (formatted by its server), {"file",
+                "line", "fix"} (the code action titled fix at the 1-based line,
+                see LSPManager.code_actions()). The same JSON as the items of
+                the MCP tools' edits and of idebridge edit's EDITS.json;
+                relative paths are relative to the process's working directory
+                (a JSON-serialisable value, or a str holding JSON).
+            timeout: seconds to wait; None for 2 minutes, a negative number
+                to wait without limit.
+
+        Returns:
+            ["path", ...]: the absolute paths of every file staged so far,
+            in the order first staged.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the edits are staged (after starting servers and
+        waiting for the baseline diagnostics) or the timeout elapses.
+        Cancelling the awaiting task cancels the call (and undoes what the
+        IDE still shows) before CancelledError propagates.
+        """
+        return _dec_json(await _await(_start_idb_edit_set_stage(self._handle(), edits, _timeout_ms(timeout))))
+
+    async def check(self, timeout: Optional[float] = None) -> EditCheck:
+        """Checks the staged edits: waits until the diagnostics of every
+        checked file are known for the staged texts (as LSPManager.settle()
+        does) and returns, per file, the diagnostics introduced and resolved
+        against those of the text on disk: the edited files, then their
+        dependents, at most 50 files ("unchecked" counts the dependents left
+        out). Each file says how far its diagnostics can be trusted
+        ("complete", "partial", "unknown", "server-down"). Nothing is
+        written.
+
+        Args:
+            timeout: seconds to wait; None for 2 minutes, a negative number
+                to wait without limit.
+
+        Returns:
+            EditCheck, made from {"files": [{"path", "edited", "server"?,
+            "introduced": [diagnostic, ...], "resolved": [...], "status",
+            "reason"?}], "introduced", "resolved", "unchecked", "status",
+            "diff", "text"}: the same JSON as idebridge edit check --json,
+            with "text", its rendering for a model (each file with a change,
+            + introduced and - resolved, then what was checked and how far
+            it can be trusted); introduced diagnostics have the staged
+            text's positions, resolved ones the disk's.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the diagnostics of every checked file are known or
+        the timeout elapses. Cancelling the awaiting task cancels the call
+        (and undoes what the IDE still shows) before CancelledError
+        propagates.
+        """
+        return _edit_check(_dec_json(await _await(_start_idb_edit_set_check(self._handle(), _timeout_ms(timeout)))))
+
+    def diff(self) -> str:
+        """Returns the unified diff of every staged file against its text on
+        disk, paths relative to the manager's project directory ("" when
+        nothing is staged). It waits for a call on the same set that is
+        still running on another thread.
+
+        Returns:
+            the diff.
+
+        Raises:
+            IdebridgeError: on failure, as one of HandleError,
+                ArgumentError, InternalError.
+        """
+        return _idb_edit_set_diff(self._handle())
+
+    async def discard(self, timeout: Optional[float] = None) -> None:
+        """Drops every staged edit and puts the servers back on the disk's
+        text, so that their next diagnostics are the disk's and the next
+        LSPManager.drain() delivers none of the staged text's. The set is
+        then empty and usable again; nothing was written.
+
+        Args:
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the servers have the disk's text again and their
+        diagnostics of it are known, or the timeout elapses. Cancelling the
+        awaiting task cancels the call (and undoes what the IDE still shows)
+        before CancelledError propagates.
+        """
+        return _dec_none(await _await(_start_idb_edit_set_discard(self._handle(), _timeout_ms(timeout))))
+
+    async def apply(self, timeout: Optional[float] = None) -> EditApplied:
+        """Writes every staged file, all or none, directly (no IDE review):
+        each file must still be what it was on disk when first staged and
+        lie inside the manager's roots (option roots; default the project
+        directory); otherwise nothing is written, the call fails with
+        IDB_ERROR naming the file, and the edits stay staged (discard them,
+        or apply again). After the write the servers are told the files were
+        saved and the written files are checked again: the result's check is
+        what the write changed in the diagnostics. When that check fails,
+        the files are written all the same: the result says so in
+        "checkError" and its check is null. The set is then empty.
+
+        Args:
+            timeout: seconds to wait; None for 2 minutes, a negative number
+                to wait without limit.
+
+        Returns:
+            EditApplied, made from {"written": ["path", ...], "check": {...}
+            | null, "checkError"?, "text"}: check as idb_edit_set_check
+            returns it, with the diff written.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the files are written and checked, or refused, or the
+        timeout elapses. Cancelling the awaiting task cancels the call (and
+        undoes what the IDE still shows) before CancelledError propagates.
+        """
+        return _edit_applied(_dec_json(await _await(_start_idb_edit_set_apply(self._handle(), _timeout_ms(timeout)))))
+
+    async def free(self, timeout: Optional[float] = None) -> None:
+        """Discards what is staged (as EditSet.discard()) and frees the edit
+        set. The handle is invalid afterwards, even when the discard failed
+        or timed out. A set whose manager was shut down is freed without
+        error.
+
+        Args:
+            timeout: seconds to wait; None for 60 seconds, a negative number
+                to wait without limit.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when the discard is done (at once when nothing is staged)
+        or the timeout elapses. Cancelling the awaiting task cancels the
+        call (and undoes what the IDE still shows) before CancelledError
+        propagates.
+        """
+        with self._lock:
+            h, self._h = self._h, 0
+        if not h:
+            return
+        await _await(_start_idb_edit_set_free(h, _timeout_ms(timeout)))
+
+    def close(self) -> Awaitable[None]:
+        """free() with its defaults, blocking; does nothing once closed.
+        It closes at once; awaiting the result (await x.close()) is allowed
+        and returns at once.
+        """
+        with self._lock:
+            h, self._h = self._h, 0
+        if h:
+            _idb_edit_set_free(h, 0)
+        return _CLOSED
+
+    def __enter__(self) -> "EditSet":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "EditSet":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.free()
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", 0) and _library_loaded():
+            try:
+                self.close()
+            except Exception:
+                pass
+
+    def __repr__(self) -> str:
+        return "<idebridge.aio.EditSet handle=0x%016x>" % self._h

@@ -17,10 +17,15 @@ __all__ = [
     "AutoConnectDecision",
     "Attachment",
     "Candidate",
+    "CodeAction",
+    "CodeActions",
     "ConflictError",
     "Content",
     "Diagnostic",
     "DiagnosticsSnapshot",
+    "EditApplied",
+    "EditCheck",
+    "EditCheckFile",
     "EditConflict",
     "EditResult",
     "EditStatus",
@@ -53,6 +58,7 @@ __all__ = [
     "ServerInfo",
     "SettleResult",
     "Severity",
+    "SymbolSource",
     "Tool",
     "ToolResult",
 ]
@@ -1057,3 +1063,195 @@ def _nav_rename_proposal(v: Any) -> NavRenameProposal:
 
 def _nav_rename_applied(v: Any) -> NavRenameApplied:
     return NavRenameApplied._from(v)
+
+
+# Verified edits (EditSet, LSPManager.code_actions and symbol_source).
+# Paths are absolute; raw keeps the JSON (the same as idebridge edit
+# check --json, with text added).
+
+
+@dataclass
+class EditCheckFile:
+    """What staged edits change in one file's diagnostics (Go:
+    lsp.FileCheck): introduced diagnostics have the staged text's
+    positions, resolved ones the disk's."""
+
+    path: str = ""
+    #: False for a file that depends on the edited ones.
+    edited: bool = False
+    #: The server that serves it; "" when none does.
+    server: str = ""
+    introduced: List[Diagnostic] = field(default_factory=list)
+    resolved: List[Diagnostic] = field(default_factory=list)
+    #: "complete", "partial", "unknown" or "server-down": how far the
+    #: file's diagnostics, before and after, can be trusted.
+    status: str = ""
+    reason: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "EditCheckFile":
+        return cls(
+            path=v.get("path", ""),
+            edited=bool(v.get("edited")),
+            server=v.get("server", ""),
+            introduced=[Diagnostic._from(d) for d in v.get("introduced") or []],
+            resolved=[Diagnostic._from(d) for d in v.get("resolved") or []],
+            status=v.get("status", ""),
+            reason=v.get("reason", ""),
+        )
+
+
+@dataclass
+class EditCheck:
+    """The check of an edit set (Go: lsp.EditCheck): per file, the
+    diagnostics the staged edits introduce and resolve, the edited files
+    first, then their dependents."""
+
+    files: List[EditCheckFile] = field(default_factory=list)
+    introduced: int = 0
+    resolved: int = 0
+    #: Dependents left out by the bound of 50 files checked.
+    unchecked: int = 0
+    #: The least trustworthy status of the files.
+    status: str = ""
+    #: The unified diff of the edits.
+    diff: str = ""
+    #: The check as a model reads it.
+    text: str = ""
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "EditCheck":
+        return cls(
+            files=[EditCheckFile._from(f) for f in v.get("files") or []],
+            introduced=int(v.get("introduced") or 0),
+            resolved=int(v.get("resolved") or 0),
+            unchecked=int(v.get("unchecked") or 0),
+            status=v.get("status", ""),
+            diff=v.get("diff", ""),
+            text=v.get("text", ""),
+            raw=v,
+        )
+
+
+@dataclass
+class EditApplied:
+    """What EditSet.apply wrote (Go: lsp.EditApplied)."""
+
+    #: The files written, in the order first staged.
+    written: List[str] = field(default_factory=list)
+    #: What the write changed in the diagnostics; None when that check
+    #: failed (check_error says why; the files are written all the same).
+    check: Optional[EditCheck] = None
+    check_error: str = ""
+    #: The outcome as a model reads it.
+    text: str = ""
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "EditApplied":
+        chk = v.get("check")
+        return cls(
+            written=list(v.get("written") or []),
+            check=EditCheck._from(chk) if chk else None,
+            check_error=v.get("checkError", ""),
+            text=v.get("text", ""),
+            raw=v,
+        )
+
+
+@dataclass
+class CodeAction:
+    """A change a server offers at a place (Go: lsp.CodeAction): stage it
+    as {"file": path, "line": line, "fix": title}."""
+
+    title: str = ""
+    #: "quickfix", "refactor.extract", "source.organizeImports", ...
+    kind: str = ""
+    #: The fix the server recommends.
+    preferred: bool = False
+    #: The messages of the diagnostics it fixes.
+    fixes: List[str] = field(default_factory=list)
+    #: Why the server offers it but cannot apply it here.
+    disabled: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "CodeAction":
+        return cls(
+            title=v.get("title", ""),
+            kind=v.get("kind", ""),
+            preferred=bool(v.get("preferred")),
+            fixes=list(v.get("fixes") or []),
+            disabled=v.get("disabled", ""),
+        )
+
+
+@dataclass
+class CodeActions:
+    """The result of LSPManager.code_actions (Go: lsp.CodeActions)."""
+
+    server: str = ""
+    path: str = ""
+    #: The 1-based line asked about.
+    line: int = 0
+    actions: List[CodeAction] = field(default_factory=list)
+    #: The server had not finished loading the workspace: actions may be
+    #: missing; reason says why.
+    incomplete: bool = False
+    reason: str = ""
+    #: "complete", or "partial" when incomplete.
+    status: str = ""
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "CodeActions":
+        return cls(
+            server=v.get("server", ""),
+            path=v.get("path", ""),
+            line=int(v.get("line") or 0),
+            actions=[CodeAction._from(a) for a in v.get("actions") or []],
+            incomplete=bool(v.get("incomplete")),
+            reason=v.get("reason", ""),
+            status=v.get("status", ""),
+            raw=v,
+        )
+
+
+@dataclass
+class SymbolSource:
+    """The result of LSPManager.symbol_source (Go: lsp.SymbolSource)."""
+
+    path: str = ""
+    #: The name path as found ("Square.Area").
+    symbol: str = ""
+    #: The declaration's first and last lines, 1-based.
+    line: int = 0
+    end_line: int = 0
+    #: The declaration's text, from the start of its first line.
+    text: str = ""
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "SymbolSource":
+        return cls(
+            path=v.get("path", ""),
+            symbol=v.get("symbol", ""),
+            line=int(v.get("line") or 0),
+            end_line=int(v.get("endLine") or 0),
+            text=v.get("text", ""),
+        )
+
+
+def _edit_check(v: Any) -> EditCheck:
+    return EditCheck._from(v)
+
+
+def _edit_applied(v: Any) -> EditApplied:
+    return EditApplied._from(v)
+
+
+def _code_actions(v: Any) -> CodeActions:
+    return CodeActions._from(v)
+
+
+def _symbol_source(v: Any) -> SymbolSource:
+    return SymbolSource._from(v)
