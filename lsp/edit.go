@@ -790,17 +790,52 @@ func (s *EditSet) reset() {
 // ApplyOptions adjust Apply. A nil *ApplyOptions means none.
 type ApplyOptions struct {
 	// BeforeWrite, when set, is called with the staged files' paths
-	// before anything is written; an error from it refuses the write
-	// (nothing is written, the edits stay staged) and is returned as it
-	// is. An editor integration asks there whether any of the files has
-	// unsaved changes.
+	// before anything is written (and before any review); an error from
+	// it refuses the write (nothing is written, the edits stay staged)
+	// and is returned as it is. An editor integration asks there whether
+	// any of the files has unsaved changes.
 	BeforeWrite func(ctx context.Context, paths []string) error
+	// Review, when set, is asked about every staged file, one after the
+	// other in the order first staged, before anything is written: path
+	// and its proposed (staged) text. ok true accepts the file with
+	// final, the text to write, which may differ from proposed (the
+	// user edited it while reviewing); ok false refuses it, err (or nil)
+	// saying what happened. An error refuses it too. Nothing is written
+	// unless every file is accepted: the first refusal ends the review,
+	// and Apply returns a *ReviewRefusedError naming the file, with the
+	// edits still staged. An editor integration shows each file in the
+	// IDE's diff viewer there.
+	Review func(ctx context.Context, path, proposed string) (final string, ok bool, err error)
 }
+
+// ReviewRefusedError is Apply's error when ApplyOptions.Review refused a
+// file: nothing was written and the edits stay staged.
+type ReviewRefusedError struct {
+	// Path is the file refused; Reviewed how many files had been
+	// accepted before it.
+	Path     string
+	Reviewed int
+	// Err is what the review said (nil: the file was rejected).
+	Err error
+}
+
+func (e *ReviewRefusedError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("edits not applied: the edit of %s was rejected in review; nothing was written", e.Path)
+	}
+	return fmt.Sprintf("edits not applied: the review of %s: %v; nothing was written", e.Path, e.Err)
+}
+
+// Unwrap returns what the review said.
+func (e *ReviewRefusedError) Unwrap() error { return e.Err }
 
 // EditApplied is the result of Apply.
 type EditApplied struct {
 	// Written are the files written, in the order first staged.
 	Written []string `json:"written"`
+	// Modified are the files whose reviewed text (ApplyOptions.Review)
+	// differed from the staged one: that text was written, and checked.
+	Modified []string `json:"modified,omitempty"`
 	// Check is the check of what was written, against the diagnostics
 	// the files had before.
 	Check *EditCheck `json:"check"`
@@ -812,9 +847,13 @@ type EditApplied struct {
 // links resolved; errors.Is ErrOutsideRoots); otherwise nothing is
 // written, the error names the file (errors.Is ErrEditConflict when it
 // changed on disk), and the edits stay staged (Discard them, or Apply
-// again). After the write the servers are told the files were saved, and
-// the written files are checked again: the result's Check is the delta of
-// what was written. The set is then empty.
+// again). With ApplyOptions.Review, every file is reviewed first, and
+// nothing is written unless all are accepted (see ApplyOptions); a text
+// the review changed replaces the staged one, and the files depending on
+// what that change touches join the check. After the write the servers
+// are told the files were saved, and the written files are checked again:
+// the result's Check is the delta of what was written. The set is then
+// empty.
 func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -830,6 +869,13 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 			return nil, err
 		}
 	}
+	var modified []string
+	if opts != nil && opts.Review != nil {
+		var err error
+		if modified, err = s.review(ctx, opts.Review); err != nil {
+			return nil, err
+		}
+	}
 	changes := make([]atomicfile.Change, 0, len(s.order))
 	for _, p := range s.order {
 		sf := s.files[p]
@@ -838,7 +884,7 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 	if err := atomicfile.WriteAll(changes, &atomicfile.Options{Roots: s.m.opts.Roots}); err != nil {
 		return nil, fmt.Errorf("edits not applied: %w", err)
 	}
-	out := &EditApplied{Written: paths}
+	out := &EditApplied{Written: paths, Modified: modified}
 	diff := s.diffLocked()
 	wctx := context.WithoutCancel(ctx)
 	for _, p := range s.order {
@@ -864,4 +910,47 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 	c.Diff = diff
 	out.Check = c
 	return out, nil
+}
+
+// review asks review about every staged file and, when all are accepted,
+// stages the texts the review changed (with the dependents of what they
+// touch), returning those files. On a refusal nothing changes.
+func (s *EditSet) review(ctx context.Context, review func(ctx context.Context, path, proposed string) (string, bool, error)) ([]string, error) {
+	finals := make(map[string]string, len(s.order))
+	for i, p := range s.order {
+		if err := ctx.Err(); err != nil {
+			return nil, &ReviewRefusedError{Path: p, Reviewed: i, Err: err}
+		}
+		final, ok, err := review(ctx, p, s.files[p].text)
+		if err == nil && !ok && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if err != nil || !ok {
+			return nil, &ReviewRefusedError{Path: p, Reviewed: i, Err: err}
+		}
+		finals[p] = final
+	}
+	var modified, refs []string
+	for _, p := range s.order {
+		sf := s.files[p]
+		if finals[p] == sf.text {
+			continue
+		}
+		modified = append(modified, p)
+		refs = append(refs, s.dependents(ctx, p, sf.text, finals[p], nil)...)
+		sf.text = finals[p]
+		sf.edits++
+	}
+	if len(modified) == 0 {
+		return nil, nil
+	}
+	// The reviewed texts were never checked: they are staged like any
+	// edit, with a baseline for the files they newly reach.
+	if err := s.baseline(ctx, s.addToCheck(refs)); err != nil {
+		return modified, fmt.Errorf("edits not applied: %w", err)
+	}
+	if err := s.send(ctx); err != nil {
+		return modified, fmt.Errorf("edits not applied: %w", err)
+	}
+	return modified, nil
 }
