@@ -86,6 +86,10 @@ type Edit struct {
 	// Fix is the title of a code action at Line.
 	Fix  string `json:"fix,omitempty"`
 	Line int    `json:"line,omitempty"`
+
+	// expect, when set, is the text the edit was computed from (a
+	// rename's): the file's staged text must still be it.
+	expect *string
 }
 
 // ErrEditSetBusy is matched (errors.Is) by the error of Stage when the
@@ -150,11 +154,14 @@ func (m *Manager) NewEditSet() *EditSet {
 
 // Edits returns the proposal as edits (each file's whole new text), to
 // stage a rename with other edits and check it before it is written.
+// Staging one fails when its file no longer holds the text the rename
+// was computed from (it changed on disk since, or an edit staged before
+// changed it).
 func (p *RenameProposal) Edits() []Edit {
 	out := make([]Edit, 0, len(p.Files))
 	for _, f := range p.Files {
-		t := f.NewText
-		out = append(out, Edit{File: f.Path, NewText: &t})
+		t, old := f.NewText, f.OldText
+		out = append(out, Edit{File: f.Path, NewText: &t, expect: &old})
 	}
 	return out
 }
@@ -273,6 +280,9 @@ func (s *EditSet) stage(ctx context.Context, edits []Edit) (err error) {
 				newOrder = append(newOrder, abs)
 			}
 			pending[abs] = sf
+		}
+		if e.expect != nil && *e.expect != sf.text {
+			return fmt.Errorf("%s: the file is no longer the text the proposal was computed from (it changed since); ask for the proposal again", where)
 		}
 		next, refs, err := s.apply(ctx, sf, e)
 		if err != nil {

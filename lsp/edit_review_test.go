@@ -130,3 +130,26 @@ func TestEditSetApplyReview(t *testing.T) {
 		}
 	})
 }
+
+// A rename's edits stage only on the text the rename was computed from:
+// a file changed on disk since refuses the whole stage, and nothing of
+// the rename is staged.
+func TestEditSetRenameChangedSince(t *testing.T) {
+	f := newEditFixture(t)
+	m := newEditManager(t, f)
+	ctx := context.Background()
+	p, err := m.Rename(ctx, Pos{Path: f.a, Line: 4, Symbol: "Add"}, "Plus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, f.b, strings.Replace(fixtureB, "// Twice doubles.", "// Twice doubles, says the user.", 1))
+	es := m.NewEditSet()
+	defer es.Discard(ctx)
+	err = es.Stage(ctx, p.Edits())
+	if err == nil || !strings.Contains(err.Error(), "b.go): the file is no longer the text the proposal was computed from") {
+		t.Fatalf("stage of a rename over a changed file: %v", err)
+	}
+	if got := es.Files(); len(got) != 0 {
+		t.Errorf("staged %v", got)
+	}
+}

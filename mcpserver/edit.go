@@ -240,7 +240,7 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 	for _, p := range w.applied.Modified {
 		out.Modified = append(out.Modified, e.p.rel(p))
 	}
-	head := "Written (" + w.via + "): " + strings.Join(out.Written, ", ") + "."
+	head := "Written: " + strings.Join(out.Written, ", ") + ". (" + w.via + ")"
 	if len(out.Modified) > 0 {
 		head += " The user changed " + strings.Join(out.Modified, ", ") + " in the review: that text was written and checked; read it again before editing it further."
 	}
@@ -258,9 +258,30 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 
 // fill sets out's check fields from c.
 func (e *editTool) fill(out *verifiedResult, c *lsp.EditCheck) {
+	sum := e.summary(c)
 	out.Diff, out.Introduced, out.Resolved, out.Unchecked = c.Diff, c.Introduced, c.Resolved, c.Unchecked
-	out.Status = string(c.Status)
-	out.Files = verifiedFiles(c)
+	out.Status, out.Reason, out.Files = sum.Status, sum.Reason, sum.Files
+}
+
+// checkSummary is a check as rename and propose_edit answer it.
+type checkSummary struct {
+	Status     string         `json:"status"`
+	Reason     string         `json:"reason,omitempty"`
+	Introduced int            `json:"introduced"`
+	Resolved   int            `json:"resolved"`
+	Unchecked  int            `json:"unchecked"`
+	Files      []verifiedFile `json:"files"`
+}
+
+// checkDef is the schema of a checkSummary.
+const checkDef = `"editCheck":{"type":"object","description":"What the edit changes in the diagnostics of the edited files and of the files that depend on them: of the text written, once written; else of the proposal.","properties":{` + statusProps +
+	`,"introduced":{"type":"integer","minimum":0},"resolved":{"type":"integer","minimum":0},` +
+	`"unchecked":{"type":"integer","minimum":0,"description":"Dependent files left out of the check by its bound."},` +
+	`"files":{"type":"array","items":{"$ref":"#/$defs/verifiedFile"}}},"required":["status","introduced","resolved","files"],"additionalProperties":false}`
+
+// summary is c as rename and propose_edit answer it.
+func (e *editTool) summary(c *lsp.EditCheck) *checkSummary {
+	out := &checkSummary{Status: string(c.Status), Introduced: c.Introduced, Resolved: c.Resolved, Unchecked: c.Unchecked, Files: verifiedFiles(c)}
 	var partial []string
 	for _, f := range c.Files {
 		if f.Server != "" && f.Status != lsp.StatusComplete {
@@ -270,6 +291,7 @@ func (e *editTool) fill(out *verifiedResult, c *lsp.EditCheck) {
 	if len(partial) > 0 {
 		out.Reason = clip(strings.Join(partial, "; "))
 	}
+	return out
 }
 
 // verifiedFiles are c's files as the structured results list them.
@@ -290,7 +312,7 @@ func verifiedFiles(c *lsp.EditCheck) []verifiedFile {
 	return out
 }
 
-// written is what became of writing a staged set (stagedWrite).
+// written is what became of writing a staged set (editTool.write).
 type written struct {
 	// applied is nil when nothing was written; err says why (with
 	// applied, the check afterwards failed).
@@ -298,20 +320,29 @@ type written struct {
 	err     error
 	via     string
 	ide     *ideConn
-	// outcomes: what the user did with each file reviewed.
-	outcomes map[string]string
+	// reviews: what the IDE answered for each file reviewed.
+	reviews map[string]*idebridge.EditResult
+}
+
+// outcome is what the user did with path's review: accepted, tab_closed,
+// rejected, cancelled, not_accepted, or failed (no answer).
+func (w *written) outcome(path string) string {
+	if res := w.reviews[path]; res != nil {
+		return editOutcomeWord(res)
+	}
+	return "failed"
 }
 
 // write writes es, every file or none: reviewed in ide's diff viewer when
 // ide is connected and review is set, else directly; never under unsaved
 // changes in ide.
 func (e *editTool) write(ctx context.Context, es *lsp.EditSet, ide *ideConn, review bool) *written {
-	w := &written{via: "directly, no IDE connected", ide: ide, outcomes: map[string]string{}}
+	w := &written{via: "directly, no IDE connected", ide: ide, reviews: map[string]*idebridge.EditResult{}}
 	opts := &lsp.ApplyOptions{BeforeWrite: func(ctx context.Context, paths []string) error { return e.notDirty(ctx, ide, paths) }}
 	switch {
 	case ide != nil && review:
 		w.via = "reviewed in " + ide.name()
-		opts.Review = ideReview(ide, w.outcomes)
+		opts.Review = ideReview(ide, w.reviews)
 	case ide != nil:
 		w.via = "directly, without review in " + ide.name()
 	}
@@ -320,22 +351,19 @@ func (e *editTool) write(ctx context.Context, es *lsp.EditSet, ide *ideConn, rev
 }
 
 // ideReview is the lsp review hook that shows each file in c's diff
-// viewer, recording what the user did with it in outcomes.
-func ideReview(c *ideConn, outcomes map[string]string) func(ctx context.Context, path, proposed string) (string, bool, error) {
+// viewer, recording the IDE's answers in reviews.
+func ideReview(c *ideConn, reviews map[string]*idebridge.EditResult) func(ctx context.Context, path, proposed string) (string, bool, error) {
 	return func(ctx context.Context, path, proposed string) (string, bool, error) {
 		res, err := c.reviewer.Review(ctx, idebridge.EditRequest{Path: path, NewText: proposed})
-		if err != nil {
-			outcomes[path] = "failed"
-			if errors.Is(err, idebridge.ErrConnectionLost) || errors.Is(err, idebridge.ErrClosed) {
-				return "", false, fmt.Errorf("the connection to %s was lost during the review", c.name())
-			}
-			if ctx.Err() != nil {
-				outcomes[path] = "cancelled"
-				return "", false, fmt.Errorf("the review ended before the user decided (%w)", ctx.Err())
-			}
+		switch {
+		case errors.Is(err, idebridge.ErrConnectionLost) || errors.Is(err, idebridge.ErrClosed):
+			return "", false, fmt.Errorf("the connection to %s was lost during the review (%w)", c.name(), err)
+		case err != nil && ctx.Err() != nil:
+			return "", false, fmt.Errorf("the review ended before the user decided (%w)", ctx.Err())
+		case err != nil:
 			return "", false, err
 		}
-		outcomes[path] = editOutcomeWord(res)
+		reviews[path] = res
 		switch {
 		case res.Cancelled:
 			return "", false, errors.New("the user cancelled the review")
@@ -356,8 +384,11 @@ func (e *editTool) refused(tool string, w *written, diff string, out *verifiedRe
 	}
 	file := e.p.rel(re.Path)
 	out.Status, out.Diff, out.Refused = statusUnknown, diff, file
-	out.Outcome = w.outcomes[re.Path]
-	if out.Outcome == "accepted" || out.Outcome == "tab_closed" || out.Outcome == "" {
+	out.Outcome = w.outcome(re.Path)
+	switch {
+	case errors.Is(re.Err, context.Canceled), errors.Is(re.Err, context.DeadlineExceeded):
+		out.Outcome = "cancelled"
+	case out.Outcome == "accepted", out.Outcome == "tab_closed":
 		out.Outcome = "failed"
 	}
 	var msg string

@@ -362,7 +362,7 @@ func TestApplyEditReviewedInIDE(t *testing.T) {
 	res = s.ok("apply_edit", map[string]any{"edits": fixes})
 	checkStructured(t, s.tools["apply_edit"], res)
 	text := res.Text()
-	if !strings.Contains(text, "Written (reviewed in TestIDE") || !strings.Contains(text, "The user changed calc/b.go in the review") {
+	if !strings.Contains(text, ". (reviewed in TestIDE on port ") || !strings.Contains(text, "The user changed calc/b.go in the review") {
 		t.Errorf("apply_edit with b.go edited by the user:\n%s", text)
 	}
 	if readText(t, b) != userB {
@@ -390,14 +390,14 @@ func TestApplyEditReviewedInIDE(t *testing.T) {
 		map[string]any{"file": "calc/b.go", "old_string": `Add(x, x, "zero")`, "new_string": "Add(x, x, 0)"},
 		map[string]any{"file": "app/c.go", "old_string": "calc.Add(1, 2)", "new_string": "calc.Add(1, 2, 0)"},
 	}})
-	if text := res.Text(); !strings.Contains(text, "Written (reviewed in TestIDE") || !strings.Contains(text, "calc/b.go: 1 resolved") || len(policy.files()) != n+2 {
+	if text := res.Text(); !strings.Contains(text, ". (reviewed in TestIDE on port ") || !strings.Contains(text, "calc/b.go: 1 resolved") || len(policy.files()) != n+2 {
 		t.Errorf("apply_edit accepted (%d shown):\n%s", len(policy.files())-n, text)
 	}
 	if !strings.Contains(readText(t, c), "calc.Add(1, 2, 0)") {
 		t.Errorf("c.go on disk:\n%s", readText(t, c))
 	}
 	res = s.ok("apply_edit", map[string]any{"review": false, "edits": []any{map[string]any{"file": "app/c.go", "old_string": "// Sum sums.", "new_string": "// Sum adds."}}})
-	if !strings.Contains(res.Text(), "Written (directly, without review in TestIDE on port ") || len(policy.files()) != n+2 || !strings.Contains(readText(t, c), "Sum adds.") {
+	if !strings.Contains(res.Text(), ". (directly, without review in TestIDE on port ") || len(policy.files()) != n+2 || !strings.Contains(readText(t, c), "Sum adds.") {
 		t.Errorf("apply_edit review false:\n%s", res.Text())
 	}
 }
