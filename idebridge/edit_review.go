@@ -22,6 +22,35 @@ func (r *Reviewer) Review(ctx context.Context, req EditRequest) (*EditResult, er
 	return r.propose(ctx, req, false)
 }
 
+// ReviewFunc returns a review of one file at a time in the shape of the
+// lsp package's ApplyOptions.Review, for writing several files all or
+// none: each call shows proposed for path (Review) and answers the text
+// to write and true when the user accepted it (FILE_SAVED, perhaps after
+// editing it, or TAB_CLOSED); false and a nil error when they rejected
+// it; false and an error saying what happened otherwise (the review was
+// cancelled, the IDE answered something else, or the review failed: the
+// errors of Review). done, when not nil, receives each result.
+func (r *Reviewer) ReviewFunc(done func(*EditResult)) func(ctx context.Context, path, proposed string) (string, bool, error) {
+	return func(ctx context.Context, path, proposed string) (string, bool, error) {
+		res, err := r.Review(ctx, EditRequest{Path: path, NewText: proposed})
+		if err != nil {
+			return "", false, err
+		}
+		if done != nil {
+			done(res)
+		}
+		switch {
+		case res.Cancelled:
+			return "", false, errors.New("the user cancelled the review")
+		case res.Status.Accepted():
+			return res.Text, true, nil
+		case res.Status == EditRejected:
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("the IDE did not accept it (it answered %q)", res.IDEAnswer)
+	}
+}
+
 // UnsavedFiles asks the IDE (checkDocumentDirty) which of paths have
 // unsaved changes in its editors, in the order given. A file the IDE does
 // not have open has none. When the IDE does not offer checkDocumentDirty,

@@ -134,3 +134,33 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// ReviewFunc answers in the shape of an all-or-nothing write's hook: the
+// text to write and true for an accepted file (the user's text when they
+// edited it), false for a rejected one, and writes nothing.
+func TestReviewFunc(t *testing.T) {
+	const old, proposal, edited = "a\n", "b\n", "c\n"
+	for _, tt := range []struct {
+		decide ideserver.DiffDecision
+		final  string
+		ok     bool
+	}{
+		{ideserver.SaveDiff(proposal), proposal, true},
+		{ideserver.SaveDiff(edited), edited, true},
+		{ideserver.DiffDecision{Action: ideserver.DiffCloseTab}, proposal, true},
+		{ideserver.DiffDecision{Action: ideserver.DiffReject}, "", false},
+	} {
+		srv, dir := reviewIDE(t, ideserver.DiffPolicyFunc(func(context.Context, *ideserver.DiffRequest) (ideserver.DiffDecision, error) { return tt.decide, nil }))
+		path := filepath.Join(dir, "f.txt")
+		writeFile(t, path, old, 0o644)
+		var seen []*idebridge.EditResult
+		review := idebridge.NewReviewer(reviewClient(t, srv.URL(), srv.AuthToken()), nil).ReviewFunc(func(r *idebridge.EditResult) { seen = append(seen, r) })
+		final, ok, err := review(reviewCtx(t), path, proposal)
+		if err != nil || final != tt.final || ok != tt.ok || len(seen) != 1 {
+			t.Errorf("%v: %q %v %v (%d results)", tt.decide.Action, final, ok, err, len(seen))
+		}
+		if readFile(t, path) != old {
+			t.Errorf("%v: the file was written", tt.decide.Action)
+		}
+	}
+}

@@ -353,26 +353,16 @@ func (e *editTool) write(ctx context.Context, es *lsp.EditSet, ide *ideConn, rev
 // ideReview is the lsp review hook that shows each file in c's diff
 // viewer, recording the IDE's answers in reviews.
 func ideReview(c *ideConn, reviews map[string]*idebridge.EditResult) func(ctx context.Context, path, proposed string) (string, bool, error) {
+	review := c.reviewer.ReviewFunc(func(res *idebridge.EditResult) { reviews[res.Path] = res })
 	return func(ctx context.Context, path, proposed string) (string, bool, error) {
-		res, err := c.reviewer.Review(ctx, idebridge.EditRequest{Path: path, NewText: proposed})
+		final, ok, err := review(ctx, path, proposed)
 		switch {
 		case errors.Is(err, idebridge.ErrConnectionLost) || errors.Is(err, idebridge.ErrClosed):
 			return "", false, fmt.Errorf("the connection to %s was lost during the review (%w)", c.name(), err)
-		case err != nil && ctx.Err() != nil:
+		case err != nil && ctx.Err() != nil && reviews[path] == nil:
 			return "", false, fmt.Errorf("the review ended before the user decided (%w)", ctx.Err())
-		case err != nil:
-			return "", false, err
 		}
-		reviews[path] = res
-		switch {
-		case res.Cancelled:
-			return "", false, errors.New("the user cancelled the review")
-		case res.Status.Accepted():
-			return res.Text, true, nil
-		case res.Status == idebridge.EditRejected:
-			return "", false, nil
-		}
-		return "", false, fmt.Errorf("%s did not accept it (it answered %q)", c.name(), res.IDEAnswer)
+		return final, ok, err
 	}
 }
 

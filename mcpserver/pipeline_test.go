@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,41 @@ func TestProposeEditThroughThePipeline(t *testing.T) {
 	}
 	if !introduced(res.StructuredContent, "mismatched types") {
 		t.Errorf("the check of what was written misses the user's error: %s", res.StructuredContent)
+	}
+}
+
+// The connection to the IDE closing during the review of the second file
+// writes nothing, and the answer says so, naming the file. (A headless
+// IDE that shuts down answers its pending diffs DIFF_REJECTED first: the
+// connection is closed from this side, as a network drop would end it.)
+func TestApplyEditIDELostDuringReview(t *testing.T) {
+	dir := t.TempDir()
+	editModule(t, dir)
+	env := testEnv(t)
+	a, b := filepath.Join(dir, "calc", "a.go"), filepath.Join(dir, "calc", "b.go")
+	var s *testServer
+	policy := ideserver.DiffPolicyFunc(func(ctx context.Context, req *ideserver.DiffRequest) (ideserver.DiffDecision, error) {
+		if req.NewPath == b {
+			// The connection drops while the user looks at b.go.
+			go s.srv.link.close()
+			<-ctx.Done()
+			return ideserver.DiffDecision{}, context.Cause(ctx)
+		}
+		return ideserver.SaveDiff(req.NewContents), nil
+	})
+	startIDE(t, dir, env, policy)
+	s = newTestServer(t, dir, &Options{Env: env})
+	wantA, wantB := readText(t, a), readText(t, b)
+	res := s.call("apply_edit", map[string]any{"edits": []any{
+		map[string]any{"file": "calc/a.go", "old_string": "Add adds.", "new_string": "Add adds two numbers."},
+		map[string]any{"file": "calc/b.go", "old_string": "Twice doubles.", "new_string": "Twice doubles x."},
+	}})
+	checkStructured(t, s.tools["apply_edit"], res)
+	if !res.IsError || !strings.Contains(res.Text(), "The review of calc/b.go in TestIDE on port") || !strings.Contains(res.Text(), "was lost during the review") ||
+		!strings.Contains(res.Text(), "nothing was written") {
+		t.Errorf("apply_edit with the IDE lost: isError %v:\n%s", res.IsError, res.Text())
+	}
+	if readText(t, a) != wantA || readText(t, b) != wantB {
+		t.Fatal("a file was written though the review never ended")
 	}
 }
