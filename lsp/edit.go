@@ -857,8 +857,10 @@ type EditApplied struct {
 // links resolved; errors.Is ErrOutsideRoots); otherwise nothing is
 // written, the error names the file (errors.Is ErrEditConflict when it
 // changed on disk), and the edits stay staged (Discard them, or Apply
-// again). With ApplyOptions.Review, every file is reviewed first, and
-// nothing is written unless all are accepted (see ApplyOptions); a text
+// again). With ApplyOptions.Review, every file is reviewed first (once
+// the checks above pass: a write they would refuse is refused before
+// anyone is asked), and nothing is written unless all are accepted (see
+// ApplyOptions); a text
 // the review changed replaces the staged one, and the files depending on
 // what that change touches join the check. After the write the servers
 // are told the files were saved, and the written files are checked again:
@@ -879,19 +881,20 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 			return nil, err
 		}
 	}
+	wopts := &atomicfile.Options{Roots: s.m.opts.Roots}
 	var modified []string
 	if opts != nil && opts.Review != nil {
+		// A write that would be refused is refused before anyone is
+		// asked about it.
+		if err := atomicfile.Check(s.changes(), wopts); err != nil {
+			return nil, fmt.Errorf("edits not applied: %w", err)
+		}
 		var err error
 		if modified, err = s.review(ctx, opts.Review); err != nil {
 			return nil, err
 		}
 	}
-	changes := make([]atomicfile.Change, 0, len(s.order))
-	for _, p := range s.order {
-		sf := s.files[p]
-		changes = append(changes, atomicfile.Change{Path: p, Data: []byte(sf.text), Base: sf.state})
-	}
-	if err := atomicfile.WriteAll(changes, &atomicfile.Options{Roots: s.m.opts.Roots}); err != nil {
+	if err := atomicfile.WriteAll(s.changes(), wopts); err != nil {
 		return nil, fmt.Errorf("edits not applied: %w", err)
 	}
 	out := &EditApplied{Written: paths, Modified: modified}
@@ -920,6 +923,16 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 	c.Diff = diff
 	out.Check = c
 	return out, nil
+}
+
+// changes are the staged files as a write of them all.
+func (s *EditSet) changes() []atomicfile.Change {
+	changes := make([]atomicfile.Change, 0, len(s.order))
+	for _, p := range s.order {
+		sf := s.files[p]
+		changes = append(changes, atomicfile.Change{Path: p, Data: []byte(sf.text), Base: sf.state})
+	}
+	return changes
 }
 
 // review asks review about every staged file and, when all are accepted,
