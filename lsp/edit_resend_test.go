@@ -58,10 +58,12 @@ func TestResendAnswered(t *testing.T) {
 				t.Fatal(r, err)
 			}
 			for i := range 3 {
+				start := time.Now()
 				if err := m.resend(ctx, p); err != nil {
 					t.Fatal(err)
 				}
 				r, err := m.Settle(ctx, p)
+				t.Logf("resend %d: %s (%s) after %v", i+1, r.Status, r.Reason, time.Since(start).Round(time.Millisecond))
 				if err != nil || r.Status != StatusComplete {
 					t.Errorf("resend %d: %s (%s), %v", i+1, r.Status, r.Reason, err)
 				}
