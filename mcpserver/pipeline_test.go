@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/mcp"
 )
 
 // pipelineModule is testModule with a call of hello, which nothing
@@ -206,5 +207,41 @@ func TestApplyEditIDELostDuringReview(t *testing.T) {
 	}
 	if readText(t, a) != wantA || readText(t, b) != wantB {
 		t.Fatal("a file was written though the review never ended")
+	}
+}
+
+// propose_edit never writes a file with unsaved changes in the IDE: it
+// refuses before showing the diff, naming the file.
+func TestProposeEditRefusesUnderUnsavedChanges(t *testing.T) {
+	dir := t.TempDir()
+	testModule(t, dir)
+	env := testEnv(t)
+	greet := filepath.Join(dir, "greet.go")
+	policy := &diffLog{decide: func(req *ideserver.DiffRequest) ideserver.DiffDecision { return ideserver.SaveDiff(req.NewContents) }}
+	ide := startIDE(t, dir, env, policy)
+	err := ide.RegisterTool(ideserver.Tool{
+		Tool: mcp.Tool{Name: mcp.ToolCheckDocumentDirty, Description: "Report whether a document has unsaved changes",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"filePath":{"type":"string"}},"required":["filePath"]}`)},
+		Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			var args struct {
+				FilePath string `json:"filePath"`
+			}
+			if err := call.Bind(&args); err != nil {
+				return nil, err
+			}
+			return ideserver.JSONResult(map[string]any{"success": true, "filePath": args.FilePath, "isDirty": args.FilePath == greet, "isUntitled": false})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestServer(t, dir, &Options{Env: env})
+	want := readText(t, greet)
+	res := s.call("propose_edit", map[string]any{"file": "greet.go", "old_string": "says hello", "new_string": "says hi"})
+	if !res.IsError || !strings.Contains(res.Text(), "greet.go has unsaved changes in TestIDE") || !strings.Contains(res.Text(), "the file is unchanged") {
+		t.Errorf("propose_edit under unsaved changes: isError %v:\n%s", res.IsError, res.Text())
+	}
+	if readText(t, greet) != want || len(policy.files()) != 0 {
+		t.Errorf("written, or shown in the IDE (%v)", policy.files())
 	}
 }
