@@ -127,7 +127,7 @@ func editTools(e *editTool) []ideserver.Tool {
 			func(ctx context.Context, a *editArgs) *mcp.ToolResult { return e.run(ctx, a, false) }),
 		defineTool(toolSpec{name: "apply_edit", title: "Apply edits",
 			description: "Write edits, all of them or none: each file must still be as it was on disk when the call began, and, when the user's IDE is connected, must have no unsaved changes there (or save_unsaved asks the IDE to save them first). With the IDE connected, every file is first shown in its diff viewer, and nothing is written unless the user accepts them all; what they accepted, perhaps after editing it, is what is written (review false writes directly). The answer is the diff written and what it changed in the diagnostics of the edited files and their dependents. Takes the edits preview_edit takes.",
-			input:       applyInput, output: outputSchema(verifiedSchema, verifiedFileDef, diagnosticDef), destructive: true},
+			input:       applyInput, output: outputSchema(verifiedSchema, verifiedFileDef, diagnosticDef), destructive: true, user: true},
 			func(ctx context.Context, a *editArgs) *mcp.ToolResult { return e.run(ctx, a, true) }),
 		defineTool(toolSpec{name: "fixes", title: "Fixes and code actions",
 			description: "The code actions the language server offers for a line of a file, as the file is on disk: quick fixes for the diagnostics on the line (a missing import, ...), organize imports, refactorings. Stage one in preview_edit or apply_edit as {file, line, fix: its title}.",
@@ -193,10 +193,14 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 	if bad != nil {
 		return bad
 	}
+	// The servers' part is bounded; the user's review (apply_edit) is
+	// not: the tool waits for the user, as long as they take.
+	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	var ide *ideConn
 	var saved []string
 	if apply {
-		ide, _ = e.link.get(ctx)
+		ide, _ = e.link.get(sctx)
 		if ide != nil && a.SaveUnsaved {
 			files := make([]string, 0, len(edits))
 			for _, ed := range edits {
@@ -205,14 +209,14 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 				}
 			}
 			var err error
-			if saved, err = ide.client.SaveUnsaved(ctx, files); err != nil {
+			if saved, err = ide.client.SaveUnsaved(sctx, files); err != nil {
 				return e.failed(tool, fmt.Errorf("saving the unsaved changes in %s first: %w", ide.name(), err), "")
 			}
 		}
 	}
 	es := e.m.NewEditSet()
 	defer es.Discard(context.WithoutCancel(ctx))
-	if err := es.Stage(ctx, edits); err != nil {
+	if err := es.Stage(sctx, edits); err != nil {
 		return e.failed(tool, err, "")
 	}
 	out := &verifiedResult{Written: []string{}, Files: []verifiedFile{}}
@@ -220,7 +224,7 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 		out.Saved = append(out.Saved, e.p.rel(p))
 	}
 	if !apply {
-		c, err := es.Check(ctx)
+		c, err := es.Check(sctx)
 		if err != nil {
 			return e.failed(tool, err, es.Diff())
 		}
