@@ -860,12 +860,11 @@ type EditApplied struct {
 // again). With ApplyOptions.Review, every file is reviewed first (once
 // the checks above pass: a write they would refuse is refused before
 // anyone is asked), and nothing is written unless all are accepted (see
-// ApplyOptions); a text
-// the review changed replaces the staged one, and the files depending on
-// what that change touches join the check. After the write the servers
-// are told the files were saved, and the written files are checked again:
-// the result's Check is the delta of what was written. The set is then
-// empty.
+// ApplyOptions); a text the review changed replaces the staged one, and
+// the files depending on what that change touches join the check. After
+// the write the servers are told the files were saved, and the written
+// files are checked again: the result's Check is the delta of what was
+// written. The set is then empty.
 func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
