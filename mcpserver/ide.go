@@ -577,6 +577,12 @@ func proposeEdit(ctx context.Context, e *editTool, a *proposeArgs) *mcp.ToolResu
 		out.Check = e.summary(check)
 		return withStructured(textf("%s\nThe change, not written, would have done:\n%s", outcomeSentence(p.rel(path), res), check.Render(p.dir)), out)
 	}
+	if res == nil {
+		// Written without an answer recorded under this path (it cannot
+		// be, as the review is of this file): say what is known.
+		text, _ := p.read(path)
+		res = &idebridge.EditResult{Path: path, Status: idebridge.EditAccepted, ViaIDE: true, Text: string(text), Bytes: len(text)}
+	}
 	res.Written = true
 	out := editResultOf(c, path, res)
 	if w.err != nil {
