@@ -182,6 +182,12 @@ func NewReviewer(c *Client, opts *ReviewerOptions) *Reviewer {
 // ErrConnectionLost for a lost connection). An edit ended by CancelAll
 // returns EditRejected with Cancelled set and no error.
 func (r *Reviewer) ProposeEdit(ctx context.Context, req EditRequest) (*EditResult, error) {
+	return r.propose(ctx, req, true)
+}
+
+// propose shows req for review and, when write is set, writes the
+// accepted text.
+func (r *Reviewer) propose(ctx context.Context, req EditRequest, write bool) (*EditResult, error) {
 	if r.c == nil {
 		return nil, fmt.Errorf("proposing an edit of %s: %w (use ApplyEdit to write without one)", req.Path, ErrNoIDE)
 	}
@@ -245,6 +251,9 @@ func (r *Reviewer) ProposeEdit(ctx context.Context, req EditRequest) (*EditResul
 	case out.Accepted():
 		res.Text, res.Bytes = out.FinalText, len(out.FinalText)
 		res.UserModified = out.Status == EditAccepted && out.FinalText != req.NewText
+		if !write {
+			break
+		}
 		if werr = WriteFileAtomic(abs, []byte(out.FinalText), base); werr == nil {
 			res.Written = true
 		}

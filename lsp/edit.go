@@ -86,6 +86,10 @@ type Edit struct {
 	// Fix is the title of a code action at Line.
 	Fix  string `json:"fix,omitempty"`
 	Line int    `json:"line,omitempty"`
+
+	// expect, when set, is the text the edit was computed from (a
+	// rename's): the file's staged text must still be it.
+	expect *string
 }
 
 // ErrEditSetBusy is matched (errors.Is) by the error of Stage when the
@@ -150,11 +154,14 @@ func (m *Manager) NewEditSet() *EditSet {
 
 // Edits returns the proposal as edits (each file's whole new text), to
 // stage a rename with other edits and check it before it is written.
+// Staging one fails when its file no longer holds the text the rename
+// was computed from (it changed on disk since, or an edit staged before
+// changed it).
 func (p *RenameProposal) Edits() []Edit {
 	out := make([]Edit, 0, len(p.Files))
 	for _, f := range p.Files {
-		t := f.NewText
-		out = append(out, Edit{File: f.Path, NewText: &t})
+		t, old := f.NewText, f.OldText
+		out = append(out, Edit{File: f.Path, NewText: &t, expect: &old})
 	}
 	return out
 }
@@ -273,6 +280,9 @@ func (s *EditSet) stage(ctx context.Context, edits []Edit) (err error) {
 				newOrder = append(newOrder, abs)
 			}
 			pending[abs] = sf
+		}
+		if e.expect != nil && *e.expect != sf.text {
+			return fmt.Errorf("%s: the file is no longer the text the proposal was computed from (it changed since); ask for the proposal again", where)
 		}
 		next, refs, err := s.apply(ctx, sf, e)
 		if err != nil {
@@ -790,17 +800,52 @@ func (s *EditSet) reset() {
 // ApplyOptions adjust Apply. A nil *ApplyOptions means none.
 type ApplyOptions struct {
 	// BeforeWrite, when set, is called with the staged files' paths
-	// before anything is written; an error from it refuses the write
-	// (nothing is written, the edits stay staged) and is returned as it
-	// is. An editor integration asks there whether any of the files has
-	// unsaved changes.
+	// before anything is written (and before any review); an error from
+	// it refuses the write (nothing is written, the edits stay staged)
+	// and is returned as it is. An editor integration asks there whether
+	// any of the files has unsaved changes.
 	BeforeWrite func(ctx context.Context, paths []string) error
+	// Review, when set, is asked about every staged file, one after the
+	// other in the order first staged, before anything is written: path
+	// and its proposed (staged) text. ok true accepts the file with
+	// final, the text to write, which may differ from proposed (the
+	// user edited it while reviewing); ok false refuses it, err (or nil)
+	// saying what happened. An error refuses it too. Nothing is written
+	// unless every file is accepted: the first refusal ends the review,
+	// and Apply returns a *ReviewRefusedError naming the file, with the
+	// edits still staged. An editor integration shows each file in the
+	// IDE's diff viewer there.
+	Review func(ctx context.Context, path, proposed string) (final string, ok bool, err error)
 }
+
+// ReviewRefusedError is Apply's error when ApplyOptions.Review refused a
+// file: nothing was written and the edits stay staged.
+type ReviewRefusedError struct {
+	// Path is the file refused; Reviewed how many files had been
+	// accepted before it.
+	Path     string
+	Reviewed int
+	// Err is what the review said (nil: the file was rejected).
+	Err error
+}
+
+func (e *ReviewRefusedError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("edits not applied: the edit of %s was rejected in review; nothing was written", e.Path)
+	}
+	return fmt.Sprintf("edits not applied: the review of %s: %v; nothing was written", e.Path, e.Err)
+}
+
+// Unwrap returns what the review said.
+func (e *ReviewRefusedError) Unwrap() error { return e.Err }
 
 // EditApplied is the result of Apply.
 type EditApplied struct {
 	// Written are the files written, in the order first staged.
 	Written []string `json:"written"`
+	// Modified are the files whose reviewed text (ApplyOptions.Review)
+	// differed from the staged one: that text was written, and checked.
+	Modified []string `json:"modified,omitempty"`
 	// Check is the check of what was written, against the diagnostics
 	// the files had before.
 	Check *EditCheck `json:"check"`
@@ -812,9 +857,14 @@ type EditApplied struct {
 // links resolved; errors.Is ErrOutsideRoots); otherwise nothing is
 // written, the error names the file (errors.Is ErrEditConflict when it
 // changed on disk), and the edits stay staged (Discard them, or Apply
-// again). After the write the servers are told the files were saved, and
-// the written files are checked again: the result's Check is the delta of
-// what was written. The set is then empty.
+// again). With ApplyOptions.Review, every file is reviewed first (once
+// the checks above pass: a write they would refuse is refused before
+// anyone is asked), and nothing is written unless all are accepted (see
+// ApplyOptions); a text the review changed replaces the staged one, and
+// the files depending on what that change touches join the check. After
+// the write the servers are told the files were saved, and the written
+// files are checked again: the result's Check is the delta of what was
+// written. The set is then empty.
 func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -830,15 +880,23 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 			return nil, err
 		}
 	}
-	changes := make([]atomicfile.Change, 0, len(s.order))
-	for _, p := range s.order {
-		sf := s.files[p]
-		changes = append(changes, atomicfile.Change{Path: p, Data: []byte(sf.text), Base: sf.state})
+	wopts := &atomicfile.Options{Roots: s.m.opts.Roots}
+	var modified []string
+	if opts != nil && opts.Review != nil {
+		// A write that would be refused is refused before anyone is
+		// asked about it.
+		if err := atomicfile.Check(s.changes(), wopts); err != nil {
+			return nil, fmt.Errorf("edits not applied: %w", err)
+		}
+		var err error
+		if modified, err = s.review(ctx, opts.Review); err != nil {
+			return nil, err
+		}
 	}
-	if err := atomicfile.WriteAll(changes, &atomicfile.Options{Roots: s.m.opts.Roots}); err != nil {
+	if err := atomicfile.WriteAll(s.changes(), wopts); err != nil {
 		return nil, fmt.Errorf("edits not applied: %w", err)
 	}
-	out := &EditApplied{Written: paths}
+	out := &EditApplied{Written: paths, Modified: modified}
 	diff := s.diffLocked()
 	wctx := context.WithoutCancel(ctx)
 	for _, p := range s.order {
@@ -864,4 +922,57 @@ func (s *EditSet) Apply(ctx context.Context, opts *ApplyOptions) (*EditApplied, 
 	c.Diff = diff
 	out.Check = c
 	return out, nil
+}
+
+// changes are the staged files as a write of them all.
+func (s *EditSet) changes() []atomicfile.Change {
+	changes := make([]atomicfile.Change, 0, len(s.order))
+	for _, p := range s.order {
+		sf := s.files[p]
+		changes = append(changes, atomicfile.Change{Path: p, Data: []byte(sf.text), Base: sf.state})
+	}
+	return changes
+}
+
+// review asks review about every staged file and, when all are accepted,
+// stages the texts the review changed (with the dependents of what they
+// touch), returning those files. On a refusal nothing changes.
+func (s *EditSet) review(ctx context.Context, review func(ctx context.Context, path, proposed string) (string, bool, error)) ([]string, error) {
+	finals := make(map[string]string, len(s.order))
+	for i, p := range s.order {
+		if err := ctx.Err(); err != nil {
+			return nil, &ReviewRefusedError{Path: p, Reviewed: i, Err: err}
+		}
+		final, ok, err := review(ctx, p, s.files[p].text)
+		if err == nil && !ok && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if err != nil || !ok {
+			return nil, &ReviewRefusedError{Path: p, Reviewed: i, Err: err}
+		}
+		finals[p] = final
+	}
+	var modified, refs []string
+	for _, p := range s.order {
+		sf := s.files[p]
+		if finals[p] == sf.text {
+			continue
+		}
+		modified = append(modified, p)
+		refs = append(refs, s.dependents(ctx, p, sf.text, finals[p], nil)...)
+		sf.text = finals[p]
+		sf.edits++
+	}
+	if len(modified) == 0 {
+		return nil, nil
+	}
+	// The reviewed texts were never checked: they are staged like any
+	// edit, with a baseline for the files they newly reach.
+	if err := s.baseline(ctx, s.addToCheck(refs)); err != nil {
+		return modified, fmt.Errorf("edits not applied: %w", err)
+	}
+	if err := s.send(ctx); err != nil {
+		return modified, fmt.Errorf("edits not applied: %w", err)
+	}
+	return modified, nil
 }

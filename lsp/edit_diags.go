@@ -81,12 +81,17 @@ func (m *Manager) serverText(path string) (string, bool) {
 }
 
 // resend sends the open document at path again, unchanged, as a new
-// version (didChange), so that the next diagnostics counted for it are
-// computed after everything sent before: a publish for its current
-// version may have been computed before the server took in a change of
-// another file sent just before it (the staged texts go out one file
-// after another), and arrive after that change was sent. Nothing is sent
-// for a document that is not open in a running server.
+// version, so that the next diagnostics counted for it are computed after
+// everything sent before: a publish for its current version may have been
+// computed before the server took in a change of another file sent just
+// before it (the staged texts go out one file after another), and arrive
+// after that change was sent. It reopens the document (didClose, then
+// didOpen with the new version): a didChange to the same text is not
+// enough, since some servers skip a change that changes nothing, or
+// publish only when the set changed, and then never answer the new
+// version (clangd 14 and typescript-language-server, where gopls and
+// pyright answer both; see TestResendAnswered). Nothing is sent for a
+// document that is not open in a running server.
 func (m *Manager) resend(ctx context.Context, path string) error {
 	m.mu.Lock()
 	doc, ok := m.docs.Peek(path)
@@ -102,7 +107,13 @@ func (m *Manager) resend(ctx context.Context, path string) error {
 		return nil
 	}
 	doc.version = m.nextVersion(doc.uri)
-	err := m.didChange(ctx, inst, doc)
+	// The close's own answer (an empty publish) is expected and set
+	// aside (dropText), as for any close.
+	inst.dropText(doc.uri)
+	err := inst.conn.notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]string{"uri": doc.uri}})
+	if err == nil {
+		err = m.didOpen(ctx, inst, doc)
+	}
 	doc.dirty.Store(true)
 	srv.syncMu.Unlock()
 	if err != nil {

@@ -4,6 +4,8 @@ package lsp
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,6 +138,88 @@ func TestEditSetTypeScript(t *testing.T) {
 		t.Fatal("the tree was written")
 	}
 	for p, errs := range diskErrors(t, m, a, b) {
+		if len(errs) != 0 {
+			t.Errorf("after discard, %s has errors %q", p, errs)
+		}
+	}
+}
+
+// TestEditSetClangd: the pipeline on clangd, where a header is what
+// other files depend on: a function declared in a.h gains a parameter,
+// and b.c, which includes a.h and calls the function, is broken; the
+// error is found, with status complete. c.c, in the same directory, does
+// not include a.h: clangd does not rebuild it, and does not publish again
+// for a document re-sent with the text it has, so the check must make it
+// current another way (it reopens it), or it stays partial. The discard
+// leaves the disk's diagnostics.
+func TestEditSetClangd(t *testing.T) {
+	clangd, err := exec.LookPath("clangd")
+	if err != nil {
+		t.Fatalf("clangd not found: run `make lsp-servers` (it installs Debian's clangd): %v", err)
+	}
+	dir := t.TempDir()
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	h, a, b := filepath.Join(dir, "a.h"), filepath.Join(dir, "a.c"), filepath.Join(dir, "b.c")
+	writeFile(t, h, "#ifndef A_H\n#define A_H\n\nint add(int a, int b);\n\n#endif\n")
+	writeFile(t, a, "#include \"a.h\"\n\nint add(int a, int b) { return a + b; }\n")
+	writeFile(t, b, "#include \"a.h\"\n\nint twice(int x) { return add(x, x); }\n")
+	other := filepath.Join(dir, "c.c")
+	writeFile(t, other, "int one(void) { return 1; }\n")
+	var entries []string
+	for _, f := range []string{"a.c", "b.c", "c.c"} {
+		entries = append(entries, fmt.Sprintf(`{"directory": %q, "file": %q, "arguments": ["clang", "-std=c11", "-c", %q]}`, dir, filepath.Join(dir, f), f))
+	}
+	writeFile(t, filepath.Join(dir, "compile_commands.json"), "[\n"+strings.Join(entries, ",\n")+"\n]\n")
+	// clangd reads the headers a file includes from disk unless told to
+	// use the open (unsaved) ones: a staged header reaches b.c only so.
+	cfg := NewServerConfig("clangd", clangd, []string{"--use-dirty-headers"}, map[string]string{".c": "c", ".h": "c"})
+	cfg.ProjectDir = dir
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, SettleTimeout: 30 * time.Second})
+	ctx := context.Background()
+	// The caller is open, as an agent's editor session would have it.
+	for p, errs := range diskErrors(t, m, b) {
+		if len(errs) != 0 {
+			t.Fatalf("%s has errors on disk: %q", p, errs)
+		}
+	}
+	// clangd's index writes under .cache: the sources are what a check
+	// must leave alone.
+	sources := func() string { return mustRead(t, h) + mustRead(t, a) + mustRead(t, b) }
+	sum := sources()
+
+	es := m.NewEditSet()
+	if err := es.Stage(ctx, []Edit{{File: h, OldString: "int add(int a, int b);", NewString: "int add(int a, int b, int c);"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := es.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("check:\n%s", c.Render(dir))
+	fc := fileCheck(c, b)
+	if fc == nil || fc.Edited {
+		t.Fatalf("b.c not checked as a dependent: %+v", c.Files)
+	}
+	if got := errorsIn(fc.Introduced); len(got) != 1 || !strings.Contains(got[0], "Too few arguments") {
+		t.Errorf("b.c: introduced %q", got)
+	}
+	for _, f := range c.Files {
+		if f.Status != StatusComplete {
+			t.Errorf("%s: status %s (%s)", f.Path, f.Status, f.Reason)
+		}
+	}
+	if fileCheck(c, other) == nil || c.Status != StatusComplete {
+		t.Errorf("c.c not checked, or the check is %s", c.Status)
+	}
+	if err := es.Discard(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sources() != sum {
+		t.Fatal("a source was written")
+	}
+	for p, errs := range diskErrors(t, m, h, b) {
 		if len(errs) != 0 {
 			t.Errorf("after discard, %s has errors %q", p, errs)
 		}

@@ -89,3 +89,33 @@ func TestEditSetOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// Apply with a review refuses a write that would fail (a file changed on
+// disk since it was staged) before anyone is asked; nothing is written
+// and the edits stay staged.
+func TestEditSetReviewAfterTheChecks(t *testing.T) {
+	dir := t.TempDir()
+	notes, other := filepath.Join(dir, "notes.txt"), filepath.Join(dir, "other.txt")
+	writeFile(t, notes, "one\n")
+	writeFile(t, other, "two\n")
+	m := newManager(t, nil, &ManagerOptions{ProjectDir: dir})
+	ctx := context.Background()
+	es := m.NewEditSet()
+	defer es.Discard(ctx)
+	if err := es.Stage(ctx, []Edit{{File: notes, OldString: "one", NewString: "uno"}, {File: other, OldString: "two", NewString: "dos"}}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, other, "two, said the user\n")
+	asked := 0
+	review := func(_ context.Context, _, proposed string) (string, bool, error) { asked++; return proposed, true, nil }
+	_, err := es.Apply(ctx, &ApplyOptions{Review: review})
+	if !errors.Is(err, ErrEditConflict) || asked != 0 {
+		t.Fatalf("apply over a changed file: %v (asked %d times)", err, asked)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "one\n" {
+		t.Errorf("notes.txt written: %q", b)
+	}
+	if got := es.Files(); len(got) != 2 {
+		t.Errorf("staged %v", got)
+	}
+}

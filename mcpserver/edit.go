@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/lsp"
 	"github.com/idebridge/idebridge/mcp"
@@ -19,6 +20,12 @@ const maxEdits = 100
 // the library decodes and checks it for every surface (lsp.EditItem).
 type editArgs struct {
 	Edits []lsp.EditItem `json:"edits"`
+	// Review (apply_edit): false writes directly even with an IDE
+	// connected; default true.
+	Review *bool `json:"review"`
+	// SaveUnsaved (apply_edit): ask the IDE to save the edited files'
+	// unsaved changes first, instead of refusing.
+	SaveUnsaved bool `json:"save_unsaved"`
 }
 
 const editItemSchema = `{"type":"object","properties":{` +
@@ -40,13 +47,27 @@ const editItemSchema = `{"type":"object","properties":{` +
 var editsInput = objectSchema([]prop{{"edits", `{"type":"array","minItems":1,"maxItems":100,"items":` + editItemSchema +
 	`,"description":"The edits, applied in order; several edits of one file apply one after the other. Each is {file, old_string, new_string}, {file, new_text}, {file, symbol, body}, {file, symbol, action, text}, {file, format: true} or {file, line, fix}."}`}}, "edits")
 
+// applyInput is the input schema of apply_edit: preview_edit's, with how
+// to write.
+var applyInput = objectSchema([]prop{{"edits", `{"type":"array","minItems":1,"maxItems":100,"items":` + editItemSchema +
+	`,"description":"The edits, applied in order; several edits of one file apply one after the other. Each is {file, old_string, new_string}, {file, new_text}, {file, symbol, body}, {file, symbol, action, text}, {file, format: true} or {file, line, fix}."}`},
+	{"review", `{"type":"boolean","description":"With the user's IDE connected: true (the default) shows every file in its diff viewer first and writes only if the user accepts them all, what they accepted (perhaps edited); false writes directly. Without an IDE the edits are written directly."}`},
+	{"save_unsaved", `{"type":"boolean","description":"true: ask the IDE to save the edited files' unsaved changes before the edits are made (they then apply to the saved text), instead of refusing to write under unsaved changes."}`},
+}, "edits")
+
 // The schema of preview_edit's and apply_edit's structured results.
 const (
 	verifiedSchema = statusProps + `,"diff":{"type":"string","description":"The unified diff of the edits."},` +
 		`"introduced":{"type":"integer","minimum":0},"resolved":{"type":"integer","minimum":0},` +
 		`"unchecked":{"type":"integer","minimum":0,"description":"Dependent files left out of the check by its bound."},` +
 		`"applied":{"type":"boolean"},"written":{"type":"array","items":{"type":"string"}},` +
-		`"files":{"type":"array","items":{"$ref":"#/$defs/verifiedFile"}}`
+		`"files":{"type":"array","items":{"$ref":"#/$defs/verifiedFile"}},` + writeProps
+	// writeProps are the properties of a write through the pipeline.
+	writeProps = `"via":{"type":"string","description":"How the edits were written: reviewed in the IDE, or directly."},` +
+		`"modified":{"type":"array","items":{"type":"string"},"description":"Files the user changed in the IDE's diff before accepting: their text was written, and checked."},` +
+		`"saved":{"type":"array","items":{"type":"string"},"description":"Files whose unsaved changes the IDE saved first (save_unsaved)."},` +
+		`"refused":{"type":"string","description":"The file whose review stopped the write: nothing was written."},` +
+		`"outcome":{"type":"string","enum":["rejected","cancelled","not_accepted","failed"],"description":"What became of the refused file's review."}`
 	verifiedFileDef = `"verifiedFile":{"type":"object","properties":{"path":{"type":"string"},"edited":{"type":"boolean","description":"false: a file that depends on the edited ones."},` +
 		`"server":{"type":"string"},"status":{"type":"string","enum":["complete","partial","unknown","server-down"]},"reason":{"type":"string"},` +
 		`"introduced":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},"resolved":{"type":"array","items":{"$ref":"#/$defs/diagnostic"}},` +
@@ -69,6 +90,11 @@ type verifiedResult struct {
 	Applied    bool           `json:"applied"`
 	Written    []string       `json:"written"`
 	Files      []verifiedFile `json:"files"`
+	Via        string         `json:"via,omitempty"`
+	Modified   []string       `json:"modified,omitempty"`
+	Saved      []string       `json:"saved,omitempty"`
+	Refused    string         `json:"refused,omitempty"`
+	Outcome    string         `json:"outcome,omitempty"`
 }
 
 type verifiedFile struct {
@@ -100,8 +126,8 @@ func editTools(e *editTool) []ideserver.Tool {
 			input:       editsInput, output: outputSchema(verifiedSchema, verifiedFileDef, diagnosticDef), readOnly: true},
 			func(ctx context.Context, a *editArgs) *mcp.ToolResult { return e.run(ctx, a, false) }),
 		defineTool(toolSpec{name: "apply_edit", title: "Apply edits",
-			description: "Write edits, all of them or none: each file must still be as it was on disk when the call began, and, when the user's IDE is connected, must have no unsaved changes there. The answer is the diff written and what it changed in the diagnostics of the edited files and their dependents. Takes the edits preview_edit takes.",
-			input:       editsInput, output: outputSchema(verifiedSchema, verifiedFileDef, diagnosticDef), destructive: true},
+			description: "Write edits, all of them or none: each file must still be as it was on disk when the call began, and, when the user's IDE is connected, must have no unsaved changes there (or save_unsaved asks the IDE to save them first). With the IDE connected, every file is first shown in its diff viewer, and nothing is written unless the user accepts them all; what they accepted, perhaps after editing it, is what is written (review false writes directly). The answer is the diff written and what it changed in the diagnostics of the edited files and their dependents. Takes the edits preview_edit takes.",
+			input:       applyInput, output: outputSchema(verifiedSchema, verifiedFileDef, diagnosticDef), destructive: true, user: true},
 			func(ctx context.Context, a *editArgs) *mcp.ToolResult { return e.run(ctx, a, true) }),
 		defineTool(toolSpec{name: "fixes", title: "Fixes and code actions",
 			description: "The code actions the language server offers for a line of a file, as the file is on disk: quick fixes for the diagnostics on the line (a missing import, ...), organize imports, refactorings. Stage one in preview_edit or apply_edit as {file, line, fix: its title}.",
@@ -167,39 +193,115 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 	if bad != nil {
 		return bad
 	}
+	// The servers' part is bounded; the user's review (apply_edit) is
+	// not: the tool waits for the user, as long as they take.
+	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var ide *ideConn
+	var saved []string
+	if apply {
+		ide, _ = e.link.get(sctx)
+		if ide != nil && a.SaveUnsaved {
+			files := make([]string, 0, len(edits))
+			for _, ed := range edits {
+				if !slices.Contains(files, ed.File) {
+					files = append(files, ed.File)
+				}
+			}
+			var err error
+			if saved, err = ide.client.SaveUnsaved(sctx, files); err != nil {
+				return e.failed(tool, fmt.Errorf("saving the unsaved changes in %s first: %w", ide.name(), err), "")
+			}
+		}
+	}
 	es := e.m.NewEditSet()
 	defer es.Discard(context.WithoutCancel(ctx))
-	if err := es.Stage(ctx, edits); err != nil {
+	if err := es.Stage(sctx, edits); err != nil {
 		return e.failed(tool, err, "")
 	}
-	var check *lsp.EditCheck
 	out := &verifiedResult{Written: []string{}, Files: []verifiedFile{}}
+	for _, p := range saved {
+		out.Saved = append(out.Saved, e.p.rel(p))
+	}
 	if !apply {
-		c, err := es.Check(ctx)
+		c, err := es.Check(sctx)
 		if err != nil {
 			return e.failed(tool, err, es.Diff())
 		}
-		check = c
-	} else {
-		diff := es.Diff()
-		applied, err := es.Apply(ctx, &lsp.ApplyOptions{BeforeWrite: e.notDirty})
-		if applied == nil {
-			return e.failed(tool, err, diff)
-		}
-		out.Applied = true
-		for _, p := range applied.Written {
-			out.Written = append(out.Written, e.p.rel(p))
-		}
-		if err != nil {
-			out.Diff, out.Status, out.Reason = diff, statusUnknown, clip(err.Error())
-			return withStructured(textf("Written: %s. %v\n%s", strings.Join(out.Written, ", "), err, diff), out)
-		}
-		check = applied.Check
+		e.fill(out, c)
+		return withStructured(textf("Preview (nothing written):\n%s\n%s", c.Render(e.p.dir), c.Diff), out)
 	}
-	out.Diff, out.Introduced, out.Resolved, out.Unchecked = check.Diff, check.Introduced, check.Resolved, check.Unchecked
-	out.Status = string(check.Status)
+	diff := es.Diff()
+	w := e.write(ctx, es, ide, a.Review == nil || *a.Review)
+	out.Via = w.via
+	if w.applied == nil {
+		return e.refused(tool, w, diff, out)
+	}
+	out.Applied = true
+	for _, p := range w.applied.Written {
+		out.Written = append(out.Written, e.p.rel(p))
+	}
+	for _, p := range w.applied.Modified {
+		out.Modified = append(out.Modified, e.p.rel(p))
+	}
+	head := "Written: " + strings.Join(out.Written, ", ") + ". (" + w.via + ")"
+	if len(out.Modified) > 0 {
+		head += " The user changed " + strings.Join(out.Modified, ", ") + " in the review: that text was written and checked; read it again before editing it further."
+	}
+	if len(out.Saved) > 0 {
+		head = "Saved the unsaved changes of " + strings.Join(out.Saved, ", ") + " in the IDE first. " + head
+	}
+	if w.err != nil {
+		out.Diff, out.Status, out.Reason = diff, statusUnknown, clip(w.err.Error())
+		return withStructured(textf("%s %v\n%s", head, w.err, diff), out)
+	}
+	check := w.applied.Check
+	e.fill(out, check)
+	return withStructured(textf("%s\n%s\n%s", head, check.Render(e.p.dir), check.Diff), out)
+}
+
+// fill sets out's check fields from c.
+func (e *editTool) fill(out *verifiedResult, c *lsp.EditCheck) {
+	sum := e.summary(c)
+	out.Diff, out.Introduced, out.Resolved, out.Unchecked = c.Diff, c.Introduced, c.Resolved, c.Unchecked
+	out.Status, out.Reason, out.Files = sum.Status, sum.Reason, sum.Files
+}
+
+// checkSummary is a check as rename and propose_edit answer it.
+type checkSummary struct {
+	Status     string         `json:"status"`
+	Reason     string         `json:"reason,omitempty"`
+	Introduced int            `json:"introduced"`
+	Resolved   int            `json:"resolved"`
+	Unchecked  int            `json:"unchecked"`
+	Files      []verifiedFile `json:"files"`
+}
+
+// checkDef is the schema of a checkSummary.
+const checkDef = `"editCheck":{"type":"object","description":"What the edit changes in the diagnostics of the edited files and of the files that depend on them: of the text written, once written; else of the proposal.","properties":{` + statusProps +
+	`,"introduced":{"type":"integer","minimum":0},"resolved":{"type":"integer","minimum":0},` +
+	`"unchecked":{"type":"integer","minimum":0,"description":"Dependent files left out of the check by its bound."},` +
+	`"files":{"type":"array","items":{"$ref":"#/$defs/verifiedFile"}}},"required":["status","introduced","resolved","files"],"additionalProperties":false}`
+
+// summary is c as rename and propose_edit answer it.
+func (e *editTool) summary(c *lsp.EditCheck) *checkSummary {
+	out := &checkSummary{Status: string(c.Status), Introduced: c.Introduced, Resolved: c.Resolved, Unchecked: c.Unchecked, Files: verifiedFiles(c)}
 	var partial []string
-	for _, f := range check.Files {
+	for _, f := range c.Files {
+		if f.Server != "" && f.Status != lsp.StatusComplete {
+			partial = append(partial, e.p.rel(f.Path)+": "+f.Reason)
+		}
+	}
+	if len(partial) > 0 {
+		out.Reason = clip(strings.Join(partial, "; "))
+	}
+	return out
+}
+
+// verifiedFiles are c's files as the structured results list them.
+func verifiedFiles(c *lsp.EditCheck) []verifiedFile {
+	out := []verifiedFile{}
+	for _, f := range c.Files {
 		ef := verifiedFile{Path: f.Path, Edited: f.Edited, Server: f.Server, Status: string(f.Status), Reason: clip(f.Reason),
 			Introduced: []diagnostic{}, Resolved: []diagnostic{}}
 		for _, d := range f.Introduced[:min(len(f.Introduced), maxListedPerFile)] {
@@ -209,19 +311,96 @@ func (e *editTool) run(ctx context.Context, a *editArgs, apply bool) *mcp.ToolRe
 			ef.Resolved = append(ef.Resolved, structuredDiagnostic(d))
 		}
 		ef.More = len(f.Introduced) + len(f.Resolved) - len(ef.Introduced) - len(ef.Resolved)
-		if f.Server != "" && f.Status != lsp.StatusComplete {
-			partial = append(partial, e.p.rel(f.Path)+": "+f.Reason)
+		out = append(out, ef)
+	}
+	return out
+}
+
+// written is what became of writing a staged set (editTool.write).
+type written struct {
+	// applied is nil when nothing was written; err says why (with
+	// applied, the check afterwards failed).
+	applied *lsp.EditApplied
+	err     error
+	via     string
+	ide     *ideConn
+	// reviews: what the IDE answered for each file reviewed.
+	reviews map[string]*idebridge.EditResult
+}
+
+// outcome is what the user did with path's review: accepted, tab_closed,
+// rejected, cancelled, not_accepted, or failed (no answer).
+func (w *written) outcome(path string) string {
+	if res := w.reviews[path]; res != nil {
+		return editOutcomeWord(res)
+	}
+	return "failed"
+}
+
+// write writes es, every file or none: reviewed in ide's diff viewer when
+// ide is connected and review is set, else directly; never under unsaved
+// changes in ide.
+func (e *editTool) write(ctx context.Context, es *lsp.EditSet, ide *ideConn, review bool) *written {
+	w := &written{via: "directly, no IDE connected", ide: ide, reviews: map[string]*idebridge.EditResult{}}
+	opts := &lsp.ApplyOptions{BeforeWrite: func(ctx context.Context, paths []string) error { return e.notDirty(ctx, ide, paths) }}
+	switch {
+	case ide != nil && review:
+		w.via = "reviewed in " + ide.name()
+		opts.Review = ideReview(ide, w.reviews)
+	case ide != nil:
+		w.via = "directly, without review in " + ide.name()
+	}
+	w.applied, w.err = es.Apply(ctx, opts)
+	return w
+}
+
+// ideReview is the lsp review hook that shows each file in c's diff
+// viewer, recording the IDE's answers in reviews.
+func ideReview(c *ideConn, reviews map[string]*idebridge.EditResult) func(ctx context.Context, path, proposed string) (string, bool, error) {
+	review := c.reviewer.ReviewFunc(func(res *idebridge.EditResult) { reviews[res.Path] = res })
+	return func(ctx context.Context, path, proposed string) (string, bool, error) {
+		final, ok, err := review(ctx, path, proposed)
+		switch {
+		case errors.Is(err, idebridge.ErrConnectionLost) || errors.Is(err, idebridge.ErrClosed):
+			return "", false, fmt.Errorf("the connection to %s was lost during the review (%w)", c.name(), err)
+		case err != nil && ctx.Err() != nil && reviews[path] == nil:
+			return "", false, fmt.Errorf("the review ended before the user decided (%w)", ctx.Err())
 		}
-		out.Files = append(out.Files, ef)
+		return final, ok, err
 	}
-	if len(partial) > 0 {
-		out.Reason = clip(strings.Join(partial, "; "))
+}
+
+// refused answers a write that wrote nothing.
+func (e *editTool) refused(tool string, w *written, diff string, out *verifiedResult) *mcp.ToolResult {
+	var re *lsp.ReviewRefusedError
+	if !errors.As(w.err, &re) {
+		return e.failed(tool, w.err, diff)
 	}
-	head := "Preview (nothing written):"
-	if apply {
-		head = "Written: " + strings.Join(out.Written, ", ") + "."
+	file := e.p.rel(re.Path)
+	out.Status, out.Diff, out.Refused = statusUnknown, diff, file
+	out.Outcome = w.outcome(re.Path)
+	switch {
+	case errors.Is(re.Err, context.Canceled), errors.Is(re.Err, context.DeadlineExceeded):
+		out.Outcome = "cancelled"
+	case out.Outcome == "accepted", out.Outcome == "tab_closed":
+		out.Outcome = "failed"
 	}
-	return withStructured(textf("%s\n%s\n%s", head, check.Render(e.p.dir), check.Diff), out)
+	var msg string
+	switch {
+	case re.Err == nil:
+		out.Outcome = "rejected"
+		msg = fmt.Sprintf("The user rejected the edit of %s in %s", file, w.ide.name())
+	default:
+		msg = fmt.Sprintf("The review of %s in %s did not accept it: %s", file, w.ide.name(), strings.ReplaceAll(re.Err.Error(), e.p.dir+"/", ""))
+	}
+	if re.Reviewed > 0 {
+		msg += fmt.Sprintf(" (after accepting %d other file(s))", re.Reviewed)
+	}
+	msg += "; nothing was written, since edits are written all or none. Ask the user what they want instead of proposing the same edits again."
+	out.Reason = clip(msg)
+	res := withStructured(mcp.TextResult(msg+"\n"+diff), out)
+	res.IsError = true
+	return res
 }
 
 // failed answers an edit that could not be staged, checked or written.
@@ -248,35 +427,22 @@ func (e *editTool) failed(tool string, err error, diff string) *mcp.ToolResult {
 	return res
 }
 
-// notDirty refuses a write under unsaved changes in the user's IDE, when
-// one is connected and offers checkDocumentDirty.
-func (e *editTool) notDirty(ctx context.Context, paths []string) error {
-	c, _ := e.link.get(ctx)
+// notDirty refuses a write under unsaved changes in the user's IDE c
+// (nil: none connected), when it offers checkDocumentDirty.
+func (e *editTool) notDirty(ctx context.Context, c *ideConn, paths []string) error {
 	if c == nil {
 		return nil
 	}
-	tools, err := c.client.Tools(ctx)
+	dirty, _, err := c.client.UnsavedFiles(ctx, paths)
 	if err != nil {
 		return fmt.Errorf("asking %s which files have unsaved changes: %w", c.name(), err)
 	}
-	if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == mcp.ToolCheckDocumentDirty }) {
-		return nil
-	}
-	var dirty []string
-	for _, p := range paths {
-		st, err := c.client.CheckDocumentDirty(ctx, p)
-		var te *mcp.ToolError
-		switch {
-		case errors.As(err, &te):
-			continue // not open in the IDE: nothing unsaved
-		case err != nil:
-			return fmt.Errorf("asking %s whether %s has unsaved changes: %w", c.name(), e.p.rel(p), err)
-		case st.IsDirty:
-			dirty = append(dirty, e.p.rel(p))
-		}
-	}
 	if len(dirty) > 0 {
-		return fmt.Errorf("%s has unsaved changes in %s; save or revert them there first", strings.Join(dirty, ", "), c.name())
+		rel := make([]string, len(dirty))
+		for i, p := range dirty {
+			rel[i] = e.p.rel(p)
+		}
+		return fmt.Errorf("%s has unsaved changes in %s; save or revert them there first (or ask for save_unsaved)", strings.Join(rel, ", "), c.name())
 	}
 	return nil
 }

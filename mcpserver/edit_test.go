@@ -188,6 +188,7 @@ func TestApplyEditRefusesUnderUnsavedChanges(t *testing.T) {
 	a, b := filepath.Join(dir, "calc", "a.go"), filepath.Join(dir, "calc", "b.go")
 	var asked []string
 	var mu sync.Mutex
+	savedB := false
 	err = ide.RegisterTool(ideserver.Tool{
 		Tool: mcp.Tool{Name: mcp.ToolCheckDocumentDirty, Description: "Report whether a document has unsaved changes",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"filePath":{"type":"string"}},"required":["filePath"]}`)},
@@ -201,7 +202,31 @@ func TestApplyEditRefusesUnderUnsavedChanges(t *testing.T) {
 			mu.Lock()
 			asked = append(asked, args.FilePath)
 			mu.Unlock()
-			return ideserver.JSONResult(map[string]any{"success": true, "filePath": args.FilePath, "isDirty": args.FilePath == b, "isUntitled": false})
+			return ideserver.JSONResult(map[string]any{"success": true, "filePath": args.FilePath, "isDirty": args.FilePath == b && !savedB, "isUntitled": false})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Saving b.go writes the user's unsaved change to disk, as an editor
+	// does.
+	err = ide.RegisterTool(ideserver.Tool{
+		Tool: mcp.Tool{Name: mcp.ToolSaveDocument, Description: "Save a document",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"filePath":{"type":"string"}},"required":["filePath"]}`)},
+		Handler: func(_ context.Context, call *ideserver.ToolCall) (*mcp.ToolResult, error) {
+			var args struct {
+				FilePath string `json:"filePath"`
+			}
+			if err := call.Bind(&args); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if args.FilePath == b && !savedB {
+				writeText(t, b, strings.Replace(readText(t, b), "// Twice doubles.", "// Twice doubles (the user's unsaved words).", 1))
+				savedB = true
+			}
+			return ideserver.JSONResult(map[string]any{"success": true, "filePath": args.FilePath, "saved": true})
 		},
 	})
 	if err != nil {
@@ -230,5 +255,149 @@ func TestApplyEditRefusesUnderUnsavedChanges(t *testing.T) {
 	res = s.ok("apply_edit", map[string]any{"edits": edits[:1]})
 	if !strings.Contains(readText(t, a), "Add adds two numbers.") {
 		t.Errorf("a.go was not written:\n%s", res.Text())
+	}
+
+	// save_unsaved: the IDE saves b.go first, and the edit applies to the
+	// saved text.
+	res = s.ok("apply_edit", map[string]any{"save_unsaved": true, "edits": []any{
+		map[string]any{"file": "calc/b.go", "old_string": "(the user's unsaved words)", "new_string": "(the user's words, saved)"}}})
+	checkStructured(t, s.tools["apply_edit"], res)
+	if !strings.Contains(res.Text(), "Saved the unsaved changes of calc/b.go in the IDE first.") || !strings.Contains(readText(t, b), "// Twice doubles (the user's words, saved).") {
+		t.Errorf("apply_edit save_unsaved:\n%s\nb.go:\n%s", res.Text(), readText(t, b))
+	}
+}
+
+// startIDE starts a headless IDE on dir whose lockfile env's discovery
+// finds, deciding diffs with policy.
+func startIDE(t *testing.T, dir string, env []string, policy ideserver.DiffPolicy) *ideserver.Server {
+	t.Helper()
+	ide, err := ideserver.New(&ideserver.Options{WorkspaceFolders: []string{dir}, LockfileDir: filepath.Join(getenv(env, "CLAUDE_CONFIG_DIR"), "ide"),
+		IDEName: "TestIDE", DiffPolicy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := ide.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ide.Close() })
+	return ide
+}
+
+// diffLog is a DiffPolicy that records the files shown and answers with
+// decide.
+type diffLog struct {
+	mu     sync.Mutex
+	shown  []string
+	decide func(req *ideserver.DiffRequest) ideserver.DiffDecision
+}
+
+func (d *diffLog) Decide(_ context.Context, req *ideserver.DiffRequest) (ideserver.DiffDecision, error) {
+	d.mu.Lock()
+	d.shown = append(d.shown, req.NewPath)
+	d.mu.Unlock()
+	return d.decide(req), nil
+}
+
+func (d *diffLog) files() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.shown...)
+}
+
+// With the user's IDE connected, apply_edit shows every file in its diff
+// viewer first and writes all of them or none: accepted, all are written
+// and checked; one of two rejected, nothing is written and the answer
+// names the file; a file the user changed in the diff is written as they
+// left it, and the check is of that text (the error their change makes
+// shows); review false writes without asking.
+func TestApplyEditReviewedInIDE(t *testing.T) {
+	dir := t.TempDir()
+	editModule(t, dir)
+	env := testEnv(t)
+	a, b, c := filepath.Join(dir, "calc", "a.go"), filepath.Join(dir, "calc", "b.go"), filepath.Join(dir, "app", "c.go")
+	const userB = "package calc\n\n// Twice doubles.\nfunc Twice(x int) int { return Add(x, x, \"zero\") }\n"
+	var mode string // what the user does; set before each call
+	policy := &diffLog{decide: func(req *ideserver.DiffRequest) ideserver.DiffDecision {
+		switch {
+		case mode == "reject b" && req.NewPath == b:
+			return ideserver.DiffDecision{Action: ideserver.DiffReject}
+		case mode == "edit b" && req.NewPath == b:
+			return ideserver.SaveDiff(userB)
+		}
+		return ideserver.SaveDiff(req.NewContents)
+	}}
+	startIDE(t, dir, env, policy)
+	s := newTestServer(t, dir, &Options{Env: env})
+	fixes := []any{
+		map[string]any{"file": "calc/a.go", "old_string": "func Add(a, b int) int {\n\treturn a + b", "new_string": "func Add(a, b, c int) int {\n\treturn a + b + c"},
+		map[string]any{"file": "calc/b.go", "old_string": "Add(x, x)", "new_string": "Add(x, x, 0)"},
+	}
+	before := map[string]string{a: readText(t, a), b: readText(t, b), c: readText(t, c)}
+
+	mode = "reject b"
+	res := s.call("apply_edit", map[string]any{"edits": fixes})
+	checkStructured(t, s.tools["apply_edit"], res)
+	if !res.IsError || !strings.Contains(res.Text(), "The user rejected the edit of calc/b.go in TestIDE on port ") || !strings.Contains(res.Text(), "(after accepting 1 other file(s)); nothing was written") {
+		t.Errorf("apply_edit with b.go rejected: isError %v:\n%s", res.IsError, res.Text())
+	}
+	var got verifiedResult
+	if err := json.Unmarshal(res.StructuredContent, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Applied || got.Refused != "calc/b.go" || got.Outcome != "rejected" || len(got.Written) != 0 {
+		t.Errorf("structured: %s", res.StructuredContent)
+	}
+	for p, want := range before {
+		if readText(t, p) != want {
+			t.Fatalf("%s was written though b.go was rejected", p)
+		}
+	}
+	if shown := policy.files(); len(shown) != 2 || shown[0] != a || shown[1] != b {
+		t.Errorf("files shown: %v", shown)
+	}
+
+	mode = "edit b"
+	res = s.ok("apply_edit", map[string]any{"edits": fixes})
+	checkStructured(t, s.tools["apply_edit"], res)
+	text := res.Text()
+	if !strings.Contains(text, ". (reviewed in TestIDE on port ") || !strings.Contains(text, "The user changed calc/b.go in the review") {
+		t.Errorf("apply_edit with b.go edited by the user:\n%s", text)
+	}
+	if readText(t, b) != userB {
+		t.Errorf("b.go on disk:\n%s", readText(t, b))
+	}
+	got = verifiedResult{}
+	if err := json.Unmarshal(res.StructuredContent, &got); err != nil {
+		t.Fatal(err)
+	}
+	sawB, sawC := false, false
+	for _, f := range got.Files {
+		for _, d := range f.Introduced {
+			sawB = sawB || f.Path == b && strings.Contains(d.Message, `"zero"`)
+			sawC = sawC || f.Path == c && strings.Contains(d.Message, "not enough arguments")
+		}
+	}
+	if !sawB || !sawC || !got.Applied || len(got.Modified) != 1 || got.Modified[0] != "calc/b.go" {
+		t.Errorf("the check of what was written misses the user's error in b.go (%v) or c.go's (%v): %s", sawB, sawC, res.StructuredContent)
+	}
+
+	// Accept all, and review false.
+	mode = ""
+	n := len(policy.files())
+	res = s.ok("apply_edit", map[string]any{"edits": []any{
+		map[string]any{"file": "calc/b.go", "old_string": `Add(x, x, "zero")`, "new_string": "Add(x, x, 0)"},
+		map[string]any{"file": "app/c.go", "old_string": "calc.Add(1, 2)", "new_string": "calc.Add(1, 2, 0)"},
+	}})
+	if text := res.Text(); !strings.Contains(text, ". (reviewed in TestIDE on port ") || !strings.Contains(text, "calc/b.go: 1 resolved") || len(policy.files()) != n+2 {
+		t.Errorf("apply_edit accepted (%d shown):\n%s", len(policy.files())-n, text)
+	}
+	if !strings.Contains(readText(t, c), "calc.Add(1, 2, 0)") {
+		t.Errorf("c.go on disk:\n%s", readText(t, c))
+	}
+	res = s.ok("apply_edit", map[string]any{"review": false, "edits": []any{map[string]any{"file": "app/c.go", "old_string": "// Sum sums.", "new_string": "// Sum adds."}}})
+	if !strings.Contains(res.Text(), ". (directly, without review in TestIDE on port ") || len(policy.files()) != n+2 || !strings.Contains(readText(t, c), "Sum adds.") {
+		t.Errorf("apply_edit review false:\n%s", res.Text())
 	}
 }

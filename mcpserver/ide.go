@@ -14,6 +14,7 @@ import (
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/idebridge/ideserver"
+	"github.com/idebridge/idebridge/lsp"
 	"github.com/idebridge/idebridge/mcp"
 )
 
@@ -164,7 +165,7 @@ func ideFailed(c *ideConn, what string, err error) *mcp.ToolResult {
 }
 
 // ideTools are the tools backed by the user's IDE.
-func ideTools(l *ideLink, p project) []ideserver.Tool {
+func ideTools(l *ideLink, p project, m *lsp.Manager) []ideserver.Tool {
 	return []ideserver.Tool{
 		defineTool(toolSpec{name: "ide_selection", title: "IDE selection", readOnly: true, output: outputSchema(selectionSchema),
 			input: objectSchema(nil), description: "The user's current selection in their IDE (VS Code, a JetBrains IDE, ... with the Claude Code extension): the file, the 1-based line:column range and the selected text, or the cursor when nothing is selected. When no editor is active, the most recent selection. Without a connected IDE the answer says why."},
@@ -254,8 +255,8 @@ func ideTools(l *ideLink, p project) []ideserver.Tool {
 				}
 				return withStructured(textf("%s shows no diagnostics for %s.", c.name(), p.rel(path)), st)
 			}),
-		defineTool(toolSpec{name: "propose_edit", title: "Propose an edit", destructive: true, user: true, output: outputSchema(editSchema),
-			description: "Propose a change to a file to the user: it opens in their IDE's diff viewer, where they accept it (perhaps after editing it) or reject it. Waits for their decision, writes exactly what they accepted, and says what happened. Give either content, the whole new text of the file (a file that does not exist yet is created), or old_string and new_string, an exact replacement of text that occurs once in the file. Needs a connected IDE; without one the answer says why.",
+		defineTool(toolSpec{name: "propose_edit", title: "Propose an edit", destructive: true, user: true, output: outputSchema(editSchema, checkDef, verifiedFileDef, diagnosticDef),
+			description: "Propose a change to a file to the user: it is first checked by the language servers (nothing written), then opens in their IDE's diff viewer, where they accept it (perhaps after editing it) or reject it. Waits for their decision, writes exactly what they accepted, and says what happened and what the change does to the diagnostics of the file and of the files that depend on it (of the text written, when written). A file with unsaved changes in the IDE is refused. Give either content, the whole new text of the file (a file that does not exist yet is created), or old_string and new_string, an exact replacement of text that occurs once in the file. Needs a connected IDE; without one the answer says why.",
 			input: objectSchema([]prop{
 				{"file", typed("string", "The file to change: a path relative to the project directory, or absolute inside it.")},
 				{"content", typed("string", "The whole proposed text of the file. Leave out when giving old_string and new_string.")},
@@ -263,7 +264,7 @@ func ideTools(l *ideLink, p project) []ideserver.Tool {
 				{"new_string", typed("string", "The text that replaces old_string.")},
 			}, "file")},
 			func(ctx context.Context, a *proposeArgs) *mcp.ToolResult {
-				return proposeEdit(ctx, l, p, a)
+				return proposeEdit(ctx, &editTool{m: m, p: p, link: l}, a)
 			}),
 	}
 }
@@ -489,7 +490,8 @@ type proposeArgs struct {
 	NewString *string `json:"new_string"`
 }
 
-func proposeEdit(ctx context.Context, l *ideLink, p project, a *proposeArgs) *mcp.ToolResult {
+func proposeEdit(ctx context.Context, e *editTool, a *proposeArgs) *mcp.ToolResult {
+	p := e.p
 	if a.File == "" {
 		return errorf("propose_edit needs file, the path of the file to change.")
 	}
@@ -502,11 +504,13 @@ func proposeEdit(ctx context.Context, l *ideLink, p project, a *proposeArgs) *mc
 		return errorf("Cannot read %s: %v.", p.rel(path), unwrapPath(err))
 	}
 	var text string
+	edit := lsp.Edit{File: path}
 	switch {
 	case a.Content != nil && (a.OldString != nil || a.NewString != nil):
 		return errorf("Give either content or old_string and new_string, not both.")
 	case a.Content != nil:
 		text = *a.Content
+		edit.NewText = &text
 	case a.OldString != nil && a.NewString != nil:
 		if !base.Exists {
 			return errorf("%s does not exist; give content to create it.", p.rel(path))
@@ -527,15 +531,71 @@ func proposeEdit(ctx context.Context, l *ideLink, p project, a *proposeArgs) *mc
 			return errorf("old_string occurs %d times in %s; include more of the surrounding text so that it occurs once.", n, p.rel(path))
 		}
 		text = strings.Replace(string(old), *a.OldString, *a.NewString, 1)
+		// Staged as the replacement, so that it applies to the text the
+		// edit set reads.
+		edit.OldString, edit.NewString = *a.OldString, *a.NewString
 	default:
 		return errorf("propose_edit needs content (the whole new text), or old_string and new_string.")
 	}
-	c, why := l.get(ctx)
+	c, why := e.link.get(ctx)
 	if c == nil {
 		return errorf("No IDE connected: %s. propose_edit shows the change in the IDE's diff viewer, so it needs one; write the file with your own tools instead.", strings.TrimSuffix(why, "."))
 	}
-	res, err := c.reviewer.ProposeEdit(ctx, idebridge.EditRequest{Path: path, NewText: text, Base: base})
-	return editOutcome(p, c, path, res, err)
+	if !base.Exists {
+		// A new file: nothing to check it against; the review writes it.
+		res, err := c.reviewer.ProposeEdit(ctx, idebridge.EditRequest{Path: path, NewText: text, Base: base})
+		return editOutcome(p, c, path, res, err)
+	}
+	// Staged and checked (bounded), then reviewed (as long as the user
+	// takes), then written with what the user accepted.
+	es := e.m.NewEditSet()
+	defer es.Discard(context.WithoutCancel(ctx))
+	sctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := es.Stage(sctx, []lsp.Edit{edit}); err != nil {
+		return errorf("Checking the edit of %s failed: %s; the file is unchanged.", p.rel(path), strings.ReplaceAll(err.Error(), p.dir+"/", ""))
+	}
+	check, err := es.Check(sctx)
+	if err != nil {
+		return errorf("Checking the edit of %s failed: %s; the file is unchanged.", p.rel(path), strings.ReplaceAll(err.Error(), p.dir+"/", ""))
+	}
+	w := e.write(ctx, es, c, true)
+	res := w.reviews[path]
+	if w.applied == nil {
+		var re *lsp.ReviewRefusedError
+		switch {
+		case errors.As(w.err, &re) && res != nil:
+			// The user's answer.
+		case errors.Is(w.err, lsp.ErrEditConflict):
+			return editOutcome(p, c, path, nil, w.err)
+		case errors.As(w.err, &re):
+			return editOutcome(p, c, path, nil, re.Err)
+		default:
+			return errorf("Proposing the edit of %s failed: %s; the file is unchanged.", p.rel(path), strings.ReplaceAll(w.err.Error(), p.dir+"/", ""))
+		}
+		out := editResultOf(c, path, res)
+		out.Check = e.summary(check)
+		return withStructured(textf("%s\nThe change, not written, would have done:\n%s", outcomeSentence(p.rel(path), res), check.Render(p.dir)), out)
+	}
+	if res == nil {
+		// Written without an answer recorded under this path (it cannot
+		// be, as the review is of this file): say what is known.
+		text, _ := p.read(path)
+		res = &idebridge.EditResult{Path: path, Status: idebridge.EditAccepted, ViaIDE: true, Text: string(text), Bytes: len(text)}
+	}
+	res.Written = true
+	out := editResultOf(c, path, res)
+	if w.err != nil {
+		out.Status, out.Reason = statusUnknown, clip(w.err.Error())
+		return withStructured(textf("%s\n%v", outcomeSentence(p.rel(path), res), w.err), out)
+	}
+	out.Check = e.summary(w.applied.Check)
+	return withStructured(textf("%s\n%s", outcomeSentence(p.rel(path), res), w.applied.Check.Render(p.dir)), out)
+}
+
+// editResultOf is the structured result of one reviewed edit.
+func editResultOf(c *ideConn, path string, res *idebridge.EditResult) *editResult {
+	return &editResult{Status: statusComplete, Path: path, IDE: c.name(), Outcome: editOutcomeWord(res), Written: res.Written, Bytes: res.Bytes, UserModified: res.UserModified}
 }
 
 // editOutcome says what became of one proposed edit.
@@ -552,8 +612,7 @@ func editOutcome(p project, c *ideConn, path string, res *idebridge.EditResult, 
 	case err != nil:
 		return errorf("Proposing the edit of %s failed: %v; the file is unchanged.", file, err)
 	}
-	return withStructured(mcp.TextResult(outcomeSentence(file, res)), &editResult{
-		Status: statusComplete, Path: path, IDE: c.name(), Outcome: editOutcomeWord(res), Written: res.Written, Bytes: res.Bytes, UserModified: res.UserModified})
+	return withStructured(mcp.TextResult(outcomeSentence(file, res)), editResultOf(c, path, res))
 }
 
 // editOutcomeWord names what the user did with an edit.
@@ -645,10 +704,13 @@ type editResult struct {
 	Written      bool   `json:"written"`
 	Bytes        int    `json:"bytes,omitempty"`
 	UserModified bool   `json:"userModified,omitempty"`
+	// Check is what the edit changes in the diagnostics: of the text
+	// written, once written; else of the proposal.
+	Check *checkSummary `json:"check,omitempty"`
 }
 
 const editSchema = statusProps + `,"ide":{"type":"string"},"path":{"type":"string"},` +
-	`"outcome":{"type":"string","enum":["accepted","tab_closed","rejected","cancelled","not_accepted"]},"written":{"type":"boolean"},"bytes":{"type":"integer","minimum":0},"userModified":{"type":"boolean","description":"The user changed the proposal before accepting it."}`
+	`"outcome":{"type":"string","enum":["accepted","tab_closed","rejected","cancelled","not_accepted"]},"written":{"type":"boolean"},"bytes":{"type":"integer","minimum":0},"userModified":{"type":"boolean","description":"The user changed the proposal before accepting it."},"check":{"$ref":"#/$defs/editCheck"}`
 
 // outcomeSentence says in one sentence what the user did with an edit.
 func outcomeSentence(file string, res *idebridge.EditResult) string {

@@ -384,12 +384,12 @@ func navTools(n *navigator) []ideserver.Tool {
 				return n.answerPage(res, a.Direction, "type_hierarchy")
 			}),
 		defineTool(toolSpec{name: "rename", title: "Rename symbol",
-			description: "Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff. With the user's IDE connected, each changed file opens in its diff viewer and is written only if the user accepts it. Without an IDE nothing is written unless apply is true." + addressing,
+			description: "Rename the symbol at a place in a file everywhere the language server knows it is used, and show the change as a unified diff with what it changes in the diagnostics (introduced and resolved, in the changed files and the files that depend on them), checked before anything is written. With the user's IDE connected, each changed file opens in its diff viewer, and the rename is written only if the user accepts every file (all or nothing; a file they edited in the diff is written as they left it). Without an IDE nothing is written unless apply is true; then all files or none are written." + addressing,
 			input: objectSchema(append(posProps[:len(posProps):len(posProps)],
 				prop{"new_name", typed("string", "The new name.")},
 				prop{"apply", `{"type":"boolean","description":"false: only show the diff. true: write the change, through the IDE's review when one is connected, else directly (atomically, refusing a file that changed since). Default: review in the IDE when connected, else only show the diff."}`}),
 				"file", "line", "new_name"),
-			output:      outputSchema(renameSchema),
+			output:      outputSchema(renameSchema, checkDef, verifiedFileDef, diagnosticDef),
 			destructive: true, user: true},
 			func(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 				return n.rename(ctx, a)
@@ -413,8 +413,8 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 	}
 	// The server's part is bounded; the user's review that follows is not.
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	prop, err := n.m.Rename(rctx, pos, a.NewName)
-	cancel()
 	if err != nil {
 		return n.failed("rename", err)
 	}
@@ -422,52 +422,113 @@ func (n *navigator) rename(ctx context.Context, a *renameArgs) *mcp.ToolResult {
 	out := c.rename(prop)
 	opts := &lsp.NavRenderOptions{ProjectDir: n.p.dir}
 	proposal := prop.Render(opts)
-	if len(prop.Files) == 0 || a.Apply != nil && !*a.Apply {
+	if len(prop.Files) == 0 {
 		return withStructured(mcp.TextResult(proposal), out)
+	}
+	// The proposal is staged in the servers and checked before anything
+	// is written: its answer says what it breaks or fixes, here and in
+	// the files that depend on the renamed symbol.
+	e := &editTool{m: n.m, p: n.p, link: n.link}
+	es := n.m.NewEditSet()
+	defer es.Discard(context.WithoutCancel(ctx))
+	if err := es.Stage(rctx, prop.Edits()); err != nil {
+		return n.failed("rename", err)
+	}
+	check, err := es.Check(rctx)
+	if err != nil {
+		return n.failed("rename", err)
+	}
+	out.Check = e.summary(check)
+	checked := check.Render(n.p.dir)
+	if a.Apply != nil && !*a.Apply {
+		return withStructured(textf("%s\n%s", proposal, checked), out)
 	}
 	link, why := n.link.get(ctx)
 	if link == nil && a.Apply == nil {
-		return withStructured(textf("%s\n\nNot applied: no IDE is connected to review it (%s). Call rename again with apply true to write it, or edit the files yourself.", proposal, strings.TrimSuffix(why, ".")), out)
+		return withStructured(textf("%s\n%s\nNot applied: no IDE is connected to review it (%s). Call rename again with apply true to write it, or edit the files yourself.", proposal, checked, strings.TrimSuffix(why, ".")), out)
 	}
 	// The proposal is answered once, with what became of it: its "Nothing
 	// is written yet" is true only of a proposal not applied.
 	head, diff, _ := strings.Cut(proposal, "\n")
 	head = strings.TrimSuffix(head, " Nothing is written yet.")
-	var propose lsp.ProposeFunc
 	out.Applied, out.Via = true, "written directly (no IDE connected)"
 	if link != nil {
-		propose = reviewPropose(link)
 		out.Via = "reviewed in " + link.name()
 	}
-	// The project's roots (n.p.roots) bound this write at the lsp level:
-	// ApplyRename refuses, whole, a rename that would write outside its
-	// manager's roots (lsp.ManagerOptions.Roots, on the branch that makes
-	// the write all or nothing), and ideserver.NewDiagnostics makes that
-	// manager with its server's workspace folders, which New sets to
-	// n.p.roots. A manager brought in through Options.Diagnostics has the
-	// roots of the server it was made for.
-	applied, err := n.m.ApplyRename(ctx, prop, propose)
-	if err != nil {
-		res := errorf("%s Applying it failed: %v; nothing was written.\n%s", head, err, diff)
-		out.Status, out.Reason = statusUnknown, clip(err.Error())
-		return withStructured(res, out)
+	// Written all or none, through the edit pipeline: within the
+	// manager's roots (lsp.ManagerOptions.Roots, which New sets to
+	// n.p.roots), each file still as the rename found it, none with
+	// unsaved changes in the IDE; with the IDE, every file reviewed first.
+	w := e.write(ctx, es, link, true)
+	applied := &lsp.RenameApplied{Files: make([]lsp.FileApplied, 0, len(prop.Files))}
+	if w.applied == nil {
+		var re *lsp.ReviewRefusedError
+		if !errors.As(w.err, &re) {
+			msg := strings.ReplaceAll(w.err.Error(), n.p.dir+"/", "")
+			res := errorf("%s Applying it failed: %s; nothing was written.\n%s", head, msg, diff)
+			out.Status, out.Reason = statusUnknown, clip(msg)
+			return withStructured(res, out)
+		}
+		for _, f := range prop.Files {
+			fa := lsp.FileApplied{Path: f.Path, Status: lsp.ApplySkipped}
+			if f.Path == re.Path {
+				fa.Status = renameStatus(w, re)
+				if re.Err != nil {
+					fa.Error = re.Err.Error()
+				}
+			} else {
+				fa.Error = "not written: " + n.p.rel(re.Path) + " was not accepted, and a rename is written whole or not at all"
+			}
+			applied.Files = append(applied.Files, fa)
+		}
+		n.outcomes(out, applied)
+		what := "rejected"
+		if re.Err != nil {
+			what = "not accepted (" + strings.ReplaceAll(re.Err.Error(), n.p.dir+"/", "") + ")"
+		}
+		out.Status, out.Reason = statusUnknown, clip(fmt.Sprintf("%s was %s in review; nothing was written", n.p.rel(re.Path), what))
+		return withStructured(textf("%s Not applied: the edit of %s was %s in %s, so nothing was written (a rename is written whole or not at all).\n%s\n%s%s",
+			head, n.p.rel(re.Path), what, link.name(), checked, applied.Render(opts), diff), out)
 	}
+	for _, f := range prop.Files {
+		applied.Files = append(applied.Files, lsp.FileApplied{Path: f.Path, Status: lsp.ApplyWritten})
+		applied.Written++
+	}
+	n.outcomes(out, applied)
 	out.Written = applied.Written
+	for _, p := range w.applied.Modified {
+		out.Modified = append(out.Modified, n.p.rel(p))
+	}
+	if w.err != nil {
+		out.Status, out.Reason = statusUnknown, clip(w.err.Error())
+		return withStructured(textf("%s Applied, %s:\n%s%v\n%s", head, out.Via, applied.Render(opts), w.err, diff), out)
+	}
+	out.Check = e.summary(w.applied.Check)
+	note := ""
+	if len(out.Modified) > 0 {
+		note = "The user changed " + strings.Join(out.Modified, ", ") + " in the review: that text was written and checked; read it again before editing it further.\n"
+	}
+	return withStructured(textf("%s Applied, %s:\n%s%s%s\n%s", head, out.Via, applied.Render(opts), note, w.applied.Check.Render(n.p.dir), w.applied.Check.Diff), out)
+}
+
+// outcomes records what became of each file in out.
+func (n *navigator) outcomes(out *renameResult, applied *lsp.RenameApplied) {
 	for i, f := range applied.Files {
 		if i < len(out.Files) && out.Files[i].Path == f.Path {
 			out.Files[i].Outcome, out.Files[i].Error = string(f.Status), f.Error
 		}
 	}
-	return withStructured(textf("%s Applied, %s:\n%s%s", head, out.Via, applied.Render(opts), diff), out)
 }
 
-// reviewPropose shows each file of a rename in the IDE's diff viewer, as
-// propose_edit does, and says what the user did with it.
-func reviewPropose(c *ideConn) lsp.ProposeFunc {
-	return func(ctx context.Context, edit *lsp.FileEdit) (lsp.ApplyStatus, error) {
-		res, err := c.reviewer.ProposeEdit(ctx, idebridge.EditRequest{Path: edit.Path, NewText: edit.NewText, Base: edit.Base})
-		return ReviewStatus(ctx, res, err)
+// renameStatus is the status of the file whose review stopped a rename.
+func renameStatus(w *written, re *lsp.ReviewRefusedError) lsp.ApplyStatus {
+	switch o := w.outcome(re.Path); {
+	case re.Err == nil || o == "rejected":
+		return lsp.ApplyRejected
+	case o == "cancelled", errors.Is(re.Err, context.Canceled), errors.Is(re.Err, context.DeadlineExceeded):
+		return lsp.ApplyCancelled
 	}
+	return lsp.ApplyFailed
 }
 
 // ReviewStatus is what one file's review in the IDE (an

@@ -164,7 +164,7 @@ func New(opts *Options) (*Server, error) {
 	s.tools = []ideserver.Tool{diagnosticsTool(s.diags, p)}
 	s.tools = append(s.tools, navTools(&navigator{m: s.diags.Manager(), p: p, link: s.link})...)
 	s.tools = append(s.tools, editTools(&editTool{m: s.diags.Manager(), p: p, link: s.link})...)
-	s.tools = append(s.tools, ideTools(s.link, p)...)
+	s.tools = append(s.tools, ideTools(s.link, p, s.diags.Manager())...)
 	if err := s.Register(srv); err != nil {
 		s.Close()
 		return nil, err

@@ -440,12 +440,18 @@ type renameResult struct {
 	Applied bool   `json:"applied"`
 	Via     string `json:"via,omitempty"`
 	Written int    `json:"written"`
+	// Check is what the rename changes in the diagnostics: of the text
+	// written, once written; else of the proposal, staged.
+	Check *checkSummary `json:"check,omitempty"`
+	// Modified are the files the user changed in the IDE's diff.
+	Modified []string `json:"modified,omitempty"`
 }
 
 const renameSchema = answerProps + `,"newName":{"type":"string"},` +
 	`"files":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"integer","minimum":0},"diff":{"type":"string","description":"Unified diff of the file."},` +
 	`"outcome":{"type":"string","enum":["written","rejected","cancelled","conflict","failed","skipped"]},"error":{"type":"string"}},"required":["path","edits","diff"],"additionalProperties":false}},` +
-	`"applied":{"type":"boolean","description":"Whether writing the rename was attempted."},"via":{"type":"string","description":"How it was written: directly, or reviewed in the IDE."},"written":{"type":"integer","minimum":0}`
+	`"applied":{"type":"boolean","description":"Whether writing the rename was attempted."},"via":{"type":"string","description":"How it was written: directly, or reviewed in the IDE."},"written":{"type":"integer","minimum":0},` +
+	`"check":{"$ref":"#/$defs/editCheck"},"modified":{"type":"array","items":{"type":"string"},"description":"Files the user changed in the IDE's diff before accepting: their text was written, and checked."}`
 
 func (c *converter) rename(p *lsp.RenameProposal) *renameResult {
 	out := &renameResult{answer: c.answer(&p.Answer, len(p.Files) == 0), NewName: p.NewName, Files: []renameFile{}}

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/lsp"
 )
 
@@ -46,14 +48,25 @@ func init() {
 			name, summary, help = "edit apply", "write edits, all or none, and check what they changed",
 				"Writes the edits, all of them or none: a file that changed on disk since it\n"+
 					"was read, or lies outside the working directory, stops the whole write,\n"+
-					"and the error names it. Then prints the diff written and what it changed in\n"+
-					"the diagnostics of the edited files and their dependents.\n\n"+
+					"and the error names it. When an IDE is found for the working directory (as\n"+
+					"`idebridge ide diff` finds it, or the one on --port), a file with unsaved\n"+
+					"changes there stops the write too (--save-unsaved asks the IDE to save them\n"+
+					"first; the edits then apply to the saved text), and every file is shown in\n"+
+					"its diff viewer, one after the other: nothing is written unless the user\n"+
+					"accepts them all, and a file they edited in the diff is written as they left\n"+
+					"it (and checked so). Interrupting (Ctrl-C) ends the review, writing nothing.\n"+
+					"--no-ide writes directly. Then prints the diff written and what it changed\n"+
+					"in the diagnostics of the edited files and their dependents.\n\n"+
 					"Exit status: 0 when the edits were written; 1 when nothing was written;\n"+
 					"2 when no server serves an edited file; 64 bad usage."
 		}
+		usage := "EDITS.json [--json] [--timeout D] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [-q]"
+		if apply {
+			usage = "EDITS.json [--no-ide] [--port N] [--save-unsaved] [--json] [--timeout D] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [-q]"
+		}
 		register(&command{
 			Name:    name,
-			Usage:   "EDITS.json [--json] [--timeout D] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [-q]",
+			Usage:   usage,
 			Summary: summary,
 			Help:    help + "\n\n" + editsHelp + "\n\n" + sourcesHelp + "\n\n" + progressHelp,
 			Setup: func(fs *flag.FlagSet) runFunc {
@@ -62,8 +75,14 @@ func init() {
 				asJSON := fs.Bool("json", false, "print the result as JSON (lsp.EditCheck; for apply, lsp.EditApplied)")
 				timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the servers, in all")
 				quiet := fs.Bool("q", false, "print no progress line on standard error")
+				var ide ideChoice
+				if apply {
+					fs.BoolVar(&ide.off, "no-ide", false, "write directly, without the IDE's review")
+					fs.IntVar(&ide.port, "port", 0, "the IDE's port (default: the one usable IDE for the working directory)")
+					fs.BoolVar(&ide.saveUnsaved, "save-unsaved", false, "ask the IDE to save the edited files' unsaved changes first, instead of refusing")
+				}
 				return func(ctx context.Context, inv *invocation, args []string) int {
-					return runEdit(ctx, inv, "idebridge "+name, apply, &src, *asJSON, *timeout, *quiet, args)
+					return runEdit(ctx, inv, "idebridge "+name, apply, &src, *asJSON, *timeout, *quiet, &ide, args)
 				}
 			},
 		})
@@ -100,9 +119,24 @@ func readEdits(inv *invocation, wd, arg string) ([]lsp.Edit, error) {
 	return edits, nil
 }
 
-func runEdit(ctx context.Context, inv *invocation, name string, apply bool, src *serverSources, asJSON bool, timeout time.Duration, quiet bool, args []string) int {
+// ideChoice is how edit apply uses the IDE.
+type ideChoice struct {
+	off         bool
+	port        int
+	saveUnsaved bool
+}
+
+func runEdit(ctx context.Context, inv *invocation, name string, apply bool, src *serverSources, asJSON bool, timeout time.Duration, quiet bool, ide *ideChoice, args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintf(inv.Stderr, "%s: want EDITS.json, got %d arguments\n", name, len(args))
+		return exitUsage
+	}
+	if !validPort(ide.port) {
+		fmt.Fprintf(inv.Stderr, "%s: --port must be 1-65535\n", name)
+		return exitUsage
+	}
+	if ide.off && (ide.port != 0 || ide.saveUnsaved) {
+		fmt.Fprintf(inv.Stderr, "%s: --no-ide leaves no IDE for --port or --save-unsaved\n", name)
 		return exitUsage
 	}
 	if timeout <= 0 {
@@ -143,8 +177,43 @@ func runEdit(ctx context.Context, inv *invocation, name string, apply bool, src 
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	}()
+	// The user's review is not bounded by --timeout, only by interruption.
+	interrupted := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+
+	var client *idebridge.Client
+	via := ""
+	if apply && !ide.off {
+		c, cand, why := findIDE(ctx, wd, inv.environ(), ide.port)
+		switch {
+		case c != nil:
+			defer c.Close()
+			client, via = c, fmt.Sprintf("%s (port %d)", cand.IDEName, cand.Port)
+		case ide.port != 0:
+			progress.Close()
+			fmt.Fprintf(inv.Stderr, "%s: no IDE on port %d: %s\n", name, ide.port, why)
+			return exitFailure
+		case ide.saveUnsaved:
+			progress.Close()
+			fmt.Fprintf(inv.Stderr, "%s: --save-unsaved: no IDE connected (%s)\n", name, why)
+			return exitFailure
+		case !quiet:
+			progress.Close()
+			fmt.Fprintf(inv.Stderr, "%s: no IDE connected (%s): writing the files directly\n", name, why)
+		}
+	}
+	if client != nil && ide.saveUnsaved {
+		saved, err := client.SaveUnsaved(ctx, files)
+		if err != nil {
+			progress.Close()
+			fmt.Fprintf(inv.Stderr, "%s: saving the unsaved changes in %s first: %v; nothing was written\n", name, via, err)
+			return exitFailure
+		}
+		for _, p := range saved {
+			fmt.Fprintf(inv.Stderr, "%s: %s saved the unsaved changes of %s\n", name, via, p)
+		}
+	}
 
 	es := m.NewEditSet()
 	defer es.Discard(context.WithoutCancel(ctx))
@@ -162,7 +231,26 @@ func runEdit(ctx context.Context, inv *invocation, name string, apply bool, src 
 	var out any
 	var check *lsp.EditCheck
 	if apply {
-		applied, err := es.Apply(ctx, nil)
+		actx, opts := ctx, (*lsp.ApplyOptions)(nil)
+		if client != nil {
+			opts = &lsp.ApplyOptions{
+				BeforeWrite: func(ctx context.Context, paths []string) error {
+					dirty, _, err := client.UnsavedFiles(ctx, paths)
+					if err != nil {
+						return err
+					}
+					if len(dirty) > 0 {
+						return fmt.Errorf("%s has unsaved changes in %s; save or revert them there first (or --save-unsaved); nothing was written", strings.Join(dirty, ", "), via)
+					}
+					return nil
+				},
+				Review: idebridge.NewReviewer(client, nil).ReviewFunc(nil),
+			}
+			actx = interrupted
+			progress.Close()
+			fmt.Fprintf(inv.Stderr, "%s: showing each file in %s's diff viewer; nothing is written unless every one is accepted\n", name, via)
+		}
+		applied, err := es.Apply(actx, opts)
 		if applied == nil {
 			return fail(err)
 		}
@@ -196,7 +284,15 @@ func runEdit(ctx context.Context, inv *invocation, name string, apply bool, src 
 	}
 	if check != nil {
 		if apply {
-			fmt.Fprintf(inv.Stdout, "written: %d files\n", len(out.(*lsp.EditApplied).Written))
+			a := out.(*lsp.EditApplied)
+			fmt.Fprintf(inv.Stdout, "written: %d files", len(a.Written))
+			if via != "" {
+				fmt.Fprintf(inv.Stdout, ", reviewed in %s", via)
+			}
+			fmt.Fprintln(inv.Stdout)
+			for _, p := range a.Modified {
+				fmt.Fprintf(inv.Stdout, "changed by the user in the review (written, and checked, as they left it): %s\n", p)
+			}
 		}
 		fmt.Fprint(inv.Stdout, check.Render(wd))
 		fmt.Fprint(inv.Stdout, check.Diff)

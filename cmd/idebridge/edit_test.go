@@ -100,3 +100,41 @@ func TestEditBadInput(t *testing.T) {
 	}
 	unchanged(t, dir, before)
 }
+
+// With an IDE for the working directory (`ide serve`), `edit apply` shows
+// every file in its diff viewer first: rejected, nothing is written and
+// the error names the file; accepted, all are written and checked;
+// --no-ide writes without asking.
+func TestEditApplyReviewedInIDE(t *testing.T) {
+	dir := editModule(t)
+	env := diagEnv(t, "GOFLAGS=-mod=mod")
+	before := readAll(t, dir)
+	edits := writeEdits(t, dir,
+		map[string]any{"file": "calc/a.go", "old_string": "func Add(a, b int) int {\n\treturn a + b", "new_string": "func Add(a, b, c int) int {\n\treturn a + b + c"},
+		map[string]any{"file": "calc/b.go", "old_string": "Add(x, x)", "new_string": "Add(x, x, 0)"},
+		map[string]any{"file": "app/c.go", "old_string": "calc.Add(1, 2)", "new_string": "calc.Add(1, 2, 0)"})
+
+	reject := startServe(t, dir, env, nil, "--diff", "reject")
+	code, out, errOut := runIn(t, dir, env, "edit", "apply", edits, "--no-plugins", "-q")
+	if code != exitFailure || !strings.Contains(errOut, "calc/a.go was rejected in review; nothing was written") {
+		t.Errorf("apply with the IDE rejecting: exit %d\n%s\nstderr: %s", code, out, errOut)
+	}
+	unchanged(t, dir, before)
+	reject.stop()
+
+	startServe(t, dir, env, nil, "--diff", "accept")
+	code, out, errOut = runIn(t, dir, env, "edit", "apply", edits, "--no-plugins", "-q")
+	if code != exitOK || !strings.Contains(out, "written: 3 files, reviewed in ") || !strings.Contains(out, "no diagnostics introduced or resolved") {
+		t.Errorf("apply with the IDE accepting: exit %d\n%s\nstderr: %s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app", "c.go")); !strings.Contains(string(b), "calc.Add(1, 2, 0)") {
+		t.Errorf("c.go after apply:\n%s", b)
+	}
+	code, out, errOut = runIn(t, dir, env, "edit", "apply", writeEdits(t, dir, map[string]any{"file": "app/c.go", "old_string": "// Sum sums.", "new_string": "// Sum adds."}), "--no-plugins", "-q", "--no-ide")
+	if code != exitOK || !strings.Contains(out, "written: 1 files\n") {
+		t.Errorf("apply --no-ide: exit %d\n%s\nstderr: %s", code, out, errOut)
+	}
+	if code, _, errOut := runIn(t, dir, env, "edit", "apply", edits, "--no-ide", "--port", "5"); code != exitUsage || !strings.Contains(errOut, "--no-ide leaves no IDE") {
+		t.Errorf("--no-ide with --port: exit %d, %s", code, errOut)
+	}
+}

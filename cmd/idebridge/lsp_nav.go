@@ -545,7 +545,13 @@ func runRename(ctx context.Context, s *navSession, p lsp.Pos, newName string, ap
 // renameIDE finds the IDE to review a rename in: the one on port, or the
 // one usable IDE for the working directory. It returns why there is none.
 func renameIDE(ctx context.Context, s *navSession, port int) (*idebridge.Client, *idebridge.Candidate, string) {
-	dopts := &idebridge.DiscoverOptions{Cwd: s.wd, Env: s.inv.environ()}
+	return findIDE(ctx, s.wd, s.inv.environ(), port)
+}
+
+// findIDE finds the IDE to review edits in: the one on port, or the one
+// usable IDE for the working directory wd. It returns why there is none.
+func findIDE(ctx context.Context, wd string, env []string, port int) (*idebridge.Client, *idebridge.Candidate, string) {
+	dopts := &idebridge.DiscoverOptions{Cwd: wd, Env: env}
 	var cand *idebridge.Candidate
 	if port != 0 {
 		cands, _ := idebridge.Discover(ctx, dopts)

@@ -448,17 +448,17 @@ func TestMCPReview(t *testing.T) {
 	}
 
 	// Rename greet: the IDE reviews both files; greet.go is accepted,
-	// main.go rejected.
+	// main.go rejected, so nothing is written: a rename is written whole
+	// or not at all.
 	out = r.ok("rename", map[string]any{"file": "greet.go", "line": 4, "symbol": "greet", "new_name": "hello"})
 	for _, want := range []string{"--- a/greet.go", "+func hello(name string) string", "--- a/main.go", "+\tfmt.Println(hello(\"a\"), hello(\"b\"))",
-		"Applied, reviewed in idebridge on port"} {
+		"Not applied: the edit of main.go was rejected in idebridge on port"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rename does not say %q:\n%s", want, out)
 		}
 	}
-	// gopls renames the doc comment too.
-	if g := read("greet.go"); g != strings.ReplaceAll(strings.Replace(greet0, "says hello", "says hi", 1), "greet", "hello") {
-		t.Errorf("greet.go after the accepted rename:\n%s", g)
+	if g := read("greet.go"); g != strings.Replace(greet0, "says hello", "says hi", 1) {
+		t.Errorf("greet.go after the rejected rename:\n%s", g)
 	}
 	if m := read("main.go"); m != main0 {
 		t.Errorf("main.go after the rejected rename:\n%s", m)
