@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	goruntime "runtime"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idebridge/idebridge/warm"
+)
+
+// The runtime: one process per user that owns the language servers, shared
+// by every `idebridge mcp` (package warm).
+
+func init() {
+	register(&command{
+		Name:    "runtime serve",
+		Usage:   "[--idle DURATION]",
+		Summary: "run the shared runtime in the foreground (clients start it on their own)",
+		Help: "Serves the language servers of every project to every `idebridge mcp` of this\n" +
+			"user, on a unix socket in $IDEBRIDGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/idebridge,\n" +
+			"else a 0700 directory idebridge-UID in the temporary directory. Clients start it\n" +
+			"detached when none answers; running it by hand is for debugging. It exits after\n" +
+			"--idle with no client (default $IDEBRIDGE_RUNTIME_IDLE, else 5m; negative: never),\n" +
+			"and a project's language servers stop after as long with no client of its own.\n" +
+			"The log goes to standard error (a runtime a client started writes it to BUILD.log\n" +
+			"in the runtime directory).",
+		Setup: func(fs *flag.FlagSet) runFunc {
+			idle := fs.Duration("idle", 0, "exit after this long with no client (default $IDEBRIDGE_RUNTIME_IDLE, else 5m; negative: never)")
+			return func(ctx context.Context, inv *invocation, args []string) int {
+				if len(args) > 0 {
+					fmt.Fprintf(inv.Stderr, "idebridge runtime serve: unexpected argument %q\n", args[0])
+					return exitUsage
+				}
+				logger := slog.New(slog.NewTextHandler(inv.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+				err := warm.Serve(ctx, &warm.ServeOptions{Idle: *idle, Env: inv.environ(), Logger: logger})
+				switch {
+				case err == nil, errors.Is(err, context.Canceled):
+					return exitOK
+				case errors.Is(err, warm.ErrRunning):
+					fmt.Fprintf(inv.Stderr, "idebridge runtime serve: %v\n", err)
+					return exitFailure
+				}
+				fmt.Fprintf(inv.Stderr, "idebridge runtime serve: %v\n", err)
+				return exitFailure
+			}
+		},
+	})
+	register(&command{
+		Name:    "runtime status",
+		Usage:   "[--json]",
+		Summary: "show the shared runtime: its projects, language servers, memory and clients",
+		Help:    "Exit status 2 when no runtime of this build runs.",
+		Setup: func(fs *flag.FlagSet) runFunc {
+			asJSON := fs.Bool("json", false, "print the status as JSON")
+			return func(ctx context.Context, inv *invocation, args []string) int {
+				const name = "idebridge runtime status"
+				if len(args) > 0 {
+					fmt.Fprintf(inv.Stderr, "%s: unexpected argument %q\n", name, args[0])
+					return exitUsage
+				}
+				ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				st, err := warm.GetStatus(ctx, &warm.Options{Env: inv.environ()})
+				if err != nil {
+					fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+					if errors.Is(err, warm.ErrNotRunning) {
+						return exitUnavailable
+					}
+					return exitFailure
+				}
+				if *asJSON {
+					if !inv.writeJSON(name, st) {
+						return exitFailure
+					}
+					return exitOK
+				}
+				printRuntimeStatus(inv, st)
+				return exitOK
+			}
+		},
+	})
+	register(&command{
+		Name:    "runtime stop",
+		Summary: "stop the shared runtime and its language servers",
+		Help:    "Its clients reconnect to a new runtime at their next call.",
+		Setup: func(fs *flag.FlagSet) runFunc {
+			return func(ctx context.Context, inv *invocation, args []string) int {
+				const name = "idebridge runtime stop"
+				if len(args) > 0 {
+					fmt.Fprintf(inv.Stderr, "%s: unexpected argument %q\n", name, args[0])
+					return exitUsage
+				}
+				ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				rt, err := warm.Stop(ctx, &warm.Options{Env: inv.environ()})
+				switch {
+				case errors.Is(err, warm.ErrNotRunning):
+					fmt.Fprintf(inv.Stdout, "no runtime was running\n")
+					return exitOK
+				case err != nil:
+					fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+					return exitFailure
+				}
+				fmt.Fprintf(inv.Stdout, "stopped the runtime (pid %d)\n", rt.PID)
+				return exitOK
+			}
+		},
+	})
+}
+
+func mib(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+func printRuntimeStatus(inv *invocation, st *warm.Status) {
+	idle := "never"
+	if st.Idle > 0 {
+		idle = "after " + st.Idle.String() + " with no client"
+	}
+	fmt.Fprintf(inv.Stdout, "runtime pid %d, build %s, up %s, %s resident, %d session(s); exits %s\n",
+		st.PID, st.Build, st.Uptime.Round(time.Second), mib(st.RSS), st.Sessions, idle)
+	fmt.Fprintf(inv.Stdout, "socket %s\n", st.Socket)
+	if len(st.Projects) == 0 {
+		fmt.Fprintln(inv.Stdout, "no project")
+		return
+	}
+	for _, p := range st.Projects {
+		fmt.Fprintf(inv.Stdout, "\nproject %s (%s)\n", p.Dir, p.Key)
+		tw := tabwriter.NewWriter(inv.Stdout, 2, 4, 2, ' ', 0)
+		if len(p.Sessions) == 0 && p.IdleSince != nil {
+			fmt.Fprintf(tw, "  sessions\tnone since %s\n", p.IdleSince.Format(time.TimeOnly))
+		} else {
+			parts := make([]string, len(p.Sessions))
+			for i, s := range p.Sessions {
+				parts[i] = fmt.Sprintf("#%d client pid %d since %s", s.ID, s.PID, s.Since.Format(time.TimeOnly))
+			}
+			fmt.Fprintf(tw, "  sessions\t%d: %s\n", len(p.Sessions), strings.Join(parts, ", "))
+		}
+		for _, s := range p.Servers {
+			pid := "-"
+			if s.PID > 0 {
+				pid = fmt.Sprint(s.PID)
+			}
+			fmt.Fprintf(tw, "  server %s\t%s, pid %s, %s resident\n", s.Name, s.State, pid, mib(s.RSS))
+		}
+		fmt.Fprintf(tw, "  open documents\t%d\n", len(p.OpenDocuments))
+		tw.Flush()
+	}
+}
+
+// runtimeStart is how a client starts the runtime: this executable.
+func runtimeStart() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{exe, "runtime", "serve"}, nil
+}
+
+// useRuntime tells whether `idebridge mcp` goes through the runtime: by
+// default, over stdio, unless --no-runtime or IDEBRIDGE_RUNTIME=0 says
+// not to. Windows has no runtime yet. A test binary never does: starting itself as the runtime would
+// run its tests.
+func useRuntime(inv *invocation, o *mcpFlags) bool {
+	switch strings.ToLower(strings.TrimSpace(inv.Getenv("IDEBRIDGE_RUNTIME"))) {
+	case "0", "false", "no", "off":
+		return false
+	}
+	return !o.noRuntime && !o.http.enabled() && !testing.Testing() && goruntime.GOOS != "windows"
+}
+
+// runMCPRuntime serves the session through the runtime. served is false
+// when no runtime could be reached before the session began: the caller
+// then serves it in this process (the log said why).
+func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string, set *serverSet) (code int, served bool) {
+	const name = "idebridge mcp"
+	start, err := runtimeStart()
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: warning: no runtime (%v); serving in this process\n", name, err)
+		return 0, false
+	}
+	environ := inv.environ()
+	connected := false
+	popts := &warm.ProxyOptions{
+		Options: warm.Options{Env: environ, Start: start},
+		OnConnect: func(rt *warm.Runtime) {
+			how := "shared"
+			if rt.Started {
+				how = "started"
+			}
+			if !connected {
+				connected = true
+				fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: looked for by the runtime when a tool needs it; runtime pid %d (%s) at %s\n",
+					name, dir, describeServers(set.configs, environ), rt.PID, how, rt.Socket)
+				set.printWarnings(inv.Stderr, name)
+				if set.goplsErr != nil {
+					fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
+				}
+				return
+			}
+			fmt.Fprintf(inv.Stderr, "%s: reconnected to the runtime, pid %d (%s)\n", name, rt.PID, how)
+		},
+		OnLost: func(err error) {
+			fmt.Fprintf(inv.Stderr, "%s: lost the runtime (%v); the next call reconnects\n", name, err)
+		},
+	}
+	p := &warm.Project{Dir: dir, Configs: set.configs, NoIDE: o.noIDE, NoIDEReason: "idebridge mcp was started with --no-ide", ServerVersion: serverVersion}
+	err = warm.Proxy(ctx, popts, p, inv.Stdin, inv.Stdout)
+	if !connected {
+		fmt.Fprintf(inv.Stderr, "%s: warning: no runtime (%v); serving in this process\n", name, err)
+		return 0, false
+	}
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitFailure, true
+	}
+	return exitOK, true
+}

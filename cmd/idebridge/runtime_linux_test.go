@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idebridge/idebridge/warm"
+)
+
+// rtClient is a real `idebridge mcp` process (the built command) driven
+// over its standard input and output.
+type rtClient struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	lines  chan string
+	stderr *syncBuffer
+	nextID int
+}
+
+func startRTClient(t *testing.T, bin, dir string, env []string) *rtClient {
+	t.Helper()
+	cmd := exec.Command(bin, "mcp", "--no-ide", "--no-plugins")
+	cmd.Dir, cmd.Env = dir, env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &rtClient{t: t, cmd: cmd, in: in, lines: make(chan string, 64), stderr: &syncBuffer{}}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	var init struct{ ServerInfo struct{ Name string } }
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "runtime-test", "version": "1"}}, &init)
+	if init.ServerInfo.Name != "idebridge" {
+		t.Fatalf("initialize answered %+v", init)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return c
+}
+
+func (c *rtClient) send(m map[string]any) {
+	c.t.Helper()
+	b, _ := json.Marshal(m)
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatalf("writing to idebridge mcp: %v\nstderr:\n%s", err, c.stderr)
+	}
+}
+
+// request sends a request and decodes its result; an error answer is
+// returned as an error.
+func (c *rtClient) request(method string, params any, v any) error {
+	c.t.Helper()
+	c.nextID++
+	id := c.nextID
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	timeout := time.After(mcpTimeout)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("idebridge mcp closed its output while %s was pending\nstderr:\n%s", method, c.stderr)
+			}
+			var m struct {
+				ID     *int
+				Result json.RawMessage
+				Error  json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				c.t.Fatalf("not JSON: %q", line)
+			}
+			if m.ID == nil {
+				continue
+			}
+			if *m.ID != id {
+				c.t.Fatalf("an answer to %d while %d was pending: %s", *m.ID, id, line)
+			}
+			if m.Error != nil {
+				return errors.New(string(m.Error))
+			}
+			return json.Unmarshal(m.Result, v)
+		case <-timeout:
+			c.t.Fatalf("no answer to %s\nstderr:\n%s", method, c.stderr)
+		}
+	}
+}
+
+// diagnostics asks for main.go's diagnostics and fails unless they name
+// the unused variable.
+func (c *rtClient) diagnostics() {
+	c.t.Helper()
+	var res struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	if err := c.request("tools/call", map[string]any{"name": "diagnostics", "arguments": map[string]any{"files": []string{"main.go"}}}, &res); err != nil {
+		c.t.Fatalf("diagnostics: %v\nstderr:\n%s", err, c.stderr)
+	}
+	if res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "declared and not used: unused") {
+		c.t.Fatalf("diagnostics answered %+v\nstderr:\n%s", res, c.stderr)
+	}
+}
+
+// rtEnv is the environment of the runtime tests: mcpEnv's, with the
+// runtime directory and idle time of the test's own.
+func rtEnv(t *testing.T, rtDir string, idle time.Duration) []string {
+	env := mcpEnv(t)
+	env["IDEBRIDGE_RUNTIME_DIR"] = rtDir
+	env["IDEBRIDGE_RUNTIME_IDLE"] = idle.String()
+	var out []string
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// shortDir is a directory for sockets: t.TempDir's paths can be too long
+// for one.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// waitFor polls cond until it holds, failing after mcpTimeout.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(mcpTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid is a process that has not exited (a zombie
+// has).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+func rtStatus(t *testing.T, rtDir, build string) (*warm.Status, error) {
+	t.Helper()
+	return warm.GetStatus(t.Context(), &warm.Options{Dir: rtDir, Build: build})
+}
+
+// TestRuntimeSharedAcrossClients runs two `idebridge mcp` processes on one
+// module: they share one runtime and one gopls; a client killed with
+// SIGKILL has its session ended; a runtime killed with SIGKILL leaves no
+// gopls behind and the surviving client's next call starts a new runtime
+// and is answered; the runtime exits once idle.
+func TestRuntimeSharedAcrossClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs gopls")
+	}
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	dir := mcpModule(t)
+	rtDir := filepath.Join(shortDir(t), "rt")
+	env := rtEnv(t, rtDir, 3*time.Second)
+
+	a := startRTClient(t, bin, dir, env)
+	a.diagnostics()
+	b := startRTClient(t, bin, dir, env)
+	b.diagnostics()
+
+	socks, _ := filepath.Glob(filepath.Join(rtDir, "*.sock"))
+	if len(socks) != 1 {
+		t.Fatalf("runtime sockets %v, want one", socks)
+	}
+	build := strings.TrimSuffix(filepath.Base(socks[0]), ".sock")
+	st, err := rtStatus(t, rtDir, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Projects) != 1 || len(st.Projects[0].Sessions) != 2 || len(st.Projects[0].Servers) != 1 || st.Projects[0].Servers[0].PID == 0 {
+		t.Fatalf("two clients on one project: status %+v, want one project with two sessions and one running server", st)
+	}
+	gopls := st.Projects[0].Servers[0].PID
+	daemon := st.PID
+	if !alive(gopls) {
+		t.Fatalf("gopls pid %d is not running", gopls)
+	}
+
+	// A client killed outright: its session ends as its socket closes.
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+	waitFor(t, "the killed client's session to end", func() bool {
+		st, err := rtStatus(t, rtDir, build)
+		return err == nil && st.Sessions == 1 && len(st.Projects) == 1 && len(st.Projects[0].Sessions) == 1
+	})
+
+	// The runtime killed outright: its gopls dies with it, and the next
+	// call starts a new runtime and is answered.
+	if err := syscall.Kill(daemon, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "gopls to die with the runtime", func() bool { return !alive(gopls) && !alive(daemon) })
+	b.diagnostics()
+	st, err = rtStatus(t, rtDir, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PID == daemon || st.Sessions != 1 {
+		t.Fatalf("after the runtime was killed: status %+v, want a new runtime with one session", st)
+	}
+	if !strings.Contains(b.stderr.String(), "reconnected to the runtime") {
+		t.Errorf("the client's log does not say it reconnected:\n%s", b.stderr)
+	}
+
+	// The last client ends; the runtime exits once idle, with its gopls.
+	newDaemon := st.PID
+	newGopls := st.Projects[0].Servers[0].PID
+	b.in.Close()
+	if err := b.cmd.Wait(); err != nil {
+		t.Errorf("idebridge mcp exit: %v\nstderr:\n%s", err, b.stderr)
+	}
+	waitFor(t, "the idle runtime to exit", func() bool {
+		_, err := os.Stat(socks[0])
+		return !alive(newDaemon) && !alive(newGopls) && errors.Is(err, os.ErrNotExist)
+	})
+	if _, err := rtStatus(t, rtDir, build); !errors.Is(err, warm.ErrNotRunning) {
+		t.Errorf("status after the idle exit: %v, want ErrNotRunning", err)
+	}
+}
