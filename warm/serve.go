@@ -16,7 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/env"
+	"github.com/idebridge/idebridge/mcp"
 	"github.com/idebridge/idebridge/mcpserver"
 )
 
@@ -182,7 +184,8 @@ type daemon struct {
 type project struct {
 	key      string
 	dir      string
-	srv      *mcpserver.Server
+	srv      *mcpserver.Server // its tools and language servers
+	mcp      *ideserver.Server // the sessions: srv's tools, gated
 	sessions map[int]SessionStatus
 	lastEnd  time.Time
 	timer    *time.Timer
@@ -265,8 +268,48 @@ func (d *daemon) session(ctx context.Context, c *net.UnixConn, br *bufio.Reader,
 	}
 	c.SetDeadline(time.Time{})
 	d.o.Logger.Info("session started", "project", p.dir, "session", id, "client", pid)
-	err = p.srv.ServeStream(ctx, br, c)
+	err = p.mcp.ServeStream(ctx, br, c)
 	d.o.Logger.Info("session ended", "project", p.dir, "session", id, "err", err)
+}
+
+// sessionServer is the MCP server the project's sessions are served on:
+// srv's tools, each in the project's gate (see exclusiveTools), with the
+// initialize answers mcpserver gives.
+func sessionServer(srv *mcpserver.Server, want *Project) (*ideserver.Server, error) {
+	own, err := ideserver.New(&ideserver.Options{
+		WorkspaceFolders:         srv.Underlying().WorkspaceFolders(),
+		NoLockfile:               true,
+		NoDefaultTools:           true,
+		ProtocolVersion:          mcp.ProtocolVersion,
+		NegotiateProtocolVersion: true,
+		ServerName:               mcpserver.DefaultServerName,
+		ServerVersion:            cmpOr(want.ServerVersion, mcpserver.DefaultServerVersion),
+		Instructions:             mcpserver.DefaultInstructions,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("warm: %w", err)
+	}
+	g := newGate()
+	for _, t := range srv.Tools() {
+		if err := own.RegisterTool(gated(t, g)); err != nil {
+			own.Close()
+			return nil, fmt.Errorf("warm: %w", err)
+		}
+	}
+	return own, nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// close ends the project's sessions and stops its language servers.
+func (p *project) close() {
+	p.mcp.Close()
+	p.srv.Close()
 }
 
 // projectKey tells apart the setups of one directory.
@@ -302,7 +345,12 @@ func (d *daemon) join(want *Project, pid int) (*project, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		p = &project{key: key, dir: want.Dir, srv: srv, sessions: map[int]SessionStatus{}}
+		own, err := sessionServer(srv, want)
+		if err != nil {
+			srv.Close()
+			return nil, 0, err
+		}
+		p = &project{key: key, dir: want.Dir, srv: srv, mcp: own, sessions: map[int]SessionStatus{}}
 		d.projects[key] = p
 		d.o.Logger.Info("project opened", "project", want.Dir, "key", key)
 	}
@@ -351,7 +399,7 @@ func (d *daemon) expire(p *project) {
 	delete(d.projects, p.key)
 	d.mu.Unlock()
 	d.o.Logger.Info("project idle: its language servers stop", "project", p.dir)
-	p.srv.Close()
+	p.close()
 }
 
 func (d *daemon) armIdle() {
@@ -395,7 +443,7 @@ func (d *daemon) closeProjects() {
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.srv.Close() }()
+		go func() { defer wg.Done(); p.close() }()
 	}
 	wg.Wait()
 }
