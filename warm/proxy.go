@@ -64,11 +64,27 @@ func Proxy(ctx context.Context, opts *ProxyOptions, p *Project, in io.Reader, ou
 		return err
 	}
 	defer px.closeConn()
-	stop := context.AfterFunc(ctx, px.closeConn)
-	defer stop()
+	// The client's input is read on a goroutine of its own, so that ctx's
+	// end returns at once; a read in progress is left to it, and ends
+	// when that read returns (as with ideserver's ServeStream).
+	done := make(chan error, 1)
+	go func() { done <- px.pump(ctx, in) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// pump passes the client's messages on until in ends.
+func (px *proxy) pump(ctx context.Context, in io.Reader) error {
 	br := bufio.NewReaderSize(in, peekLimit)
 	for {
 		frag, err := br.ReadSlice('\n')
+		if ctx.Err() != nil {
+			return nil
+		}
 		if len(frag) > 0 {
 			if werr := px.forward(ctx, br, frag, err); werr != nil {
 				return werr
@@ -78,9 +94,6 @@ func Proxy(ctx context.Context, opts *ProxyOptions, p *Project, in io.Reader, ou
 			continue // forward passed the rest on
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			if err == io.EOF {
 				px.finish()
 				return nil
@@ -382,6 +395,9 @@ func (px *proxy) closeConn() {
 // beginning, as far as it goes. isReq is true for a request (a method and
 // an id) or a notification (a method alone).
 func peek(b []byte) (id, method string, isReq bool) {
+	if id, method, ok := peekFast(b); ok {
+		return id, method, method != ""
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return "", "", false
@@ -407,4 +423,45 @@ func peek(b []byte) (id, method string, isReq bool) {
 		}
 	}
 	return id, method, method != ""
+}
+
+// peekFast reads the common shape at once, without a JSON decoder:
+// {"jsonrpc":"2.0","id":ID,"method":"M" or {"jsonrpc":"2.0","id":ID,"result"
+// (or "error"), with a number or a plain string (no escapes) as ID and no
+// space. ok is false for any other shape.
+func peekFast(b []byte) (id, method string, ok bool) {
+	const head = `{"jsonrpc":"2.0","id":`
+	rest, found := bytes.CutPrefix(b, []byte(head))
+	if !found {
+		return "", "", false
+	}
+	var n int
+	switch {
+	case len(rest) > 0 && rest[0] == '"':
+		end := bytes.IndexByte(rest[1:], '"')
+		if end < 0 || bytes.IndexByte(rest[1:end+1], '\\') >= 0 {
+			return "", "", false
+		}
+		n = end + 2
+	default:
+		for n < len(rest) && (rest[n] == '-' || (rest[n] >= '0' && rest[n] <= '9')) {
+			n++
+		}
+		if n == 0 {
+			return "", "", false
+		}
+	}
+	id, rest = string(rest[:n]), rest[n:]
+	switch {
+	case bytes.HasPrefix(rest, []byte(`,"result":`)), bytes.HasPrefix(rest, []byte(`,"error":`)):
+		return id, "", true
+	case bytes.HasPrefix(rest, []byte(`,"method":"`)):
+		rest = rest[len(`,"method":"`):]
+		end := bytes.IndexByte(rest, '"')
+		if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+			return "", "", false
+		}
+		return id, string(rest[:end]), true
+	}
+	return "", "", false
 }

@@ -114,7 +114,7 @@ func Serve(ctx context.Context, opts *ServeOptions) error {
 	defer cancel(nil)
 	d := &daemon{
 		o: o, paths: p, ln: ln, cancel: cancel, started: time.Now(),
-		projects: map[string]*project{}, lastEnd: time.Now(),
+		projects: map[string]*project{}, lastEnd: time.Now(), open: map[*net.UnixConn]struct{}{},
 	}
 	d.armIdle()
 	if o.Ready != nil {
@@ -178,6 +178,7 @@ type daemon struct {
 	nextID   int
 	closing  bool
 	conns    sync.WaitGroup
+	open     map[*net.UnixConn]struct{} // every connection, to close at the end
 }
 
 // project is one shared MCP server with its sessions.
@@ -208,10 +209,14 @@ func (d *daemon) accept(ctx context.Context) {
 			return
 		}
 		d.conns.Add(1)
+		d.open[c] = struct{}{}
 		d.mu.Unlock()
 		go func() {
 			defer d.conns.Done()
 			d.serveConn(ctx, c)
+			d.mu.Lock()
+			delete(d.open, c)
+			d.mu.Unlock()
 		}()
 	}
 }
@@ -454,6 +459,11 @@ func (d *daemon) shutdown() {
 	d.mu.Unlock()
 	d.ln.Close()
 	d.closeProjects()
+	d.mu.Lock()
+	for c := range d.open {
+		c.Close() // connections still in their handshake
+	}
+	d.mu.Unlock()
 	d.conns.Wait()
 }
 

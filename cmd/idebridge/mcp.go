@@ -78,7 +78,10 @@ type mcpFlags struct {
 	noIDE     bool
 	noRuntime bool
 	verbose   bool
-	http      mcpHTTPFlags // mcp_http.go
+	// runtimeNote says why the session is served in this process though
+	// it could have gone through the runtime.
+	runtimeNote string
+	http        mcpHTTPFlags // mcp_http.go
 }
 
 func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
@@ -141,6 +144,9 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	defer o.http.stop()
 	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s%s\n", name, dir, describeServers(configs, environ), ide, httpNote)
 	gate.release(ctx)
+	if o.runtimeNote != "" {
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, o.runtimeNote)
+	}
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
 		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
 
+	"github.com/idebridge/idebridge/idebridge"
 	"github.com/idebridge/idebridge/warm"
 )
 
@@ -39,7 +42,7 @@ func init() {
 					fmt.Fprintf(inv.Stderr, "idebridge runtime serve: unexpected argument %q\n", args[0])
 					return exitUsage
 				}
-				logger := slog.New(slog.NewTextHandler(inv.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+				logger := slog.New(slog.NewTextHandler(&cappedWriter{w: inv.Stderr, left: maxRuntimeLog}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 				err := warm.Serve(ctx, &warm.ServeOptions{Idle: *idle, Env: inv.environ(), Logger: logger})
 				switch {
 				case err == nil, errors.Is(err, context.Canceled):
@@ -116,6 +119,32 @@ func init() {
 	})
 }
 
+// maxRuntimeLog bounds what a runtime writes to its log (a line per
+// session, for as long as it lives).
+const maxRuntimeLog = 8 << 20
+
+// cappedWriter writes until its budget is spent, then says so once and
+// drops the rest.
+type cappedWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	left int
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.left > len(p):
+		c.left -= len(p)
+		return c.w.Write(p)
+	case c.left >= 0:
+		c.left = -1
+		fmt.Fprintf(c.w, "idebridge runtime serve: the log reached %d bytes; nothing more is written\n", maxRuntimeLog)
+	}
+	return len(p), nil
+}
+
 func mib(b int64) string {
 	if b <= 0 {
 		return "-"
@@ -159,6 +188,35 @@ func printRuntimeStatus(inv *invocation, st *warm.Status) {
 	}
 }
 
+// runtimeNoIDE is why a session through the runtime has no IDE: the IDE
+// an agent may use depends on the agent (its environment and, in an IDE's
+// terminal, its process ancestry), which the shared runtime is not.
+const runtimeNoIDE = "served by the shared runtime, which has no IDE link yet; no IDE was open on the project when idebridge mcp started (restart it, or use --no-runtime, to reach one opened since)"
+
+// usableIDE names the IDE `idebridge mcp` would connect to, found now, or
+// says "" when there is none (or the IDE link is off): then the session
+// may go through the runtime without losing the IDE.
+func usableIDE(ctx context.Context, o *mcpFlags, dir string, environ []string) string {
+	if o.noIDE {
+		return ""
+	}
+	if ok, _ := idebridge.ShouldAutoConnect(&idebridge.AutoConnectOptions{Requested: true}, environ); !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	cands, _ := idebridge.Discover(ctx, &idebridge.DiscoverOptions{Cwd: dir, Env: environ})
+	for _, c := range cands {
+		if c.Valid {
+			if c.IDEName != "" {
+				return c.IDEName
+			}
+			return "an IDE"
+		}
+	}
+	return ""
+}
+
 // runtimeStart is how a client starts the runtime: this executable.
 func runtimeStart() ([]string, error) {
 	exe, err := os.Executable()
@@ -181,16 +239,21 @@ func useRuntime(inv *invocation, o *mcpFlags) bool {
 }
 
 // runMCPRuntime serves the session through the runtime. served is false
-// when no runtime could be reached before the session began: the caller
-// then serves it in this process (the log said why).
+// when it should not, or no runtime could be reached before the session
+// began: the caller then serves it in this process, and logs
+// o.runtimeNote, which says why, after its first line.
 func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string, set *serverSet) (code int, served bool) {
 	const name = "idebridge mcp"
 	start, err := runtimeStart()
 	if err != nil {
-		fmt.Fprintf(inv.Stderr, "%s: warning: no runtime (%v); serving in this process\n", name, err)
+		o.runtimeNote = fmt.Sprintf("warning: no runtime (%v); serving in this process", err)
 		return 0, false
 	}
 	environ := inv.environ()
+	if ide := usableIDE(ctx, o, dir, environ); ide != "" {
+		o.runtimeNote = fmt.Sprintf("%s is open on the project and the shared runtime has no IDE link yet: serving in this process", ide)
+		return 0, false
+	}
 	connected := false
 	popts := &warm.ProxyOptions{
 		Options: warm.Options{Env: environ, Start: start},
@@ -201,8 +264,8 @@ func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string
 			}
 			if !connected {
 				connected = true
-				fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: looked for by the runtime when a tool needs it; runtime pid %d (%s) at %s\n",
-					name, dir, describeServers(set.configs, environ), rt.PID, how, rt.Socket)
+				fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: none (%s); runtime pid %d (%s) at %s\n",
+					name, dir, describeServers(set.configs, environ), runtimeNoIDE, rt.PID, how, rt.Socket)
 				set.printWarnings(inv.Stderr, name)
 				if set.goplsErr != nil {
 					fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)
@@ -215,10 +278,10 @@ func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string
 			fmt.Fprintf(inv.Stderr, "%s: lost the runtime (%v); the next call reconnects\n", name, err)
 		},
 	}
-	p := &warm.Project{Dir: dir, Configs: set.configs, NoIDE: o.noIDE, NoIDEReason: "idebridge mcp was started with --no-ide", ServerVersion: serverVersion}
+	p := &warm.Project{Dir: dir, Configs: set.configs, NoIDE: true, NoIDEReason: runtimeNoIDE, ServerVersion: serverVersion}
 	err = warm.Proxy(ctx, popts, p, inv.Stdin, inv.Stdout)
 	if !connected {
-		fmt.Fprintf(inv.Stderr, "%s: warning: no runtime (%v); serving in this process\n", name, err)
+		o.runtimeNote = fmt.Sprintf("warning: no runtime (%v); serving in this process", err)
 		return 0, false
 	}
 	if err != nil && ctx.Err() == nil {
