@@ -2,12 +2,17 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,9 +33,12 @@ type rtClient struct {
 	nextID int
 }
 
-func startRTClient(t *testing.T, bin, dir string, env []string) *rtClient {
+func startRTClient(t *testing.T, bin, dir string, env []string, args ...string) *rtClient {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp", "--no-ide", "--no-plugins")
+	if args == nil {
+		args = []string{"--no-ide"}
+	}
+	cmd := exec.Command(bin, append([]string{"mcp", "--no-plugins"}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -220,6 +228,13 @@ func TestRuntimeSharedAcrossClients(t *testing.T) {
 	}
 	gopls := st.Projects[0].Servers[0].PID
 	daemon := st.PID
+	status := exec.Command(bin, "runtime", "status")
+	status.Env = env
+	if out, err := status.CombinedOutput(); err != nil || !strings.Contains(string(out), "project "+dir) ||
+		!strings.Contains(string(out), "server gopls") || !strings.Contains(string(out), fmt.Sprintf("pid %d", gopls)) ||
+		!regexp.MustCompile(`sessions\s+2: `).MatchString(string(out)) {
+		t.Errorf("runtime status: %v\n%s", err, out)
+	}
 	if !alive(gopls) {
 		t.Fatalf("gopls pid %d is not running", gopls)
 	}
@@ -263,5 +278,136 @@ func TestRuntimeSharedAcrossClients(t *testing.T) {
 	})
 	if _, err := rtStatus(t, rtDir, build); !errors.Is(err, warm.ErrNotRunning) {
 		t.Errorf("status after the idle exit: %v, want ErrNotRunning", err)
+	}
+}
+
+// TestRuntimeClientEndsOnSignal: `idebridge mcp` through the runtime exits
+// at once on SIGTERM, though its client keeps its input open, and its
+// session ends in the runtime.
+func TestRuntimeClientEndsOnSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs gopls")
+	}
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	dir := mcpModule(t)
+	rtDir := filepath.Join(shortDir(t), "rt")
+	env := rtEnv(t, rtDir, time.Minute)
+	c := startRTClient(t, bin, dir, env)
+	c.diagnostics()
+	t.Cleanup(func() {
+		stop := exec.Command(bin, "runtime", "stop")
+		stop.Env = env
+		stop.Run()
+	})
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("idebridge mcp after SIGTERM: %v\nstderr:\n%s", err, c.stderr)
+		}
+	case <-time.After(mcpTimeout):
+		t.Fatalf("idebridge mcp did not exit on SIGTERM\nstderr:\n%s", c.stderr)
+	}
+	socks, _ := filepath.Glob(filepath.Join(rtDir, "*.sock"))
+	if len(socks) != 1 {
+		t.Fatalf("runtime sockets %v, want one", socks)
+	}
+	build := strings.TrimSuffix(filepath.Base(socks[0]), ".sock")
+	waitFor(t, "the session to end", func() bool {
+		st, err := rtStatus(t, rtDir, build)
+		return err == nil && st.Sessions == 0
+	})
+}
+
+// TestRuntimeSkewServesInProcess: a runtime of another build on this
+// build's socket is refused, and `idebridge mcp` serves the session in its
+// own process, saying why after its first log line.
+func TestRuntimeSkewServesInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs gopls")
+	}
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	build := hex.EncodeToString(sum[:])[:16]
+	rtDir := filepath.Join(shortDir(t), "rt")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- warm.Serve(ctx, &warm.ServeOptions{Dir: rtDir, Build: "another-build", Idle: -1, Ready: func(s string) { ready <- s }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var sock string
+	select {
+	case sock = <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	if err := os.Link(sock, filepath.Join(rtDir, build+".sock")); err != nil {
+		t.Fatal(err)
+	}
+	dir := mcpModule(t)
+	c := startRTClient(t, bin, dir, rtEnv(t, rtDir, time.Minute))
+	c.diagnostics()
+	log := c.stderr.String()
+	first, rest, _ := strings.Cut(log, "\n")
+	if !strings.HasPrefix(first, "idebridge mcp: project ") || !strings.Contains(rest, "warning: no runtime") ||
+		!strings.Contains(rest, "another-build") || !strings.Contains(rest, "serving in this process") {
+		t.Errorf("log of idebridge mcp against a runtime of another build:\n%s", log)
+	}
+	st, err := warm.GetStatus(ctx, &warm.Options{Dir: rtDir, Build: "another-build"})
+	if err != nil || st.Sessions != 0 {
+		t.Errorf("the other build's runtime: %+v, %v; want it untouched, no session", st, err)
+	}
+}
+
+// TestRuntimeIDEOpenServesInProcess: with an IDE open on the project (a
+// headless one), `idebridge mcp` keeps its IDE and serves in its own
+// process, saying why; no runtime starts.
+func TestRuntimeIDEOpenServesInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs gopls")
+	}
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	dir := mcpModule(t)
+	cfg := t.TempDir()
+	ide := exec.Command(bin, "ide", "serve", "--workspace", dir, "--diff", "reject", "--lockfile-dir", filepath.Join(cfg, "ide"))
+	ide.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=" + cfg}
+	ideOut, err := ide.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ide.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ide.Process.Kill(); ide.Wait() })
+	if _, err := bufio.NewReader(ideOut).ReadString('\n'); err != nil {
+		t.Fatalf("ide serve's first line: %v", err)
+	}
+	rtDir := filepath.Join(shortDir(t), "rt")
+	env := append(rtEnv(t, rtDir, time.Minute), "CLAUDE_CONFIG_DIR="+cfg)
+	c := startRTClient(t, bin, dir, env, "--project", dir)
+	c.diagnostics()
+	log := c.stderr.String()
+	if !strings.Contains(log, "IDE: idebridge on port") || !strings.Contains(log, "is open on the project and the shared runtime has no IDE link yet: serving in this process") {
+		t.Errorf("log of idebridge mcp with an IDE open:\n%s", log)
+	}
+	if socks, _ := filepath.Glob(filepath.Join(rtDir, "*.sock")); len(socks) != 0 {
+		t.Errorf("a runtime started: %v", socks)
 	}
 }
