@@ -59,7 +59,7 @@ func Proxy(ctx context.Context, opts *ProxyOptions, p *Project, in io.Reader, ou
 	if err != nil {
 		return err
 	}
-	px := &proxy{c: c, o: o, p: p, out: out, inflight: map[string]bool{}}
+	px := &proxy{c: c, o: o, p: p, out: out, inflight: map[string]*flight{}}
 	if err := px.connect(ctx); err != nil {
 		return err
 	}
@@ -115,11 +115,11 @@ type proxy struct {
 	conn      *net.UnixConn
 	done      chan struct{} // closed when conn's reader ends
 	gen       int
-	inflight  map[string]bool // request ids sent, not answered
-	initLine  []byte          // the client's initialize, replayed after a reconnect
-	initdLine []byte          // its notifications/initialized
-	swallow   string          // the id of a replayed initialize, whose answer the client must not see
-	ending    bool            // the client's input ended: the runtime closing is no loss
+	inflight  map[string]*flight // requests sent or being sent, not answered
+	initLine  []byte             // the client's initialize, replayed after a reconnect
+	initdLine []byte             // its notifications/initialized
+	swallow   string             // the id of a replayed initialize, whose answer the client must not see
+	ending    bool               // the client's input ended: the runtime closing is no loss
 }
 
 // connect opens a session; after a loss it replays the handshake.
@@ -187,48 +187,107 @@ func (px *proxy) forward(ctx context.Context, br *bufio.Reader, frag []byte, rer
 		conn = px.conn
 		px.mu.Unlock()
 	}
-	if isReq && id != "" {
-		px.mu.Lock()
-		px.inflight[id] = true
-		px.mu.Unlock()
+	var f *flight
+	if isReq {
+		f = px.begin(id, conn)
 	}
 	if whole {
 		if _, err := conn.Write(line); err != nil {
+			px.unsent(id, f)
 			return px.retry(ctx, conn, line, id, isReq)
 		}
+		px.sent(id, f)
 		return nil
 	}
-	// A long message: passed on piece by piece. If the runtime goes
-	// meanwhile, the message is lost with it (the client gets an error
-	// for it when its id was seen).
+	// A long message: passed on piece by piece, not kept. If the runtime
+	// goes meanwhile, the message is lost with it (the client gets an
+	// error for it when its id was seen).
+	failed := func(werr error, whole bool) error {
+		px.unsent(id, f)
+		px.lost(conn, werr)
+		px.answerLost(id, errLostRequest)
+		return px.skipRest(br, whole)
+	}
 	if _, err := conn.Write(frag); err != nil {
-		px.lost(conn, err)
-		return px.skipRest(br, false)
+		return failed(err, false)
 	}
 	for {
 		more, err := br.ReadSlice('\n')
 		if len(more) > 0 {
 			if _, werr := conn.Write(more); werr != nil {
-				px.lost(conn, werr)
-				return px.skipRest(br, err != bufio.ErrBufferFull)
+				return failed(werr, err != bufio.ErrBufferFull)
 			}
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if err == io.EOF {
-			conn.Write([]byte{'\n'})
-			return nil
+			_, err = conn.Write([]byte{'\n'})
 		}
-		return err
+		if err != nil {
+			return failed(err, true)
+		}
+		px.sent(id, f)
+		return nil
 	}
+}
+
+// flight is a request on its way to the runtime (sent false) or written
+// to it, awaiting its answer.
+type flight struct {
+	conn *net.UnixConn
+	sent bool
+}
+
+var errLostRequest = errors.New("the idebridge runtime ended before answering; call again")
+
+// begin records a request about to be written on conn.
+func (px *proxy) begin(id string, conn *net.UnixConn) *flight {
+	if id == "" {
+		return nil
+	}
+	f := &flight{conn: conn}
+	px.mu.Lock()
+	px.inflight[id] = f
+	px.mu.Unlock()
+	return f
+}
+
+// sent marks a request written. When its connection was lost meanwhile,
+// the runtime may never have read it: the client is told at once.
+func (px *proxy) sent(id string, f *flight) {
+	if f == nil {
+		return
+	}
+	px.mu.Lock()
+	if px.inflight[id] != f { // answered already
+		px.mu.Unlock()
+		return
+	}
+	if px.conn != f.conn {
+		delete(px.inflight, id)
+		px.mu.Unlock()
+		px.answerLost(id, errLostRequest)
+		return
+	}
+	f.sent = true
+	px.mu.Unlock()
+}
+
+// unsent forgets a request whose write failed.
+func (px *proxy) unsent(id string, f *flight) {
+	if f == nil {
+		return
+	}
+	px.mu.Lock()
+	if px.inflight[id] == f {
+		delete(px.inflight, id)
+	}
+	px.mu.Unlock()
 }
 
 // retry sends a whole message again on a new connection, once.
 func (px *proxy) retry(ctx context.Context, old *net.UnixConn, line []byte, id string, isReq bool) error {
-	px.mu.Lock()
-	delete(px.inflight, id) // not sent: not to be answered as lost
-	px.mu.Unlock()
 	px.lost(old, errors.New("writing to the runtime failed"))
 	if err := px.connect(ctx); err != nil {
 		if isReq {
@@ -238,13 +297,20 @@ func (px *proxy) retry(ctx context.Context, old *net.UnixConn, line []byte, id s
 	}
 	px.mu.Lock()
 	conn := px.conn
-	if isReq && id != "" {
-		px.inflight[id] = true
-	}
 	px.mu.Unlock()
-	if _, err := conn.Write(line); err != nil {
-		px.lost(conn, err)
+	var f *flight
+	if isReq {
+		f = px.begin(id, conn)
 	}
+	if _, err := conn.Write(line); err != nil {
+		px.unsent(id, f)
+		px.lost(conn, err)
+		if isReq {
+			px.answerLost(id, errLostRequest)
+		}
+		return nil
+	}
+	px.sent(id, f)
 	return nil
 }
 
@@ -332,11 +398,15 @@ func (px *proxy) lost(conn *net.UnixConn, why error) {
 	}
 	px.conn = nil
 	conn.Close()
-	ids := make([]string, 0, len(px.inflight))
-	for id := range px.inflight {
-		ids = append(ids, id)
+	// The requests written on conn are lost with it; those still being
+	// written are their writer's to settle.
+	var ids []string
+	for id, f := range px.inflight {
+		if f.conn == conn && f.sent {
+			ids = append(ids, id)
+			delete(px.inflight, id)
+		}
 	}
-	clear(px.inflight)
 	ending := px.ending
 	px.mu.Unlock()
 	if ending {
@@ -349,7 +419,7 @@ func (px *proxy) lost(conn *net.UnixConn, why error) {
 		px.o.OnLost(why)
 	}
 	for _, id := range ids {
-		px.answerLost(id, errors.New("the idebridge runtime ended before answering; call again"))
+		px.answerLost(id, errLostRequest)
 	}
 }
 
