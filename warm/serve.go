@@ -196,7 +196,10 @@ func (d *daemon) accept(ctx context.Context) {
 	for {
 		c, err := d.ln.AcceptUnix()
 		if err != nil {
-			if ctx.Err() == nil {
+			d.mu.Lock()
+			closing := d.closing
+			d.mu.Unlock()
+			if ctx.Err() == nil && !closing {
 				d.o.Logger.Error("accept failed; the runtime exits", "err", err)
 				d.cancel(err)
 			}

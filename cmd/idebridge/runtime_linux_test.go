@@ -318,10 +318,30 @@ func TestRuntimeClientEndsOnSignal(t *testing.T) {
 		t.Fatalf("runtime sockets %v, want one", socks)
 	}
 	build := strings.TrimSuffix(filepath.Base(socks[0]), ".sock")
+	var st *warm.Status
 	waitFor(t, "the session to end", func() bool {
-		st, err := rtStatus(t, rtDir, build)
+		st, err = rtStatus(t, rtDir, build)
 		return err == nil && st.Sessions == 0
 	})
+
+	// runtime stop, with gopls still running for the idle project: it
+	// answers once the runtime has stopped it.
+	if len(st.Projects) != 1 || len(st.Projects[0].Servers) != 1 || !alive(st.Projects[0].Servers[0].PID) {
+		t.Fatalf("status %+v: want the idle project's gopls running", st)
+	}
+	gopls := st.Projects[0].Servers[0].PID
+	stop := exec.Command(bin, "runtime", "stop")
+	stop.Env = env
+	out, err := stop.CombinedOutput()
+	if err != nil || string(out) != fmt.Sprintf("stopped the runtime (pid %d)\n", st.PID) {
+		t.Fatalf("runtime stop: %v\n%s", err, out)
+	}
+	if alive(gopls) {
+		t.Errorf("gopls pid %d still runs after runtime stop answered", gopls)
+	}
+	if _, err := rtStatus(t, rtDir, build); !errors.Is(err, warm.ErrNotRunning) {
+		t.Errorf("status after runtime stop: %v, want ErrNotRunning", err)
+	}
 }
 
 // TestRuntimeSkewServesInProcess: a runtime of another build on this
