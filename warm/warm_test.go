@@ -245,3 +245,43 @@ func TestBadRequests(t *testing.T) {
 		t.Fatalf("status after bad requests: %v", err)
 	}
 }
+
+// TestIdleProjectStops: a project whose last session ended is closed after
+// the idle time while the runtime goes on serving another.
+func TestIdleProjectStops(t *testing.T) {
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: 200 * time.Millisecond})
+	o := &Options{Dir: dir, Build: "b1"}
+	a, b := noServers(t), noServers(t)
+	ca, _, _, err := Open(context.Background(), o, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _, _, err := Open(context.Background(), o, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	st, err := GetStatus(context.Background(), o)
+	if err != nil || len(st.Projects) != 2 {
+		t.Fatalf("status with two projects: %+v, %v", st, err)
+	}
+	ca.Close()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		st, err := GetStatus(context.Background(), o)
+		if err != nil {
+			t.Fatalf("the runtime stopped while a session was open: %v", err)
+		}
+		if len(st.Projects) == 1 {
+			if st.Projects[0].Dir != b.Dir || st.Sessions != 1 {
+				t.Fatalf("status %+v: want the project with the open session", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle project was not closed: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
