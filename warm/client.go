@@ -137,6 +137,11 @@ func (c *client) do(ctx context.Context, req request) (*net.UnixConn, *bufio.Rea
 	}
 	var rep reply
 	if err := writeLine(conn, req); err != nil {
+		// A runtime that refuses at once (too many connections) said why
+		// before it closed.
+		if readLine(br, &rep) == nil && rep.Error != "" {
+			err = fmt.Errorf("the runtime refused: %s", rep.Error)
+		}
 		conn.Close()
 		return nil, nil, nil, nil, fmt.Errorf("warm: %w", err)
 	}

@@ -145,6 +145,10 @@ func pathsOf(dir, build string) paths {
 	return paths{socket: b + ".sock", startLock: b + ".start.lock", serveLock: b + ".serve.lock", log: b + ".log"}
 }
 
+// maxConns bounds the runtime's connections (sessions and requests in
+// their handshake): one more is refused with a reply saying so.
+const maxConns = 256
+
 // maxSocketPath is the longest unix socket path every unix accepts.
 const maxSocketPath = 103
 
@@ -210,6 +214,15 @@ func (d *daemon) accept(ctx context.Context) {
 			d.mu.Unlock()
 			c.Close()
 			return
+		}
+		if len(d.open) >= maxConns {
+			d.mu.Unlock()
+			d.o.Logger.Warn("refused a connection: too many", "max", maxConns)
+			c.SetDeadline(time.Now().Add(time.Second))
+			writeLine(c, hello{Runtime: protoName, Build: d.o.Build, PID: os.Getpid()})
+			writeLine(c, reply{Error: fmt.Sprintf("the runtime serves %d connections already, its most", maxConns)})
+			c.Close()
+			continue
 		}
 		d.conns.Add(1)
 		d.open[c] = struct{}{}

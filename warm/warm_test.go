@@ -285,3 +285,46 @@ func TestIdleProjectStops(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestTooManyConnections: past maxConns the runtime refuses with a reply
+// saying so, and serves again once connections end.
+func TestTooManyConnections(t *testing.T) {
+	dir := runtimeDir(t)
+	sock, _, _ := serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1})
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range maxConns {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		// Each is counted once its hello comes.
+		if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &Options{Dir: dir, Build: "b1"}
+	if _, err := GetStatus(context.Background(), o); err == nil || !strings.Contains(err.Error(), "connections already") {
+		t.Fatalf("status past the bound: %v, want a refusal saying why", err)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	deadline := time.Now().Add(testTimeout)
+	for {
+		_, err := GetStatus(context.Background(), o)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status once the connections ended: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
