@@ -46,7 +46,12 @@ func (s *scene) mcpProcess(tb testing.TB, ctx context.Context, env []string, arg
 	if err != nil {
 		tb.Fatalf("idebridge mcp %v: %v\nstderr:\n%s", args, err, stderr)
 	}
-	tb.Cleanup(func() { cs.Close() })
+	tb.Cleanup(func() {
+		cs.Close()
+		if tb.Failed() {
+			tb.Logf("stderr of idebridge mcp %v:\n%s", args, stderr)
+		}
+	})
 	return cs, cmd
 }
 

@@ -178,13 +178,20 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // alive reports whether pid is a process that has not exited (a zombie
 // has).
 func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+	// Every thread: a process's first thread shows as a zombie while the
+	// others still exit, holding its files (its sockets) open.
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/stat")
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X') {
+			return true
+		}
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+	return false
 }
 
 func rtStatus(t *testing.T, rtDir, build string) (*warm.Status, error) {
