@@ -40,7 +40,7 @@ type Options struct {
 // Errors of the client side.
 var (
 	// ErrNotRunning: no runtime of this build answers on its socket.
-	ErrNotRunning = errors.New("warm: no runtime is running")
+	ErrNotRunning = errors.New("warm: no runtime of this build is running")
 	// ErrVersionSkew: the runtime on the socket is of another build; the
 	// message names both. The runtime is left alone.
 	ErrVersionSkew = errors.New("warm: the runtime is of another build")
@@ -96,7 +96,7 @@ func newClient(opts *Options) (*client, error) {
 func (c *client) dial(ctx context.Context) (*net.UnixConn, *bufio.Reader, *Runtime, error) {
 	if err := checkDir(filepath.Dir(c.paths.socket)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, nil, ErrNotRunning
+			return nil, nil, nil, fmt.Errorf("%w (no directory %s)", ErrNotRunning, filepath.Dir(c.paths.socket))
 		}
 		return nil, nil, nil, err
 	}
@@ -104,7 +104,7 @@ func (c *client) dial(ctx context.Context) (*net.UnixConn, *bufio.Reader, *Runti
 	nc, err := d.DialContext(ctx, "unix", c.paths.socket)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, nil, nil, ErrNotRunning
+			return nil, nil, nil, fmt.Errorf("%w (nothing answers at %s)", ErrNotRunning, c.paths.socket)
 		}
 		return nil, nil, nil, fmt.Errorf("warm: %w", err)
 	}

@@ -24,7 +24,7 @@ func checkDir(dir string) error {
 		return fmt.Errorf("%w: %s is owned by uid %d, not by this user (uid %d); remove it or set %s", ErrUnsafeDir, dir, sys.Uid, uid, EnvDir)
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%w: %s has mode %04o, which lets other users in; want 0700 (chmod 700 it)", ErrUnsafeDir, dir, perm)
+		return fmt.Errorf("%w: %s has mode %04o, which lets other users in; want 0700 (chmod 700 it, or set %s to a directory of your own)", ErrUnsafeDir, dir, perm, EnvDir)
 	}
 	return nil
 }

@@ -142,6 +142,7 @@ func (c *rtClient) diagnostics() {
 // runtime directory and idle time of the test's own.
 func rtEnv(t *testing.T, rtDir string, idle time.Duration) []string {
 	env := mcpEnv(t)
+	delete(env, "IDEBRIDGE_RUNTIME")
 	env["IDEBRIDGE_RUNTIME_DIR"] = rtDir
 	env["IDEBRIDGE_RUNTIME_IDLE"] = idle.String()
 	var out []string
