@@ -328,3 +328,16 @@ func TestTooManyConnections(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSecondRuntimeRefused: a second runtime of the same build and
+// directory refuses to start, and the first keeps its socket.
+func TestSecondRuntimeRefused(t *testing.T) {
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1})
+	if err := Serve(context.Background(), &ServeOptions{Dir: dir, Build: "b1"}); !errors.Is(err, ErrRunning) {
+		t.Fatalf("a second Serve: %v, want ErrRunning", err)
+	}
+	if _, err := GetStatus(context.Background(), &Options{Dir: dir, Build: "b1"}); err != nil {
+		t.Fatalf("the first runtime after a second tried: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -437,5 +438,37 @@ func TestRuntimeIDEOpenServesInProcess(t *testing.T) {
 	}
 	if socks, _ := filepath.Glob(filepath.Join(rtDir, "*.sock")); len(socks) != 0 {
 		t.Errorf("a runtime started: %v", socks)
+	}
+}
+
+// TestRuntimeOptOut: --no-runtime, and IDEBRIDGE_RUNTIME=0, serve in the
+// command's own process: no runtime starts.
+func TestRuntimeOptOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs gopls")
+	}
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	dir := mcpModule(t)
+	rtDir := filepath.Join(shortDir(t), "rt")
+	env := rtEnv(t, rtDir, time.Minute)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--no-runtime", env, []string{"--no-ide", "--no-runtime"}},
+		{"IDEBRIDGE_RUNTIME=0", append(slices.Clone(env), "IDEBRIDGE_RUNTIME=0"), nil},
+	} {
+		cl := startRTClient(t, bin, dir, c.env, c.args...)
+		cl.diagnostics()
+		if first, _, _ := strings.Cut(cl.stderr.String(), "\n"); strings.Contains(first, "runtime") {
+			t.Errorf("%s: first log line %q mentions a runtime", c.name, first)
+		}
+		if socks, _ := filepath.Glob(filepath.Join(rtDir, "*.sock")); len(socks) != 0 {
+			t.Errorf("%s: a runtime started: %v", c.name, socks)
+		}
 	}
 }
