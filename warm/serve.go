@@ -124,11 +124,12 @@ func Serve(ctx context.Context, opts *ServeOptions) error {
 	go d.accept(ctx)
 	<-ctx.Done()
 	d.shutdown()
-	if c := context.Cause(ctx); errors.Is(c, errIdle) || errors.Is(c, errStopped) {
+	c := context.Cause(ctx)
+	if errors.Is(c, errIdle) || errors.Is(c, errStopped) {
 		o.Logger.Info("runtime exits", "why", c)
 		return nil
 	}
-	return ctx.Err()
+	return c // ctx's own, or the listener's failure
 }
 
 var (

@@ -11,6 +11,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -254,7 +255,7 @@ func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string
 		o.runtimeNote = fmt.Sprintf("%s is open on the project and the shared runtime has no IDE link yet: serving in this process", ide)
 		return 0, false
 	}
-	connected := false
+	var connected atomic.Bool // OnConnect may run on the proxy's goroutine
 	popts := &warm.ProxyOptions{
 		Options: warm.Options{Env: environ, Start: start},
 		OnConnect: func(rt *warm.Runtime) {
@@ -262,8 +263,7 @@ func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string
 			if rt.Started {
 				how = "started"
 			}
-			if !connected {
-				connected = true
+			if connected.CompareAndSwap(false, true) {
 				fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: none (%s); runtime pid %d (%s) at %s\n",
 					name, dir, describeServers(set.configs, environ), runtimeNoIDE, rt.PID, how, rt.Socket)
 				set.printWarnings(inv.Stderr, name)
@@ -280,7 +280,7 @@ func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string
 	}
 	p := &warm.Project{Dir: dir, Configs: set.configs, NoIDE: true, NoIDEReason: runtimeNoIDE, ServerVersion: serverVersion}
 	err = warm.Proxy(ctx, popts, p, inv.Stdin, inv.Stdout)
-	if !connected {
+	if !connected.Load() {
 		o.runtimeNote = fmt.Sprintf("warning: no runtime (%v); serving in this process", err)
 		return 0, false
 	}
