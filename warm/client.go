@@ -118,7 +118,7 @@ func (c *client) dial(ctx context.Context) (*net.UnixConn, *bufio.Reader, *Runti
 	if err := readLine(br, &h); err != nil {
 		conn.Close()
 		// A runtime that refused this user closes without a word.
-		return nil, nil, nil, fmt.Errorf("warm: the runtime at %s did not greet: %w", c.paths.socket, err)
+		return nil, nil, nil, fmt.Errorf("warm: %w at %s: %w", errNoGreeting, c.paths.socket, err)
 	}
 	if h.Runtime != protoName || h.Build != c.o.Build {
 		conn.Close()
@@ -210,18 +210,51 @@ func (c *client) open(ctx context.Context, p *Project) (*net.UnixConn, *bufio.Re
 	}
 	req := request{Op: "session", Project: p}
 	conn, br, rt, _, err := c.do(ctx, req)
-	if !errors.Is(err, ErrNotRunning) || c.o.Start == nil {
+	if !transient(err) || c.o.Start == nil {
 		return conn, br, rt, err
 	}
-	started, err := c.start(ctx)
-	if err != nil {
-		return nil, nil, nil, err
+	// No runtime, or one dying (it accepts but never greets; it holds its
+	// lock a moment longer, so one started now exits at once): start one,
+	// again until one answers or StartTimeout passes.
+	deadline := time.Now().Add(c.o.StartTimeout)
+	for {
+		started, serr := c.start(ctx)
+		if serr == nil {
+			conn, br, rt, _, err = c.do(ctx, req)
+			if rt != nil {
+				rt.Started = started
+			}
+			if !transient(err) {
+				return conn, br, rt, err
+			}
+		} else {
+			err = serr
+			if !transient(serr) {
+				return nil, nil, nil, serr
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, nil, nil, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	conn, br, rt, _, err = c.do(ctx, req)
-	if rt != nil {
-		rt.Started = started
-	}
-	return conn, br, rt, err
+}
+
+// errNoGreeting: a connection the runtime closed without its hello (a
+// runtime dying).
+var errNoGreeting = errors.New("the runtime did not greet")
+
+// errStartExited: the runtime started exited at once (another, dying,
+// still held its lock).
+var errStartExited = errors.New("the runtime exited at start")
+
+// transient tells the failures that starting a runtime, or waiting, may
+// cure.
+func transient(err error) bool {
+	return errors.Is(err, ErrNotRunning) || errors.Is(err, errNoGreeting) || errors.Is(err, errStartExited)
 }
 
 // start runs the runtime, detached, unless another client started one
@@ -271,7 +304,7 @@ func (c *client) start(ctx context.Context) (bool, error) {
 		}
 		select {
 		case err := <-exited:
-			return false, fmt.Errorf("warm: the runtime exited at start (%v); its log is %s", err, c.paths.log)
+			return false, fmt.Errorf("warm: %w (%v); its log is %s", errStartExited, err, c.paths.log)
 		case <-ctx.Done():
 			return false, fmt.Errorf("warm: the runtime did not answer within %s; its log is %s", c.o.StartTimeout, c.paths.log)
 		case <-time.After(20 * time.Millisecond):

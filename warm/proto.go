@@ -78,11 +78,15 @@ type Status struct {
 // ProjectStatus is one shared project: its sessions, language servers and
 // open documents.
 type ProjectStatus struct {
-	Dir           string          `json:"dir"`
-	Key           string          `json:"key"` // what tells apart two setups of one directory
-	Sessions      []SessionStatus `json:"sessions"`
-	Servers       []ServerStatus  `json:"servers"`
-	OpenDocuments []string        `json:"openDocuments"`
+	Dir      string          `json:"dir"`
+	Key      string          `json:"key"` // what tells apart two setups of one directory
+	Sessions []SessionStatus `json:"sessions"`
+	// Clients are the MCP clients of the sessions, as their initialize
+	// named them ("" for a session not initialized: a 2026-07-28 client
+	// sends no initialize).
+	Clients       []string       `json:"clients"`
+	Servers       []ServerStatus `json:"servers"`
+	OpenDocuments []string       `json:"openDocuments"`
 	// IdleSince is when its last session ended, while it has none: it
 	// stops its servers once idle for the runtime's idle time.
 	IdleSince *time.Time `json:"idleSince,omitempty"`

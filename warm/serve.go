@@ -514,6 +514,13 @@ func (d *daemon) status() Status {
 				Name: s.Name, State: s.State.String(), PID: s.PID, Restarts: s.Restarts, Extensions: s.Extensions, RSS: rss(s.PID)})
 		}
 		st.Projects[i].OpenDocuments = m.OpenDocuments()
+		for _, c := range p.mcp.Clients() {
+			name := c.Name
+			if c.Version != "" {
+				name += " " + c.Version
+			}
+			st.Projects[i].Clients = append(st.Projects[i].Clients, name)
+		}
 	}
 	slices.SortFunc(st.Projects, func(a, b ProjectStatus) int {
 		if a.Dir != b.Dir {

@@ -177,6 +177,16 @@ func printRuntimeStatus(inv *invocation, st *warm.Status) {
 			}
 			fmt.Fprintf(tw, "  sessions\t%d: %s\n", len(p.Sessions), strings.Join(parts, ", "))
 		}
+		if len(p.Clients) > 0 {
+			names := make([]string, len(p.Clients))
+			for i, c := range p.Clients {
+				names[i] = c
+				if c == "" {
+					names[i] = "(not initialized)"
+				}
+			}
+			fmt.Fprintf(tw, "  clients\t%s\n", strings.Join(names, ", "))
+		}
 		for _, s := range p.Servers {
 			pid := "-"
 			if s.PID > 0 {
