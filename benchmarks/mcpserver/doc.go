@@ -16,7 +16,8 @@
 // BenchmarkRuntimeVsInProcess compares a warm tool call through
 // `idebridge mcp --no-runtime` and through the shared runtime (the
 // default); BenchmarkRuntimeMemory the total memory of four clients each
-// way.
+// way; BenchmarkFirstAnswer a new client's wait for its first answer on
+// this repository.
 //
 // Run
 //
@@ -24,4 +25,5 @@
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench ToolCallStdioVsHTTP -benchtime 200x -count 3
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench RuntimeVsInProcess -benchtime 200x -count 3
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench RuntimeMemory -benchtime 1x -count 3
+//	cd benchmarks && go test ./mcpserver -run '^$' -bench FirstAnswer -benchtime 5x -count 3
 package mcpserver

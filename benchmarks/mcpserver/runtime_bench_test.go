@@ -242,3 +242,50 @@ func vmRSS(pid int) int64 {
 	}
 	return 0
 }
+
+// BenchmarkFirstAnswer measures what a new client waits for: from
+// starting `idebridge mcp` (the SDK's command transport) to the answer of
+// its first `references` call, on this repository (the module above
+// benchmarks/), with gopls's cache warm: in its own process
+// (--no-runtime: gopls starts and loads the module) against through a
+// runtime that already serves the project (another client keeps it).
+// The goal (issue 22, for `lsp refs`): under 300 ms warm.
+func BenchmarkFirstAnswer(b *testing.B) {
+	s := newScene(b)
+	repo, err := filepath.Abs("../..") // this package is benchmarks/mcpserver
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*testTimeout)
+	defer cancel()
+	refs := map[string]any{"file": "lsp/manager.go", "line": 430, "symbol": "Open"}
+	first := func(env []string, args ...string) time.Duration {
+		start := time.Now()
+		cmd := exec.Command(idebridgeBin(b), append([]string{"mcp", "--no-ide", "--project", repo}, args...)...)
+		cmd.Env = env
+		client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-bench", Version: "1.0"}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		callComplete(b, ctx, cs, "references", refs)
+		return time.Since(start)
+	}
+	rtEnv := s.runtimeEnv(b)
+	keeper, _ := s.mcpProcess(b, ctx, rtEnv) // on the scene's module: the runtime stays up
+	_ = keeper
+	first(s.env, "--no-runtime") // gopls's cache, warm for both
+	first(rtEnv)                 // the runtime's project, loaded
+	var in, rt []time.Duration
+	for b.Loop() {
+		in = append(in, first(s.env, "--no-runtime"))
+		rt = append(rt, first(rtEnv))
+	}
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(median(in), "inprocess-first-ms")
+	b.ReportMetric(median(rt), "runtime-first-ms")
+}
