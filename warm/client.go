@@ -195,7 +195,9 @@ func Stop(ctx context.Context, opts *Options) (*Runtime, error) {
 // carries MCP's stdio transport (newline-delimited JSON-RPC) both ways;
 // the session ends when either side closes it (CloseWrite ends it after
 // the answers to what was sent), so a client that dies, however, has its
-// session ended as the system closes its socket.
+// session ended as the system closes its socket. Read the session from
+// the returned reader (it may hold what the runtime sent already) and
+// write it to the connection; close the connection to end it.
 func Open(ctx context.Context, opts *Options, p *Project) (*net.UnixConn, *bufio.Reader, *Runtime, error) {
 	c, err := newClient(opts)
 	if err != nil {

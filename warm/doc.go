@@ -63,7 +63,11 @@
 //
 // Sessions on one project share its language servers and so the
 // documents open in them. Verified edits (preview_edit, apply_edit) stage
-// their text in the language servers while the edit set holds its
-// project-wide exclusive lock (lsp.EditSet); see the repository's
-// docs/RUNTIME.md for what another session sees meanwhile.
+// their text in the language servers for the length of the call (an
+// lsp.EditSet): while one runs, no other tool call of any session of the
+// project runs (they wait, until it ends or their own cancellation), so no
+// session ever sees another's staged text; other calls run concurrently.
+// The sessions have no IDE link: which IDE an agent may reach depends on
+// the agent (its environment and process ancestry), which the runtime is
+// not. The repository's docs/RUNTIME.md has the details.
 package warm
