@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -312,4 +313,43 @@ func (c *client) start(ctx context.Context) (bool, error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// Running lists the runtimes answering in the runtime directory, of every
+// build (this one's and others', such as one left by the build before an
+// upgrade), by socket name. Stop one with Options.Build set to its Build.
+func Running(ctx context.Context, opts *Options) ([]Runtime, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Env = env.Resolve(o.Env)
+	if o.Dir == "" {
+		o.Dir = DefaultDir(o.Env)
+	}
+	if err := checkDir(o.Dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	socks, err := filepath.Glob(filepath.Join(o.Dir, "*.sock"))
+	if err != nil {
+		return nil, fmt.Errorf("warm: %w", err)
+	}
+	var out []Runtime
+	for _, s := range socks {
+		o.Build = strings.TrimSuffix(filepath.Base(s), ".sock")
+		c, err := newClient(&o)
+		if err != nil {
+			continue // not a runtime's name
+		}
+		conn, _, rt, err := c.dial(ctx)
+		if err != nil {
+			continue // dead, or not a runtime
+		}
+		conn.Close()
+		out = append(out, *rt)
+	}
+	return out, nil
 }

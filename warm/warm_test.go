@@ -341,3 +341,30 @@ func TestSecondRuntimeRefused(t *testing.T) {
 		t.Fatalf("the first runtime after a second tried: %v", err)
 	}
 }
+
+// TestRunningListsEveryBuild: Running finds the runtimes of every build in
+// the directory, and Stop with a listed build stops that one.
+func TestRunningListsEveryBuild(t *testing.T) {
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "old", Idle: -1})
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "new", Idle: -1})
+	os.WriteFile(filepath.Join(dir, "stale.sock"), nil, 0o600) // no runtime behind it
+	rts, err := Running(context.Background(), &Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var builds []string
+	for _, rt := range rts {
+		builds = append(builds, rt.Build)
+	}
+	if strings.Join(builds, " ") != "new old" {
+		t.Fatalf("Running: builds %v, want [new old]", builds)
+	}
+	if _, err := Stop(context.Background(), &Options{Dir: dir, Build: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	rts, _ = Running(context.Background(), &Options{Dir: dir})
+	if len(rts) != 1 || rts[0].Build != "new" {
+		t.Errorf("Running after stopping old: %+v", rts)
+	}
+}

@@ -61,7 +61,7 @@ func init() {
 		Name:    "runtime status",
 		Usage:   "[--json]",
 		Summary: "show the shared runtime: its projects, language servers, memory and clients",
-		Help:    "Exit status 2 when no runtime of this build runs.",
+		Help:    "Exit status 2 when no runtime of this build runs (the runtimes of other builds\nthat do are named).",
 		Setup: func(fs *flag.FlagSet) runFunc {
 			asJSON := fs.Bool("json", false, "print the status as JSON")
 			return func(ctx context.Context, inv *invocation, args []string) int {
@@ -75,7 +75,10 @@ func init() {
 				st, err := warm.GetStatus(ctx, &warm.Options{Env: inv.environ()})
 				if err != nil {
 					fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-					if errors.Is(err, warm.ErrNotRunning) {
+					if errors.Is(err, warm.ErrNotRunning) || errors.Is(err, warm.ErrVersionSkew) {
+						if others, _ := warm.Running(ctx, &warm.Options{Env: inv.environ()}); len(others) > 0 {
+							fmt.Fprintf(inv.Stderr, "%s: runtimes of other builds run: %s (idebridge runtime stop --all stops them)\n", name, describeRuntimes(others))
+						}
 						return exitUnavailable
 					}
 					return exitFailure
@@ -93,9 +96,13 @@ func init() {
 	})
 	register(&command{
 		Name:    "runtime stop",
+		Usage:   "[--all]",
 		Summary: "stop the shared runtime and its language servers",
-		Help:    "Its clients reconnect to a new runtime at their next call.",
+		Help: "Its clients reconnect to a new runtime at their next call. --all stops the\n" +
+			"runtimes of every build in the runtime directory (one left by the build before an\n" +
+			"upgrade exits on its own once idle).",
 		Setup: func(fs *flag.FlagSet) runFunc {
+			all := fs.Bool("all", false, "stop the runtimes of every build, not only this one's")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				const name = "idebridge runtime stop"
 				if len(args) > 0 {
@@ -104,6 +111,9 @@ func init() {
 				}
 				ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				defer cancel()
+				if *all {
+					return stopAll(ctx, inv, name)
+				}
 				rt, err := warm.Stop(ctx, &warm.Options{Env: inv.environ()})
 				switch {
 				case errors.Is(err, warm.ErrNotRunning):
@@ -144,6 +154,37 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 		fmt.Fprintf(c.w, "idebridge runtime serve: the log reached %d bytes; nothing more is written\n", maxRuntimeLog)
 	}
 	return len(p), nil
+}
+
+// stopAll stops the runtime of every build in the runtime directory.
+func stopAll(ctx context.Context, inv *invocation, name string) int {
+	rts, err := warm.Running(ctx, &warm.Options{Env: inv.environ()})
+	if err != nil {
+		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+		return exitFailure
+	}
+	if len(rts) == 0 {
+		fmt.Fprintln(inv.Stdout, "no runtime was running")
+		return exitOK
+	}
+	code := exitOK
+	for _, rt := range rts {
+		if _, err := warm.Stop(ctx, &warm.Options{Env: inv.environ(), Build: rt.Build}); err != nil && !errors.Is(err, warm.ErrNotRunning) {
+			fmt.Fprintf(inv.Stderr, "%s: build %s: %v\n", name, rt.Build, err)
+			code = exitFailure
+			continue
+		}
+		fmt.Fprintf(inv.Stdout, "stopped the runtime of build %s (pid %d)\n", rt.Build, rt.PID)
+	}
+	return code
+}
+
+func describeRuntimes(rts []warm.Runtime) string {
+	parts := make([]string, len(rts))
+	for i, rt := range rts {
+		parts[i] = fmt.Sprintf("build %s (pid %d)", rt.Build, rt.PID)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func mib(b int64) string {

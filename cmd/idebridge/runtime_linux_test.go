@@ -400,6 +400,31 @@ func TestRuntimeSkewServesInProcess(t *testing.T) {
 	if err != nil || st.Sessions != 0 {
 		t.Errorf("the other build's runtime: %+v, %v; want it untouched, no session", st, err)
 	}
+
+	// This build's status says which other runtimes run, and stop --all
+	// stops them.
+	env := rtEnv(t, rtDir, time.Minute)
+	status := exec.Command(bin, "runtime", "status")
+	status.Env = env
+	out, err := status.CombinedOutput()
+	if code := status.ProcessState.ExitCode(); code != exitUnavailable || !strings.Contains(string(out), "runtimes of other builds run: build another-build (pid "+strconv.Itoa(os.Getpid())+")") {
+		t.Errorf("runtime status with only another build's runtime: exit %d, %v\n%s", code, err, out)
+	}
+	stop := exec.Command(bin, "runtime", "stop", "--all")
+	stop.Env = env
+	out, err = stop.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "stopped the runtime of build another-build") {
+		t.Errorf("runtime stop --all: %v\n%s", err, out)
+	}
+	select {
+	case err := <-done:
+		done <- err // for the cleanup
+		if err != nil {
+			t.Errorf("the other build's Serve after stop --all: %v", err)
+		}
+	case <-time.After(mcpTimeout):
+		t.Error("the other build's runtime did not stop")
+	}
 }
 
 // TestRuntimeIDEOpenServesInProcess: with an IDE open on the project (a
