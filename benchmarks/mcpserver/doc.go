@@ -13,8 +13,17 @@
 // stdio and over Streamable HTTP (`idebridge mcp --http`), the SDK's
 // client on both, and a plain net/http client on HTTP.
 //
+// BenchmarkRuntimeVsInProcess compares a warm tool call through
+// `idebridge mcp --no-runtime` and through the shared runtime (the
+// default); BenchmarkRuntimeMemory the total memory of four clients each
+// way; BenchmarkFirstAnswer a new client's wait for its first answer on
+// this repository.
+//
 // Run
 //
 //	cd benchmarks && go test ./mcpserver
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench ToolCallStdioVsHTTP -benchtime 200x -count 3
+//	cd benchmarks && go test ./mcpserver -run '^$' -bench RuntimeVsInProcess -benchtime 200x -count 3
+//	cd benchmarks && go test ./mcpserver -run '^$' -bench RuntimeMemory -benchtime 1x -count 3
+//	cd benchmarks && go test ./mcpserver -run '^$' -bench FirstAnswer -benchtime 5x -count 3
 package mcpserver

@@ -110,6 +110,19 @@ func newScene(t testing.TB) *scene {
 		"GOPROXY=off",
 		"GOFLAGS=-mod=mod",
 	}
+	// `idebridge mcp` goes through the shared runtime: one of the
+	// scene's own, stopped at the end.
+	rt, err := os.MkdirTemp("", "rts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.env = append(s.env, "IDEBRIDGE_RUNTIME_DIR="+filepath.Join(rt, "rt"), "IDEBRIDGE_RUNTIME_IDLE=30s")
+	t.Cleanup(func() {
+		stop := exec.Command(idebridgeBin(t), "runtime", "stop")
+		stop.Env = s.env
+		stop.Run()
+		os.RemoveAll(rt)
+	})
 	return s
 }
 

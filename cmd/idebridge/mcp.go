@@ -24,7 +24,7 @@ const serverVersion = "0.1.0"
 func init() {
 	register(&command{
 		Name:    "mcp",
-		Usage:   "[--project DIR] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--no-ide] [-v]",
+		Usage:   "[--project DIR] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--no-ide] [--no-runtime] [-v]",
 		Summary: "serve the project's language servers and the user's IDE to any MCP client, over stdio",
 		Help: "An MCP server on standard input and output (newline-delimited JSON-RPC, MCP's\n" +
 			"stdio transport) for MCP clients such as Claude Code, Codex, Gemini CLI or goose.\n" +
@@ -41,6 +41,11 @@ func init() {
 			"~/.claude/ide whose workspace holds the project, exactly one usable. It is\n" +
 			"looked for when a tool needs it, so an IDE started or restarted later is found.\n" +
 			"--no-ide, or CLAUDE_CODE_AUTO_CONNECT_IDE=0, turns that off.\n\n" +
+			"By default the session goes through the user's shared runtime (`idebridge runtime\n" +
+			"status`), started on first use: every client on one project shares its language\n" +
+			"servers, already warm. --no-runtime, or IDEBRIDGE_RUNTIME=0, serves the session in\n" +
+			"this process instead, as do --http and --socket; so does a runtime that cannot be\n" +
+			"reached (the log says why). Through the runtime, -v's messages go to its log.\n\n" +
 			"Standard output carries only the protocol. Standard error carries the log: its\n" +
 			"first line names the project, the language servers (name, extensions, command)\n" +
 			"and the IDE found (or why none); -v adds every MCP message received.\n\n" +
@@ -53,6 +58,7 @@ func init() {
 			fs.StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
 			o.src.register(fs)
 			fs.BoolVar(&o.noIDE, "no-ide", false, "never connect to the user's IDE")
+			fs.BoolVar(&o.noRuntime, "no-runtime", false, "serve the session in this process, not through the user's shared runtime")
 			o.http.register(fs)
 			fs.BoolVar(&o.verbose, "v", false, "log every MCP message received, and the servers' messages, to standard error")
 			return func(ctx context.Context, inv *invocation, args []string) int {
@@ -67,11 +73,15 @@ func init() {
 }
 
 type mcpFlags struct {
-	project string
-	src     serverSources
-	noIDE   bool
-	verbose bool
-	http    mcpHTTPFlags // mcp_http.go
+	project   string
+	src       serverSources
+	noIDE     bool
+	noRuntime bool
+	verbose   bool
+	// runtimeNote says why the session is served in this process though
+	// it could have gone through the runtime.
+	runtimeNote string
+	http        mcpHTTPFlags // mcp_http.go
 }
 
 func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
@@ -104,6 +114,12 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 		return code
 	}
 	configs := set.configs
+	if useRuntime(inv, o) {
+		code, served := runMCPRuntime(ctx, inv, o, dir, set)
+		if served {
+			return code
+		}
+	}
 	srv, err := mcpserver.New(&mcpserver.Options{
 		ProjectDir:    dir,
 		Configs:       configs,
@@ -128,6 +144,9 @@ func runMCP(ctx context.Context, inv *invocation, o *mcpFlags) int {
 	defer o.http.stop()
 	fmt.Fprintf(inv.Stderr, "%s: project %s; language servers: %s; IDE: %s%s\n", name, dir, describeServers(configs, environ), ide, httpNote)
 	gate.release(ctx)
+	if o.runtimeNote != "" {
+		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, o.runtimeNote)
+	}
 	set.printWarnings(inv.Stderr, name)
 	if set.goplsErr != nil {
 		fmt.Fprintf(inv.Stderr, "%s: warning: no language server for .go files: %v\n", name, set.goplsErr)

@@ -199,7 +199,10 @@ func goplsPath(t *testing.T) string {
 }
 
 // mcpEnv is a small environment: no IDE terminal, no user plugins, gopls
-// isolated, the IDE lockfiles in a directory of the test's own.
+// isolated, the IDE lockfiles in a directory of the test's own, and the
+// built command's `mcp` in its own process (IDEBRIDGE_RUNTIME=0: these
+// tests are about the server itself; runtime_linux_test.go's go through
+// the runtime).
 func mcpEnv(t *testing.T, extra ...string) map[string]string {
 	env := map[string]string{
 		"PATH":              filepath.Dir(goplsPath(t)) + string(os.PathListSeparator) + os.Getenv("PATH"),
@@ -210,6 +213,7 @@ func mcpEnv(t *testing.T, extra ...string) map[string]string {
 		"GOFLAGS":           "-mod=mod",
 		"GOCACHE":           os.Getenv("GOCACHE"),
 		"GOPATH":            os.Getenv("GOPATH"),
+		"IDEBRIDGE_RUNTIME": "0",
 	}
 	if env["GOCACHE"] == "" {
 		env["GOCACHE"] = filepath.Join(os.TempDir(), "idebridge-test-gocache")

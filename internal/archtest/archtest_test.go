@@ -26,7 +26,7 @@ const module = "github.com/idebridge/idebridge"
 // fuzz, benchmarks) may use these and nothing else of the module.
 var library = []string{
 	"lockfile", "pathconv", "diag", "mcp", "mcpclient",
-	"idebridge", "idebridge/ideserver", "lspdiag", "lsp", "mcpserver",
+	"idebridge", "idebridge/ideserver", "lspdiag", "lsp", "mcpserver", "warm",
 }
 
 // layer is one box of ARCHITECTURE.md's drawing: what its packages may
@@ -79,6 +79,8 @@ var layers = map[string]layer{
 	"lsp":     {uses: []string{"diag", "lspdiag", "internal"}, thirdParty: []string{jsonrpc2, lru}},
 	// The MCP server over both paths: above them, below the entry points.
 	"mcpserver": {uses: []string{"idebridge", "idebridge/ideserver", "lsp", "lspdiag", "lockfile", "pathconv", "diag", "mcp", "mcpclient", "internal"}},
+	// The shared runtime: serves mcpserver to every client of the user.
+	"warm": {uses: []string{"mcpserver", "idebridge/ideserver", "lsp", "mcp", "internal"}},
 	// Entry points: the exported API; nothing imports them.
 	"cabi": {uses: library, testsToo: true},
 	"cmd":  {uses: library, testsToo: true},

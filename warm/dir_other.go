@@ -1,0 +1,5 @@
+//go:build !unix
+
+package warm
+
+func checkDir(string) error { return ErrUnsupported }

@@ -1,0 +1,73 @@
+// Package warm is the user's shared runtime: one background process per
+// user and build that owns the language servers, so that every MCP client,
+// agent and subagent on a project shares one server per project, already
+// warm, instead of starting its own.
+//
+// # The runtime
+//
+// Serve runs it (`idebridge runtime serve`; clients start it themselves).
+// It serves package mcpserver: one mcpserver.Server, and so one
+// lsp.Manager and one process per language server, per Project (a project
+// directory with its server configuration), shared by every session that
+// asks for an equal Project and counted by them. A project with no session
+// for the idle time (ServeOptions.Idle: default $IDEBRIDGE_RUNTIME_IDLE,
+// else DefaultIdle) stops its language servers; the runtime with no session
+// at all for the idle time exits.
+//
+// Each connection to the runtime's socket carries one session, MCP's
+// stdio transport (newline-delimited JSON-RPC) after a short handshake:
+// the session ends when its connection closes, so a client that dies, even
+// by SIGKILL, has its session ended at once, as the system closes its
+// socket. The language servers run in the runtime's environment, which is
+// that of the client that started it.
+//
+// When the runtime dies, even by SIGKILL, its language servers die with
+// it: package lsp starts each in a PID namespace when it can, else in a
+// process group, with the kernel's parent-death signal (see lsp.Manager).
+//
+// # Security
+//
+// The socket is the runtime's only listener: no TCP port. It lies in a
+// directory of the user's own, mode 0700 (DefaultDir:
+// $IDEBRIDGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/idebridge, else
+// os.TempDir()/idebridge-<uid>), made so when missing; a directory owned
+// by another user or open to others is refused with ErrUnsafeDir, never
+// repaired. On Linux every connection's peer is also checked (SO_PEERCRED):
+// a process of another uid is closed on without a word, even if it
+// reached the socket. On other unix systems the directory's mode is the
+// only guard; Windows is not supported (ErrUnsupported).
+//
+// # Versions
+//
+// The runtime and its clients are one build: the socket is named after
+// the build identity (BuildID, a hash of the executable), so a client of
+// a new build starts a runtime of its own beside the old one, which exits
+// when idle. The handshake checks the identity again: a runtime of another
+// build on the socket is refused with ErrVersionSkew naming both, and
+// left alone (`idebridge mcp` then serves the session in its own process
+// and says so).
+//
+// # Clients
+//
+// Open finds the runtime or starts it (Options.Start, detached in a
+// session of its own, its output in BUILD.log in the runtime directory;
+// a lock file makes clients that start at once make one runtime) and
+// opens a session on a Project. Proxy serves a stdio MCP session through
+// it, as `idebridge mcp` does by default: when the runtime is lost, the
+// requests it had not answered get an error, and the client's next message
+// reconnects, starting a new runtime, and replays the session's
+// initialize, so that the call is answered. GetStatus and Stop are
+// `idebridge runtime status` and `idebridge runtime stop`.
+//
+// # Sessions share one project's state
+//
+// Sessions on one project share its language servers and so the
+// documents open in them. Verified edits (preview_edit, apply_edit) stage
+// their text in the language servers for the length of the call (an
+// lsp.EditSet): while one runs, no other tool call of any session of the
+// project runs (they wait, until it ends or their own cancellation), so no
+// session ever sees another's staged text; other calls run concurrently.
+// The sessions have no IDE link: which IDE an agent may reach depends on
+// the agent (its environment and process ancestry), which the runtime is
+// not. The repository's docs/RUNTIME.md has the details.
+package warm

@@ -1,0 +1,155 @@
+package warm
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/idebridge/idebridge/lsp"
+)
+
+// protoName names the runtime's wire protocol in its hello line. A change
+// to the lines below changes it.
+const protoName = "idebridge-runtime/1"
+
+// The wire, on one connection to the socket: the runtime writes a hello
+// line (JSON); the client writes one request line; the runtime answers one
+// reply line. After the reply to a "session" request the connection
+// carries one MCP session, MCP's stdio transport (newline-delimited
+// JSON-RPC) both ways, until either side closes it.
+type hello struct {
+	Runtime string `json:"runtime"`
+	Build   string `json:"build"`
+	PID     int    `json:"pid"`
+}
+
+type request struct {
+	Op      string   `json:"op"` // "session", "status" or "stop"
+	Project *Project `json:"project,omitempty"`
+}
+
+type reply struct {
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+}
+
+// Bounds of the handshake: a line longer than maxLine, or a peer that
+// sends nothing for handshakeTimeout, ends the connection.
+const (
+	maxLine          = 4 << 20
+	handshakeTimeout = 10 * time.Second
+)
+
+// Project is what a session asks the runtime for: the MCP server of a
+// project directory with its language servers. Sessions asking for equal
+// Projects share one server (one mcpserver.Server, one lsp.Manager, one
+// process per language server); any difference (another configuration,
+// NoIDE) makes another.
+type Project struct {
+	// Dir is the project directory, absolute.
+	Dir string `json:"dir"`
+	// Configs are the language servers, as mcpserver.Options.Configs (nil:
+	// gopls for .go files, found in the runtime's environment).
+	Configs []lsp.ServerConfig `json:"configs"`
+	// NoIDE and NoIDEReason are mcpserver.Options' fields.
+	NoIDE       bool   `json:"noIDE,omitempty"`
+	NoIDEReason string `json:"noIDEReason,omitempty"`
+	// ServerVersion is what initialize answers (default
+	// mcpserver.DefaultServerVersion).
+	ServerVersion string `json:"serverVersion,omitempty"`
+}
+
+// Status is the runtime's state, as `idebridge runtime status` shows it.
+type Status struct {
+	PID      int             `json:"pid"`
+	Build    string          `json:"build"`
+	Socket   string          `json:"socket"`
+	Started  time.Time       `json:"started"`
+	Uptime   time.Duration   `json:"uptimeNs"`
+	Idle     time.Duration   `json:"idleExitNs"` // the idle time before it exits
+	RSS      int64           `json:"rssBytes"`   // the runtime's own resident memory (0: unknown)
+	Sessions int             `json:"sessions"`
+	Projects []ProjectStatus `json:"projects"`
+}
+
+// ProjectStatus is one shared project: its sessions, language servers and
+// open documents.
+type ProjectStatus struct {
+	Dir      string          `json:"dir"`
+	Key      string          `json:"key"` // what tells apart two setups of one directory
+	Sessions []SessionStatus `json:"sessions"`
+	// Clients are the MCP clients of the sessions, as their initialize
+	// named them ("" for a session not initialized: a 2026-07-28 client
+	// sends no initialize).
+	Clients       []string       `json:"clients"`
+	Servers       []ServerStatus `json:"servers"`
+	OpenDocuments []string       `json:"openDocuments"`
+	// IdleSince is when its last session ended, while it has none: it
+	// stops its servers once idle for the runtime's idle time.
+	IdleSince *time.Time `json:"idleSince,omitempty"`
+}
+
+// SessionStatus is one MCP session: a client connection.
+type SessionStatus struct {
+	ID    int       `json:"id"`
+	PID   int       `json:"pid,omitempty"` // the client process, when the system says (SO_PEERCRED)
+	Since time.Time `json:"since"`
+}
+
+// ServerStatus is one language server of a project, with its resident
+// memory (RSS, bytes; 0 when unknown or not running).
+type ServerStatus struct {
+	Name       string   `json:"name"`
+	State      string   `json:"state"` // an lsp.ServerState
+	PID        int      `json:"pid,omitempty"`
+	Restarts   int      `json:"restarts"`
+	Extensions []string `json:"extensions"`
+	RSS        int64    `json:"rssBytes"`
+}
+
+var buildPattern = regexp.MustCompile(`^[0-9A-Za-z._-]{1,64}$`)
+
+func checkBuild(b string) error {
+	if !buildPattern.MatchString(b) {
+		return fmt.Errorf("warm: build identity %q: want 1 to 64 letters, digits, '.', '_' or '-'", clip(b))
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// readLine reads one handshake line of at most maxLine bytes.
+func readLine(r *bufio.Reader, v any) error {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line)+len(frag) > maxLine {
+			return errors.New("handshake line too long")
+		}
+		line = append(line, frag...)
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+	return json.Unmarshal(line, v)
+}
+
+func writeLine(w interface{ Write([]byte) (int, error) }, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,167 @@
+package warm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idebridge/idebridge/lsp"
+)
+
+// session is an MCP client on a runtime session.
+type session struct {
+	t    *testing.T
+	conn *net.UnixConn
+	br   *bufio.Reader
+	mu   sync.Mutex
+	id   int
+}
+
+func openSession(t *testing.T, o *Options, p *Project) *session {
+	t.Helper()
+	conn, br, _, err := Open(context.Background(), o, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	s := &session{t: t, conn: conn, br: br}
+	if _, err := s.rpc("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "warm-test", "version": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(conn, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+// rpc sends one request and waits for its answer (one at a time per
+// session).
+func (s *session) rpc(method string, params any) (json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	s.conn.SetDeadline(time.Now().Add(testTimeout))
+	if _, err := s.conn.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := s.br.ReadBytes('\n')
+		if err != nil {
+			return nil, err
+		}
+		var m struct {
+			ID     *int
+			Result json.RawMessage
+			Error  json.RawMessage
+		}
+		if err := json.Unmarshal(line, &m); err != nil || m.ID == nil {
+			continue
+		}
+		if *m.ID != s.id {
+			return nil, fmt.Errorf("answer to %d while %d pending", *m.ID, s.id)
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, m.Error)
+		}
+		return m.Result, nil
+	}
+}
+
+// call calls a tool and returns its text.
+func (s *session) call(name string, args map[string]any) string {
+	s.t.Helper()
+	res, err := s.rpc("tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var r struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	json.Unmarshal(res, &r)
+	if r.IsError || len(r.Content) == 0 {
+		s.t.Fatalf("%s %v: %s", name, args, res)
+	}
+	return r.Content[0].Text
+}
+
+func goModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	write("greet.go", "package main\n\n// greet says hello.\nfunc greet(name string) string { return \"hi \" + name }\n")
+	write("main.go", "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(greet(\"a\"))\n}\n")
+	return dir
+}
+
+// TestStagedEditInvisibleToOtherSessions: while one session previews an
+// edit (its text staged in gopls, shared by every session of the
+// project), another session's hovers never see the staged text: the
+// calls of the project wait for the edit to end.
+func TestStagedEditInvisibleToOtherSessions(t *testing.T) {
+	gopls, err := lsp.FindGopls(os.Getenv)
+	if err != nil {
+		t.Fatalf("this test needs gopls: %v", err)
+	}
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1, Env: append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off")})
+	mod := goModule(t)
+	cfg := lsp.GoplsConfig(gopls, mod)
+	p := &Project{Dir: mod, Configs: []lsp.ServerConfig{cfg}, NoIDE: true}
+	o := &Options{Dir: dir, Build: "b1"}
+	a := openSession(t, o, p)
+	b := openSession(t, o, p)
+	hover := map[string]any{"file": "main.go", "line": 6, "column": 14}
+	if h := b.call("hover", hover); !strings.Contains(h, "greet says hello") {
+		t.Fatalf("hover before the edit: %q", h)
+	}
+	st, err := GetStatus(context.Background(), o)
+	if err != nil || len(st.Projects) != 1 || len(st.Projects[0].Servers) != 1 || len(st.Projects[0].Sessions) != 2 {
+		t.Fatalf("status: %+v, %v; want one project, one server, two sessions", st, err)
+	}
+
+	edit := map[string]any{"edits": []map[string]any{{"file": "greet.go", "old_string": "greet says hello.", "new_string": "STAGED says bye."}}}
+	stop := make(chan struct{})
+	var seen []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if h := b.call("hover", hover); strings.Contains(h, "STAGED") {
+				seen = append(seen, h)
+			}
+		}
+	}()
+	for range 5 {
+		if d := a.call("preview_edit", edit); !strings.Contains(d, "STAGED") {
+			t.Errorf("preview_edit answered %q, want the diff", d)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(seen) > 0 {
+		t.Errorf("another session's hover saw the staged text %d times, first: %q", len(seen), seen[0])
+	}
+	if b, _ := os.ReadFile(filepath.Join(mod, "greet.go")); strings.Contains(string(b), "STAGED") {
+		t.Error("preview_edit wrote the file")
+	}
+}
