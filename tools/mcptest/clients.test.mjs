@@ -7,7 +7,7 @@
 // Run: node --test tools/mcptest/ (the Makefile's mcp-clients-test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,7 +40,16 @@ function env(home) {
     GOPATH: process.env.GOPATH || path.join(os.homedir(), 'go'),
     GOPROXY: 'off',
     GOFLAGS: '-mod=mod',
+    // idebridge mcp over stdio serves through the shared runtime: one of
+    // the test's own, stopped at its end.
+    IDEBRIDGE_RUNTIME_DIR: path.join(home, 'runtime'),
   };
+}
+
+// stopRuntime stops the test's runtime, which must have served it.
+function stopRuntime(home) {
+  const r = spawnSync(bin, ['runtime', 'stop'], { env: env(home), encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 0, `idebridge runtime stop: ${r.stdout}${r.stderr}`);
 }
 
 // startHTTP runs `idebridge mcp --http` and returns its URL, token and a
@@ -113,6 +122,7 @@ test('SDK 1.x client, stdio (legacy era)', async () => {
   assert.equal(client.getServerVersion().name, 'idebridge');
   await exercise(client);
   await client.close();
+  stopRuntime(home);
 });
 
 test('SDK 1.x client, Streamable HTTP (legacy era, a session)', async () => {
@@ -141,6 +151,7 @@ test('2.x client, stdio (2026-07-28 era, negotiated)', async () => {
   assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
   await exercise(client);
   await client.close();
+  stopRuntime(home);
 });
 
 test('2.x client, Streamable HTTP (2026-07-28 era, negotiated)', async () => {
