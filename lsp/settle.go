@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/internal/fileuri"
 )
 
 // Freshness says how Settle knew that a document's diagnostics are
@@ -394,7 +396,13 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	// the same version (gopls runs its analyzers only on packages without
 	// type errors, a second later) is final only once its work is done.
 	waitProgress := o.waitProgress || (exact && t.pubEmpty && inst.s.pace.findsAfterEmpty())
-	if exact && !waitProgress && t.pubSeq > inst.mark {
+	cross := inst.crossOf(uri, t)
+	if exact && !waitProgress && cross.pending == "" && inst.mark <= max(t.sentSeq, cross.lastSeq) {
+		// Nothing but documents' messages since its own, each answered:
+		// published after those answers, or quiet since.
+		if ok, wait, _ := inst.crossSettled(t, cross, now, o, quietSince); !ok {
+			return verdict{wait: wait}, ch
+		}
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
 	working, stalled, stallIn := inst.workActive(now)
@@ -402,15 +410,23 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{wait: stallIn}, ch
 	}
 	note := stallNote(stalled)
+	partial := note != ""
 	if n, next := inst.createdPending(now); n > 0 {
 		// Work announced and not begun yet.
 		return verdict{wait: next}, ch
 	}
 	ended := inst.ended > t.sentSeq
 	// Messages sent after the document's own (other documents' changes,
-	// watched files) may change its set too: a publish for it since, an
-	// ended progress, or a quiet period settles that.
-	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark
+	// watched files) may change its set too. Other documents' changes
+	// first: see crossOf. Then the rest (saves, watched files, closes): a
+	// publish for it since, an ended progress, or a quiet period settles
+	// that.
+	if ok, wait, why := inst.crossSettled(t, cross, now, o, quietSince); !ok {
+		return verdict{wait: wait}, ch
+	} else if why != "" {
+		note += why
+	}
+	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark || inst.mark <= cross.lastSeq
 	if exact {
 		if !crossDone {
 			q := inst.s.pace.quiet(false, o.quiet, 0)
@@ -432,7 +448,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 			}
 			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
 		}
-		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note, partial: note != ""}, nil
+		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note, partial: partial}, nil
 	}
 	// A server without versions: the first publish after the change, then
 	// the quiet period learned for it. An empty first answer from a server
@@ -451,6 +467,9 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		q = max(q, min(latency/2, maxQuiet))
 	}
 	from := t.lastAt
+	if t.pubSeq <= cross.ackSeq && cross.ackAt.After(from) {
+		from = cross.ackAt
+	}
 	if !crossDone && inst.markTime.After(from) {
 		from = inst.markTime
 	}
@@ -461,7 +480,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond))}, nil
 	}
 	return verdict{f: FreshQuiet, reason: fmt.Sprintf("published (without a version) %v after the change, then quiet for %v",
-		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note, partial: note != ""}, nil
+		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note, partial: partial}, nil
 }
 
 // timeoutReason says why a Settle of uri ran out of time.
@@ -630,4 +649,100 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 	}
 	att.Notes = append(att.Notes, notes...)
 	return att, true
+}
+
+// Another document's change can change a document's set (a rename: the
+// caller first, then the file that defines the new name), and a server
+// may publish for the document's current version a set it computed
+// before it took that change in, after the change was sent: gopls
+// published `undefined: calc.Plus` for the caller that way. Arrival after
+// the change proves nothing; what proves that the server has taken a
+// change of document X in is its answer about X: a publish for X's
+// version (or, from a server without versions, a publish for X after the
+// change). Once every document changed after this one's last message has
+// been answered, this one's set is current when it was published after
+// the last of those answers, or when nothing more came for it for the
+// server's quiet period after them (its set did not change: servers do
+// not republish an unchanged set). A change the server never answers
+// (its set for X did not change, and the server publishes only changes)
+// is waited for only for the time the server takes to begin its work
+// after a message (see pace.workQuiet), on an idle connection; the reason
+// says so.
+
+// crossState is what is known of the other documents' messages sent
+// after a document's own.
+type crossState struct {
+	lastSeq   uint64    // the latest sentSeq among them; 0: none
+	ackSeq    uint64    // arrival of the latest answer to them
+	ackAt     time.Time // and its time
+	pending   string    // a document whose last message has no answer yet
+	pendingAt time.Time // the latest such message's time
+}
+
+// crossOf looks at the documents opened or changed after t's last
+// message. Call with fmu held.
+func (inst *instance) crossOf(uri string, t *docTrack) crossState {
+	var c crossState
+	versioned := inst.s.pace.isVersioned()
+	for u, x := range inst.docs {
+		if u == uri || x.sentN <= t.sentN {
+			continue
+		}
+		c.lastSeq = max(c.lastSeq, x.sentSeq)
+		answered := x.pubSeq > x.sentSeq && (!versioned || x.pubVersion != nil && *x.pubVersion >= x.version)
+		if answered {
+			if x.pubSeq > c.ackSeq {
+				c.ackSeq = x.pubSeq
+			}
+			if x.lastAt.After(c.ackAt) {
+				c.ackAt = x.lastAt
+			}
+			continue
+		}
+		if p := x.pulled; p.ok && p.version == x.version && p.sent >= x.sentN {
+			continue // a pull answered after it: taken in
+		}
+		if c.pending == "" || x.sentAt.After(c.pendingAt) {
+			c.pending, c.pendingAt = u, x.sentAt
+		}
+	}
+	return c
+}
+
+// crossSettled says whether the other documents' changes sent after t's
+// last message are known to be reflected in t's set (see crossOf); when
+// not, how long until it should look again. why is a note for the
+// reason when it settled without the server's answer to one of them.
+// Call with fmu held.
+func (inst *instance) crossSettled(t *docTrack, c crossState, now time.Time, o evalOptions,
+	quietSince func(time.Time, time.Duration) (bool, time.Duration)) (ok bool, wait time.Duration, why string) {
+	if c.lastSeq == 0 {
+		return true, 0, ""
+	}
+	// Work the server began after the document's own message (a pass
+	// over the documents that depend on the changed ones: gopls
+	// diagnoses them after its diagnostics delay, under a progress of
+	// its own) ends first.
+	if n, next := inst.workSince(t.sentSeq, now); n > 0 {
+		return false, next, ""
+	}
+	if c.pending != "" {
+		q := inst.s.pace.workQuiet(o.quiet)
+		if ok, wait := quietSince(c.pendingAt, q); !ok {
+			return false, wait, ""
+		}
+		name := c.pending
+		if p, ok := fileuri.ToPath(name); ok {
+			name = filepath.Base(p)
+		}
+		return true, 0, fmt.Sprintf("; %s did not answer the change of %s sent after it (quiet for %v)",
+			inst.s.cfg.Name, name, q.Round(time.Millisecond))
+	}
+	if c.ackSeq > 0 && t.pubSeq <= c.ackSeq {
+		q := inst.s.pace.quiet(false, o.quiet, 0)
+		if ok, wait := quietSince(c.ackAt, q); !ok {
+			return false, wait, ""
+		}
+	}
+	return true, 0, ""
 }

@@ -1,0 +1,63 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSettleAfterAnotherDocumentsChange: a server that computes each
+// message's sets when it arrives and publishes them a moment later (so a
+// set computed before it took in the next change arrives after that
+// change was sent), and that publishes only the sets that changed (the
+// changed document's too). a.s is changed to use a name, then b.s to
+// define it: the first publish for a.s's current version says the name
+// is undefined, and Settle of a.s must wait for the server's answer to
+// b.s's change. The server never gives one (b.s's set did not change), so
+// Settle waits for the server's quiet instead, says so, and does not time
+// out.
+func TestSettleAfterAnotherDocumentsChange(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 0
+	m := newManager(t, []ServerConfig{scriptConfig("defs", ".s", "-defs", "-only-changed", "-publish-delay", "100ms")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "USE f0\n")
+	b := writeSource(t, dir, "b.s", "DEF f0\n")
+	for _, p := range []string{a, b} {
+		if err := m.Open(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, p); !res.Fresh {
+			t.Fatalf("settle %s: %+v", p, res)
+		}
+	}
+	if got, notes := drainMessages(t, m); len(got) != 0 || len(notes) != 0 {
+		t.Fatalf("after open: %v %q", got, notes)
+	}
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("f%d", i)
+		if err := m.Change(ctx, a, "USE "+name+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		// The server's set for a.s, computed now, arrives 100 ms later:
+		// after this change.
+		time.Sleep(50 * time.Millisecond)
+		if err := m.Change(ctx, b, "DEF "+name+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, a)
+		set, _, _ := m.currentSet(a)
+		if !res.Fresh || res.Status != StatusComplete || len(set) != 0 {
+			t.Errorf("change %d: settle of a.s: %s %s (%s), set %+v", i, res.Freshness, res.Status, res.Reason, set)
+		}
+		if !strings.Contains(res.Reason, "did not answer the change of b.s") {
+			t.Errorf("change %d: reason %q", i, res.Reason)
+		}
+		if got, _ := drainMessages(t, m); len(got["a.s"]) != 0 {
+			t.Errorf("change %d: drained %v", i, got)
+		}
+	}
+}
