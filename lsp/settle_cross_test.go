@@ -61,3 +61,45 @@ func TestSettleAfterAnotherDocumentsChange(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleChangeNeverAnswered: a server that publishes only sets that
+// changed (typescript-language-server publishes nothing when a document's
+// set stays empty) and has answered a change before. Silence after a
+// change is still no answer: Settle says partial, that the server may not
+// republish an unchanged set, and Drain notes the file, long before the
+// timeout.
+func TestSettleChangeNeverAnswered(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 0
+	opts.SettleTimeout = 30 * time.Second
+	m := newManager(t, []ServerConfig{scriptConfig("defs", ".s", "-defs", "-only-changed")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "x\n")
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, a); !res.Fresh {
+		t.Fatalf("settle after open: %+v", res)
+	}
+	if err := m.Change(ctx, a, "USE g\n"); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, a); !res.Fresh || res.Status != StatusComplete {
+		t.Fatalf("settle after a change it answers: %+v", res)
+	}
+	drainMessages(t, m)
+	// The same set: the server publishes nothing.
+	if err := m.Change(ctx, a, "USE g\nmore\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	if res.Fresh || res.Freshness != FreshTimedOut || res.Status != StatusPartial ||
+		!strings.Contains(res.Reason, "may not republish a set that did not change") {
+		t.Errorf("settle after a change it does not answer: %+v", res)
+	}
+	if _, notes := drainMessages(t, m); len(notes) != 1 ||
+		!strings.HasPrefix(notes[0], "a.s: diagnostics may be stale or incomplete: defs published nothing for its last change within") {
+		t.Errorf("notes %q", notes)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,5 +77,48 @@ func TestGoplsSettleAfterAnotherDocumentsChange(t *testing.T) {
 	}
 	if stale > 0 {
 		t.Logf("%d of %d runs stale", stale, runs)
+	}
+}
+
+// TestTypeScriptChangeLeavingAnEmptySet: typescript-language-server
+// republishes a non-empty set after every change, even one that leaves
+// it the same, but publishes nothing when a document's set stays empty
+// (docs/LSP-SERVERS.md). Settle says so, partial, once the server has been
+// silent for well past the time it took to answer its changes, not at the
+// timeout.
+func TestTypeScriptChangeLeavingAnEmptySet(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	a := filepath.Join(dir, "a.ts")
+	writeFile(t, a, "export const y = 1;\n")
+	cfg := NewServerConfig("typescript", npmServer(t, "typescript-language-server"), []string{"--stdio"}, map[string]string{".ts": "typescript"})
+	m := newManager(t, []ServerConfig{cfg}, &ManagerOptions{ProjectDir: dir, SettleTimeout: time.Minute})
+	ctx := context.Background()
+	if err := m.Open(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if res := settle(t, m, a); !res.Fresh {
+		t.Fatalf("settle after open: %+v", res)
+	}
+	for _, text := range []string{"export const y: string = 1;\n", "export const y = 2;\n"} {
+		if err := m.Change(ctx, a, text); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, a); !res.Fresh {
+			t.Fatalf("settle after %q: %+v", text, res)
+		}
+	}
+	if err := m.Change(ctx, a, "export const y = 3;\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := settle(t, m, a)
+	t.Logf("after %v: %s", res.Elapsed, res.Reason)
+	if res.Fresh || res.Status != StatusPartial || !strings.Contains(res.Reason, "may not republish a set that did not change") {
+		t.Errorf("settle after a change that leaves the set empty: %+v", res)
+	}
+	if set, _, _ := m.currentSet(a); len(set) != 0 {
+		t.Errorf("set %+v", set)
 	}
 }
