@@ -99,9 +99,10 @@ type SettleResult struct {
 	// and no work of the server's was left unwaited for; StatusPartial
 	// when Settle timed out after the server had reported on the document
 	// (or gave up early on a change a server that answers changes left
-	// unanswered for far longer than it takes: see Settle),
-	// or a progress of the server's stopped reporting and was not waited
-	// for; StatusUnknown when it timed out before the server had reported
+	// unanswered for far longer than it takes: see Settle), or settled
+	// without the server's answer to another document's change sent
+	// after this one's, or a progress of the server's stopped reporting
+	// and was not waited for; StatusUnknown when it timed out before the server had reported
 	// anything on it; StatusServerDown with the server's failure.
 	Status Status `json:"status"`
 }
@@ -454,10 +455,15 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	// first: see crossOf. Then the rest (saves, watched files, closes): a
 	// publish for it since, an ended progress, or a quiet period settles
 	// that.
-	if ok, wait, why := inst.crossSettled(t, cross, now, o, quietSince); !ok {
+	// Settled without the server's answer to another document's change:
+	// partial, and the reason says which.
+	ok, wait, crossWhy := inst.crossSettled(t, cross, now, o, quietSince)
+	if !ok {
 		return verdict{wait: wait}, ch
-	} else if why != "" {
-		note += why
+	}
+	if crossWhy != "" {
+		note += crossWhy
+		partial = true
 	}
 	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark || inst.mark <= cross.lastSeq
 	if exact {
@@ -479,7 +485,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 			if !o.waitProgress {
 				why = "its work-done progress ended (the server has followed an empty set with findings before)"
 			}
-			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
+			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why) + crossWhy, partial: crossWhy != ""}, nil
 		}
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note, partial: partial}, nil
 	}
@@ -510,7 +516,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{wait: wait}, ch
 	}
 	if ended && o.waitProgress {
-		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond))}, nil
+		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond)) + crossWhy, partial: crossWhy != ""}, nil
 	}
 	return verdict{f: FreshQuiet, reason: fmt.Sprintf("published (without a version) %v after the change, then quiet for %v",
 		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note, partial: partial}, nil
@@ -699,8 +705,8 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 // not republish an unchanged set). A change the server never answers
 // (its set for X did not change, and the server publishes only changes)
 // is waited for only for the time the server takes to begin its work
-// after a message (see pace.workQuiet), on an idle connection; the reason
-// says so.
+// after a message (see pace.workQuiet), on an idle connection; the result
+// is then partial, and the reason says so.
 
 // crossState is what is known of the other documents' messages sent
 // after a document's own.
