@@ -78,8 +78,9 @@ func TestEditSetPyright(t *testing.T) {
 // another directory, which the server's references find; a method's body
 // replaced by name path; the discard leaves the disk's diagnostics. The
 // edit also brings an error into its own file: this server publishes
-// nothing for a file whose set did not change, and without a publish
-// Settle cannot know the set is current (it times out, partial).
+// nothing for a file whose set stays empty, and without a publish Settle
+// cannot know the set is current (partial: once the server has been
+// silent for well past the time it takes to answer a change).
 func TestEditSetTypeScript(t *testing.T) {
 	dir := t.TempDir()
 	if r, err := filepath.EvalSymlinks(dir); err == nil {

@@ -167,3 +167,15 @@ func (p *pace) quiet(open bool, floor, latency time.Duration) time.Duration {
 	}
 	return min(q, maxQuiet)
 }
+
+// answeredChanges returns how many changes' first publishes are recorded
+// (at most paceSamples) and the longest of their latencies.
+func (p *pace) answeredChanges() (int, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var longest time.Duration
+	for _, d := range p.first {
+		longest = max(longest, d)
+	}
+	return len(p.first), longest
+}

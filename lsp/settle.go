@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/internal/fileuri"
 )
 
 // Freshness says how Settle knew that a document's diagnostics are
@@ -95,9 +97,12 @@ type SettleResult struct {
 	// Status is the one word on how far the diagnostics can be trusted
 	// (see Status); Reason is its detail. StatusComplete only when Fresh
 	// and no work of the server's was left unwaited for; StatusPartial
-	// when Settle timed out after the server had reported on the document,
-	// or a progress of the server's stopped reporting and was not waited
-	// for; StatusUnknown when it timed out before the server had reported
+	// when Settle timed out after the server had reported on the document
+	// (or gave up early on a change a server that answers changes left
+	// unanswered for far longer than it takes: see Settle), or settled
+	// without the server's answer to another document's change sent
+	// after this one's, or a progress of the server's stopped reporting
+	// and was not waited for; StatusUnknown when it timed out before the server had reported
 	// anything on it; StatusServerDown with the server's failure.
 	Status Status `json:"status"`
 }
@@ -121,6 +126,14 @@ type SettleResult struct {
 // ManagerOptions.WaitForProgress, Settle waits for the work-done progress
 // to end (FreshProgressEnded), for one-shot callers such as the command
 // line.
+//
+// A change that a server which has answered changes before leaves
+// unanswered, with no work of its own running, for four times the
+// longest time it took to answer one (at least that plus 3 s), ends the
+// wait early: FreshTimedOut, StatusPartial, and a Reason that says the
+// server may not republish a set that did not change
+// (typescript-language-server publishes nothing when a document's set
+// stays empty).
 //
 // Settle waits at most the manager's SettleTimeout. Running out of time is
 // not an error: the result says FreshTimedOut and the next Drain notes,
@@ -208,6 +221,9 @@ func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error)
 			res.Freshness, res.Elapsed, res.Reason = v.f, time.Since(start), v.reason
 			if v.partial {
 				res.Status = StatusPartial
+			}
+			if v.f == FreshTimedOut {
+				m.noteTimedOut(abs, res.Server, inst, doc.uri, res.Elapsed)
 			}
 			return res, nil
 		}
@@ -387,6 +403,26 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 			}
 			return verdict{f: FreshProgressEnded, reason: "its work-done progress ended with no new publish: the set is unchanged"}, nil
 		}
+		// A server that has answered changes before and is silent about
+		// this one, with no work of its own running, for well past the
+		// longest time it took: typescript-language-server publishes
+		// nothing when a document's set stays empty. Silence is still no
+		// answer, so not fresh; but waiting out the whole timeout tells
+		// nothing more than this does now.
+		if t.everPub && !t.opened && len(inst.active) == 0 {
+			if n, longest := inst.s.pace.answeredChanges(); n > 0 {
+				if c, next := inst.createdPending(now); c > 0 {
+					return verdict{wait: next}, ch
+				}
+				w := unansweredWait(longest)
+				if ok, wait := quietSince(t.sentAt, w); !ok {
+					return verdict{wait: wait}, ch
+				}
+				return verdict{f: FreshTimedOut, partial: true, reason: fmt.Sprintf(
+					"no publish for version %d from %s within %v of the change, though it answered its changes within %v: it may not republish a set that did not change (its last set is kept, not confirmed)",
+					t.version, inst.s.cfg.Name, w.Round(time.Millisecond), longest.Round(time.Millisecond))}, nil
+			}
+		}
 		return verdict{}, ch
 	}
 	exact := t.pubVersion != nil && *t.pubVersion >= version
@@ -394,7 +430,13 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 	// the same version (gopls runs its analyzers only on packages without
 	// type errors, a second later) is final only once its work is done.
 	waitProgress := o.waitProgress || (exact && t.pubEmpty && inst.s.pace.findsAfterEmpty())
-	if exact && !waitProgress && t.pubSeq > inst.mark {
+	cross := inst.crossOf(uri, t)
+	if exact && !waitProgress && cross.pending == "" && inst.mark <= max(t.sentSeq, cross.lastSeq) {
+		// Nothing but documents' messages since its own, each answered:
+		// published after those answers, or quiet since.
+		if ok, wait, _ := inst.crossSettled(t, cross, now, o, quietSince); !ok {
+			return verdict{wait: wait}, ch
+		}
 		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion)}, nil
 	}
 	working, stalled, stallIn := inst.workActive(now)
@@ -402,15 +444,28 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{wait: stallIn}, ch
 	}
 	note := stallNote(stalled)
+	partial := note != ""
 	if n, next := inst.createdPending(now); n > 0 {
 		// Work announced and not begun yet.
 		return verdict{wait: next}, ch
 	}
 	ended := inst.ended > t.sentSeq
 	// Messages sent after the document's own (other documents' changes,
-	// watched files) may change its set too: a publish for it since, an
-	// ended progress, or a quiet period settles that.
-	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark
+	// watched files) may change its set too. Other documents' changes
+	// first: see crossOf. Then the rest (saves, watched files, closes): a
+	// publish for it since, an ended progress, or a quiet period settles
+	// that.
+	// Settled without the server's answer to another document's change:
+	// partial, and the reason says which.
+	ok, wait, crossWhy := inst.crossSettled(t, cross, now, o, quietSince)
+	if !ok {
+		return verdict{wait: wait}, ch
+	}
+	if crossWhy != "" {
+		note += crossWhy
+		partial = true
+	}
+	crossDone := t.pubSeq > inst.mark || inst.ended > inst.mark || inst.mark <= cross.lastSeq
 	if exact {
 		if !crossDone {
 			q := inst.s.pace.quiet(false, o.quiet, 0)
@@ -430,9 +485,9 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 			if !o.waitProgress {
 				why = "its work-done progress ended (the server has followed an empty set with findings before)"
 			}
-			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why)}, nil
+			return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published for version %d; %s", *t.pubVersion, why) + crossWhy, partial: crossWhy != ""}, nil
 		}
-		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note, partial: note != ""}, nil
+		return verdict{f: FreshPublished, reason: fmt.Sprintf("published for version %d", *t.pubVersion) + note, partial: partial}, nil
 	}
 	// A server without versions: the first publish after the change, then
 	// the quiet period learned for it. An empty first answer from a server
@@ -451,6 +506,9 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		q = max(q, min(latency/2, maxQuiet))
 	}
 	from := t.lastAt
+	if t.pubSeq <= cross.ackSeq && cross.ackAt.After(from) {
+		from = cross.ackAt
+	}
 	if !crossDone && inst.markTime.After(from) {
 		from = inst.markTime
 	}
@@ -458,10 +516,10 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 		return verdict{wait: wait}, ch
 	}
 	if ended && o.waitProgress {
-		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond))}, nil
+		return verdict{f: FreshProgressEnded, reason: fmt.Sprintf("published (without a version) %v after the change; its work-done progress ended", latency.Round(time.Millisecond)) + crossWhy, partial: crossWhy != ""}, nil
 	}
 	return verdict{f: FreshQuiet, reason: fmt.Sprintf("published (without a version) %v after the change, then quiet for %v",
-		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note, partial: note != ""}, nil
+		latency.Round(time.Millisecond), q.Round(time.Millisecond)) + note, partial: partial}, nil
 }
 
 // timeoutReason says why a Settle of uri ran out of time.
@@ -585,7 +643,7 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 	}
 	for _, c := range checks {
 		d, inst, version := c.d, c.inst, c.version
-		if v, _ := inst.evaluate(d.uri, version, time.Now(), evalOptions{quiet: m.opts.QuietPeriod}); v.f == FreshUnknown {
+		if v, _ := inst.evaluate(d.uri, version, time.Now(), evalOptions{quiet: m.opts.QuietPeriod}); !v.f.Fresh() {
 			if !inst.reported(d.uri) {
 				m.addNote("busy:"+m.display(d.path), fmt.Sprintf("%s: diagnostics unknown: %s has not reported any for it yet",
 					m.display(d.path), d.srv.cfg.Name))
@@ -630,4 +688,109 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 	}
 	att.Notes = append(att.Notes, notes...)
 	return att, true
+}
+
+// Another document's change can change a document's set (a rename: the
+// caller first, then the file that defines the new name), and a server
+// may publish for the document's current version a set it computed
+// before it took that change in, after the change was sent: gopls
+// published `undefined: calc.Plus` for the caller that way. Arrival after
+// the change proves nothing; what proves that the server has taken a
+// change of document X in is its answer about X: a publish for X's
+// version (or, from a server without versions, a publish for X after the
+// change). Once every document changed after this one's last message has
+// been answered, this one's set is current when it was published after
+// the last of those answers, or when nothing more came for it for the
+// server's quiet period after them (its set did not change: servers do
+// not republish an unchanged set). A change the server never answers
+// (its set for X did not change, and the server publishes only changes)
+// is waited for only for the time the server takes to begin its work
+// after a message (see pace.workQuiet), on an idle connection; the result
+// is then partial, and the reason says so.
+
+// crossState is what is known of the other documents' messages sent
+// after a document's own.
+type crossState struct {
+	lastSeq   uint64    // the latest sentSeq among them; 0: none
+	ackSeq    uint64    // arrival of the latest answer to them
+	ackAt     time.Time // and its time
+	pending   string    // a document whose last message has no answer yet
+	pendingAt time.Time // the latest such message's time
+}
+
+// crossOf looks at the documents opened or changed after t's last
+// message. Call with fmu held.
+func (inst *instance) crossOf(uri string, t *docTrack) crossState {
+	var c crossState
+	versioned := inst.s.pace.isVersioned()
+	for u, x := range inst.docs {
+		if u == uri || x.sentN <= t.sentN {
+			continue
+		}
+		c.lastSeq = max(c.lastSeq, x.sentSeq)
+		answered := x.pubSeq > x.sentSeq && (!versioned || x.pubVersion != nil && *x.pubVersion >= x.version)
+		if answered {
+			if x.pubSeq > c.ackSeq {
+				c.ackSeq = x.pubSeq
+			}
+			if x.lastAt.After(c.ackAt) {
+				c.ackAt = x.lastAt
+			}
+			continue
+		}
+		if p := x.pulled; p.ok && p.version == x.version && p.sent >= x.sentN {
+			continue // a pull answered after it: taken in
+		}
+		if c.pending == "" || x.sentAt.After(c.pendingAt) {
+			c.pending, c.pendingAt = u, x.sentAt
+		}
+	}
+	return c
+}
+
+// crossSettled says whether the other documents' changes sent after t's
+// last message are known to be reflected in t's set (see crossOf); when
+// not, how long until it should look again. why is a note for the
+// reason when it settled without the server's answer to one of them.
+// Call with fmu held.
+func (inst *instance) crossSettled(t *docTrack, c crossState, now time.Time, o evalOptions,
+	quietSince func(time.Time, time.Duration) (bool, time.Duration)) (ok bool, wait time.Duration, why string) {
+	if c.lastSeq == 0 {
+		return true, 0, ""
+	}
+	// Work the server began after the document's own message (a pass
+	// over the documents that depend on the changed ones: gopls
+	// diagnoses them after its diagnostics delay, under a progress of
+	// its own) ends first.
+	if n, next := inst.workSince(t.sentSeq, now); n > 0 {
+		return false, next, ""
+	}
+	if c.pending != "" {
+		q := inst.s.pace.workQuiet(o.quiet)
+		if ok, wait := quietSince(c.pendingAt, q); !ok {
+			return false, wait, ""
+		}
+		name := c.pending
+		if p, ok := fileuri.ToPath(name); ok {
+			name = filepath.Base(p)
+		}
+		return true, 0, fmt.Sprintf("; %s did not answer the change of %s sent after it (quiet for %v)",
+			inst.s.cfg.Name, name, q.Round(time.Millisecond))
+	}
+	if c.ackSeq > 0 && t.pubSeq <= c.ackSeq {
+		q := inst.s.pace.quiet(false, o.quiet, 0)
+		if ok, wait := quietSince(c.ackAt, q); !ok {
+			return false, wait, ""
+		}
+	}
+	return true, 0, ""
+}
+
+// unansweredWait is how long a server silent after a change, which has
+// answered changes before within longest, is waited for: four times
+// that, and at least that plus 3 s (typescript-language-server answered
+// changes in 365 ms on a quiet machine and in up to 3.3 s on a loaded
+// one).
+func unansweredWait(longest time.Duration) time.Duration {
+	return max(4*longest, longest+3*time.Second)
 }

@@ -68,6 +68,8 @@ var (
 	stallProgress    = flag.Bool("stall-progress", false, "after initialized, begin an \"indexing\" progress, report 2/5 and 4/5, and never end it")
 	otherFirst       = flag.Duration("other-first", 0, "on didChange, first begin and end a progress and publish for another file, then this long later begin and end one and publish the document's set (progress ends before each publish, as pylsp does)")
 	modeFile         = flag.String("mode-file", "", "a file in the working directory: when it holds \"strict\", every USE is an error; re-read on didChangeWatchedFiles")
+	defs             = flag.Bool("defs", false, "a line \"USE name\" is an error unless an open document has a line \"DEF name\"; each message's sets are computed when it arrives (a snapshot), for every open document, and published after -publish-delay")
+	onlyChanged      = flag.Bool("only-changed", false, "with -defs: after a change, publish only the sets that differ from the last one published for their document (the changed document's too)")
 )
 
 // Flags for the process-tree and shutdown-order tests (proc_test.go).
@@ -497,6 +499,7 @@ func handle(m *message) {
 		json.Unmarshal(m.Params, &p)
 		textMu.Lock()
 		delete(texts, p.TextDocument.URI)
+		delete(lastDefsSet, p.TextDocument.URI)
 		delete(versions, p.TextDocument.URI)
 		textMu.Unlock()
 		if *clearOnClose {
@@ -714,6 +717,10 @@ func analyse(uri string, version int, alsoStale bool) {
 	if *neverPublish || *pull || *pullDynamic {
 		return
 	}
+	if *defs {
+		analyseDefs(uri)
+		return
+	}
 	textMu.Lock()
 	text := texts[uri]
 	textMu.Unlock()
@@ -840,3 +847,80 @@ func (b *atomicBool) set() { b.mu.Lock(); b.v = true; b.mu.Unlock() }
 func (b *atomicBool) clear() { b.mu.Lock(); b.v = false; b.mu.Unlock() }
 
 func (b *atomicBool) get() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
+
+// lastDefsSet is, per document, the set -defs last published.
+var lastDefsSet = map[string]string{}
+
+// analyseDefs computes, now, the sets of every open document under -defs
+// and publishes them (after -publish-delay, in order): the changed
+// document's always, unless -only-changed and it is the same as the last
+// one published for it; the others' only when they changed.
+func analyseDefs(changed string) {
+	textMu.Lock()
+	defined := map[string]bool{}
+	for _, text := range texts {
+		for _, line := range splitLines(text) {
+			if name, ok := strings.CutPrefix(line, "DEF "); ok {
+				defined[strings.TrimSpace(name)] = true
+			}
+		}
+	}
+	type job struct {
+		uri     string
+		version int
+		diags   []map[string]any
+	}
+	var jobs []job
+	uris := make([]string, 0, len(texts))
+	for u := range texts {
+		uris = append(uris, u)
+	}
+	sort.Strings(uris)
+	for i, u := range uris { // the changed document first
+		if u == changed {
+			copy(uris[1:i+1], uris[:i])
+			uris[0] = changed
+			break
+		}
+	}
+	for _, u := range uris {
+		diags := []map[string]any{}
+		for i, line := range splitLines(texts[u]) {
+			if name, ok := strings.CutPrefix(line, "USE "); ok && !defined[strings.TrimSpace(name)] {
+				diags = append(diags, map[string]any{
+					"range": map[string]any{
+						"start": map[string]int{"line": i, "character": 0},
+						"end":   map[string]int{"line": i, "character": units(line)},
+					},
+					"severity": 1, "source": "scriptls", "message": "undefined: " + strings.TrimSpace(name),
+				})
+			}
+		}
+		key, _ := json.Marshal(diags)
+		last, seen := lastDefsSet[u]
+		if seen && last == string(key) && (u != changed || *onlyChanged) {
+			continue
+		}
+		lastDefsSet[u] = string(key)
+		jobs = append(jobs, job{u, versions[u], diags})
+	}
+	textMu.Unlock()
+	run := func() {
+		for _, j := range jobs {
+			publish(j.uri, j.version, j.diags)
+		}
+	}
+	if *publishDelay > 0 {
+		delayedOnce.Do(func() {
+			go func() {
+				for j := range delayed {
+					time.Sleep(time.Until(j.due))
+					j.run()
+				}
+			}()
+		})
+		delayed <- delayedJob{due: time.Now().Add(*publishDelay), run: run}
+		return
+	}
+	run()
+}
