@@ -109,10 +109,10 @@ func (m *Manager) resend(ctx context.Context, path string) error {
 	doc.version = m.nextVersion(doc.uri)
 	// The close's own answer (an empty publish) is expected and set
 	// aside (dropText), as for any close.
-	inst.dropText(doc.uri)
+	inst.dropText(doc.uri, true)
 	err := inst.conn.notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]string{"uri": doc.uri}})
 	if err == nil {
-		err = m.didOpen(ctx, inst, doc)
+		err = m.didOpen(ctx, inst, doc, true)
 	}
 	doc.dirty.Store(true)
 	srv.syncMu.Unlock()

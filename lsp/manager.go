@@ -539,7 +539,7 @@ func (m *Manager) send(ctx context.Context, r route, abs string, inst *instance,
 	switch {
 	case doc.openOn != inst:
 		doc.version, doc.text = m.nextVersion(doc.uri), text
-		err = m.didOpen(ctx, inst, doc)
+		err = m.didOpen(ctx, inst, doc, false)
 	case doc.text != text:
 		doc.version, doc.text = m.nextVersion(doc.uri), text
 		err = m.didChange(ctx, inst, doc)
@@ -575,9 +575,13 @@ func (m *Manager) nextVersion(uri string) int {
 	return v
 }
 
-func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document) error {
+// didOpen opens doc in inst. same says the server had that very text
+// open just before (a reopen: Manager.resend). A document opened with the
+// text on disk is new to a server that knows only the documents it is
+// sent.
+func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document, same bool) error {
 	m.reg.SetVersion(doc.uri, doc.version)
-	inst.setText(doc.uri, doc.lang, doc.version, doc.text, true)
+	inst.setText(doc.uri, doc.lang, doc.version, doc.text, true, same)
 	err := inst.conn.notify(ctx, "textDocument/didOpen", map[string]any{
 		"textDocument": map[string]any{"uri": doc.uri, "languageId": doc.lang, "version": doc.version, "text": doc.text},
 	})
@@ -589,7 +593,7 @@ func (m *Manager) didOpen(ctx context.Context, inst *instance, doc *document) er
 
 func (m *Manager) didChange(ctx context.Context, inst *instance, doc *document) error {
 	m.reg.SetVersion(doc.uri, doc.version)
-	inst.setText(doc.uri, doc.lang, doc.version, doc.text, false)
+	inst.setText(doc.uri, doc.lang, doc.version, doc.text, false, false)
 	return inst.conn.notify(ctx, "textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": doc.uri, "version": doc.version},
 		"contentChanges": []map[string]string{{"text": doc.text}},
@@ -634,7 +638,7 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 	}
 	d.closed = true
 	if inst := d.openOn; inst != nil && !inst.isGone() && d.srv.current() == inst {
-		inst.dropText(d.uri)
+		inst.dropText(d.uri, false)
 		err := inst.conn.notify(context.WithoutCancel(ctx), "textDocument/didClose", map[string]any{
 			"textDocument": map[string]string{"uri": d.uri},
 		})
@@ -670,7 +674,7 @@ func (m *Manager) reopen(s *server, inst *instance) {
 		if d.version == 0 {
 			continue // never sent; its first operation opens it
 		}
-		if err := m.didOpen(ctx, inst, d); err != nil {
+		if err := m.didOpen(ctx, inst, d, false); err != nil {
 			s.log.Debug("lsp: reopening document failed", "uri", d.uri, "err", err)
 			return
 		}

@@ -584,6 +584,11 @@ type instance struct {
 	markTime time.Time
 	sent     uint64            // document messages (and watched-file changes) sent
 	workSent uint64            // sent, when the server last began work (workBegan)
+	realSent uint64            // sent, at the last message that was not a document's unchanged text
+	// carryURI, carryN: a document closed to be reopened at once with the
+	// same text, and its docTrack.realN, which the reopened one keeps.
+	carryURI string
+	carryN   uint64
 	activity time.Time         // last progress, publish or pull answer
 	active   map[string]uint64 // progress token -> arrival of its begin
 	ended    uint64            // latest arrival of the begin of an ended progress
@@ -618,6 +623,10 @@ type docTrack struct {
 	sentN   uint64     // the instance's count of messages sent, after it
 	sentAt  time.Time
 	opened  bool // the last message was didOpen
+	// realN: sentN at the last message that gave the server a text it
+	// did not have: not a reopen with the text it had just before, which
+	// changes nothing another document's set depends on.
+	realN uint64
 
 	// Publishes answering the last message.
 	pubSeq     uint64 // arrival of the last publish that counts for it; 0: none
@@ -787,7 +796,10 @@ func (inst *instance) shutdown(ctx context.Context, timeout time.Duration) {
 // their freshness judged. Reading the arrival count before sending means a
 // publish that overtakes the return of the write still counts as a
 // reaction to it. Call with the server's syncMu held.
-func (inst *instance) setText(uri, lang string, version int, text string, open bool) {
+//
+// same says that the message gives the server the text it had open just
+// before (a reopen; see docTrack.realN).
+func (inst *instance) setText(uri, lang string, version int, text string, open, same bool) {
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
 	t := inst.docs[uri]
@@ -797,21 +809,37 @@ func (inst *instance) setText(uri, lang string, version int, text string, open b
 	}
 	t.version, t.lang, t.text, t.idx, t.opened = version, lang, text, nil, open
 	inst.markLocked()
+	if uri == inst.carryURI {
+		t.realN = max(t.realN, inst.carryN) // reopened: its last real change stands
+		inst.carryURI = ""
+	}
+	if !same {
+		inst.realSent, t.realN = inst.sent, inst.sent
+	}
 	t.sentSeq, t.sentAt, t.sentN = inst.mark, inst.markTime, inst.sent
 }
 
 // dropText forgets a document about to be closed. Servers answer a close
 // with an empty publish, which may arrive after the document was opened
-// again: clearing remembers to expect it. Call with syncMu held.
-func (inst *instance) dropText(uri string) {
+// again: clearing remembers to expect it. reopen says the document is
+// opened again at once with the same text (the pair changes nothing).
+// Call with syncMu held.
+func (inst *instance) dropText(uri string, reopen bool) {
 	inst.fmu.Lock()
 	defer inst.fmu.Unlock()
+	inst.carryURI = ""
+	if t := inst.docs[uri]; t != nil && reopen {
+		inst.carryURI, inst.carryN = uri, t.realN
+	}
 	delete(inst.docs, uri)
 	if len(inst.clearing) >= 4*maxWatchedEntries {
 		clear(inst.clearing) // servers that never clear: stay bounded
 	}
 	inst.clearing[uri] = true
 	inst.markLocked()
+	if !reopen {
+		inst.realSent = inst.sent
+	}
 }
 
 // setMark records that a message that may change diagnostics (other than
@@ -820,6 +848,7 @@ func (inst *instance) dropText(uri string) {
 func (inst *instance) setMark() {
 	inst.fmu.Lock()
 	inst.markLocked()
+	inst.realSent = inst.sent
 	inst.fmu.Unlock()
 }
 

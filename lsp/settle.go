@@ -352,7 +352,7 @@ func (inst *instance) evaluate(uri string, version int, now time.Time, o evalOpt
 					}
 					// A message sent after the document's own (a save)
 					// may start such work a moment later.
-					if inst.sent > t.sentN {
+					if inst.realSent > t.sentN {
 						if d, q := now.Sub(inst.markTime), inst.s.pace.workQuiet(o.quiet); d < q {
 							return verdict{wait: q - d}, ch
 						}
@@ -712,6 +712,7 @@ func (m *Manager) Drain() (*diag.Attachment, bool) {
 // after a document's own.
 type crossState struct {
 	lastSeq   uint64    // the latest sentSeq among them; 0: none
+	changed   bool      // one of them gave the server a new text
 	ackSeq    uint64    // arrival of the latest answer to them
 	ackAt     time.Time // and its time
 	pending   string    // a document whose last message has no answer yet
@@ -728,6 +729,10 @@ func (inst *instance) crossOf(uri string, t *docTrack) crossState {
 			continue
 		}
 		c.lastSeq = max(c.lastSeq, x.sentSeq)
+		if x.realN <= t.sentN {
+			continue // it gave the server no text it did not have then
+		}
+		c.changed = true
 		answered := x.pubSeq > x.sentSeq && (!versioned || x.pubVersion != nil && *x.pubVersion >= x.version)
 		if answered {
 			if x.pubSeq > c.ackSeq {
@@ -755,7 +760,7 @@ func (inst *instance) crossOf(uri string, t *docTrack) crossState {
 // Call with fmu held.
 func (inst *instance) crossSettled(t *docTrack, c crossState, now time.Time, o evalOptions,
 	quietSince func(time.Time, time.Duration) (bool, time.Duration)) (ok bool, wait time.Duration, why string) {
-	if c.lastSeq == 0 {
+	if !c.changed {
 		return true, 0, ""
 	}
 	// Work the server began after the document's own message (a pass

@@ -104,3 +104,43 @@ func TestSettleChangeNeverAnswered(t *testing.T) {
 		t.Errorf("notes %q", notes)
 	}
 }
+
+// TestSettleAfterAnotherDocumentReopenedUnchanged: a document reopened
+// with the text it had (Manager.resend, as an EditSet makes its checked
+// files current) gives the server nothing new, so it is not a change that
+// another document must wait for the server to answer. The server here
+// answers no message whose set did not change, as
+// typescript-language-server does; counting the reopen as a change made
+// the other document's Settle wait for an answer that never comes, then
+// say partial.
+func TestSettleAfterAnotherDocumentReopenedUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(dir)
+	opts.QuietPeriod = 0
+	m := newManager(t, []ServerConfig{scriptConfig("defs", ".s", "-defs", "-only-changed")}, opts)
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "USE f0\n")
+	b := writeSource(t, dir, "b.s", "DEF f0\n")
+	for _, p := range []string{a, b} {
+		if err := m.Open(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if res := settle(t, m, p); !res.Fresh {
+			t.Fatalf("settle %s: %+v", p, res)
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		// A set that changes, so the server answers it.
+		if err := m.Change(ctx, a, fmt.Sprintf("USE f0\nUSE g%d\n", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.resend(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		res := settle(t, m, a)
+		set, _, _ := m.currentSet(a)
+		if !res.Fresh || res.Status != StatusComplete || len(set) != 1 || set[0].Message != fmt.Sprintf("undefined: g%d", i) {
+			t.Errorf("round %d: settle of a.s: %s %s (%s), set %+v", i, res.Freshness, res.Status, res.Reason, set)
+		}
+	}
+}
