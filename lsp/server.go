@@ -582,9 +582,9 @@ type instance struct {
 	fresh    chan struct{} // closed and replaced at every freshness event
 	mark     uint64        // messages received when the last document message was sent
 	markTime time.Time
-	sent     uint64            // document messages (and watched-file changes) sent
-	workSent uint64            // sent, when the server last began work (workBegan)
-	realSent uint64            // sent, at the last message that was not a document's unchanged text
+	sent     uint64 // document messages (and watched-file changes) sent
+	workSent uint64 // sent, when the server last began work (workBegan)
+	realSent uint64 // sent, at the last message that was not a document's unchanged text
 	// carryURI, carryN: a document closed to be reopened at once with the
 	// same text, and its docTrack.realN, which the reopened one keeps.
 	carryURI string
