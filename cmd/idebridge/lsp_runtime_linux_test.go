@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -117,5 +120,63 @@ func TestLSPNavThroughRuntime(t *testing.T) {
 	}
 	if socks, _ := filepath.Glob(filepath.Join(offDir, "*.sock")); len(socks) != 0 {
 		t.Errorf("IDEBRIDGE_RUNTIME=0 started a runtime: %v", socks)
+	}
+}
+
+// TestLSPNavRuntimeSkew: with a runtime of another build on this build's
+// socket, `lsp refs` answers in its own process, as with --no-runtime,
+// says why on standard error, and leaves that runtime untouched.
+func TestLSPNavRuntimeSkew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and runs gopls")
+	}
+	bin, err := buildCommand()
+	if err != nil {
+		t.Fatalf("building idebridge: %v", err)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	build := hex.EncodeToString(sum[:])[:16]
+	rtDir := filepath.Join(shortDir(t), "rt")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- warm.Serve(ctx, &warm.ServeOptions{Dir: rtDir, Build: "another-build", Idle: -1, Ready: func(s string) { ready <- s }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var sock string
+	select {
+	case sock = <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	if err := os.Link(sock, filepath.Join(rtDir, build+".sock")); err != nil {
+		t.Fatal(err)
+	}
+	dir := navModule(t)
+	env := rtEnv(t, rtDir, time.Minute)
+	run := func(args ...string) (int, string, string) {
+		cmd := exec.Command(bin, append([]string{"lsp", "refs", "use.go:7:total#2", "--no-plugins"}, args...)...)
+		cmd.Dir, cmd.Env = dir, env
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		cmd.Run()
+		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+	}
+	lcode, lout, _ := run("--no-runtime")
+	code, out, errOut := run()
+	if code != lcode || out != lout || lcode != exitOK {
+		t.Errorf("against another build's runtime: exit %d\n%s\nin process: exit %d\n%s", code, out, lcode, lout)
+	}
+	if !strings.Contains(errOut, "note: no runtime") || !strings.Contains(errOut, "another-build") || !strings.Contains(errOut, "running in this process") {
+		t.Errorf("stderr %q; want a note naming the other build", errOut)
+	}
+	st, err := warm.GetStatus(ctx, &warm.Options{Dir: rtDir, Build: "another-build"})
+	if err != nil || st.Sessions != 0 || len(st.Projects) != 0 {
+		t.Errorf("the other build's runtime: %+v, %v; want it untouched", st, err)
 	}
 }
