@@ -211,7 +211,15 @@ func (c *client) open(ctx context.Context, p *Project) (*net.UnixConn, *bufio.Re
 	if p == nil {
 		return nil, nil, nil, errors.New("warm: Open needs a Project")
 	}
-	req := request{Op: "session", Project: p}
+	return c.openReq(ctx, request{Op: "session", Project: p})
+}
+
+// openReq sends req, a request on a project, starting the runtime when
+// none answers and Options.Start is set.
+func (c *client) openReq(ctx context.Context, req request) (*net.UnixConn, *bufio.Reader, *Runtime, error) {
+	if req.Project == nil {
+		return nil, nil, nil, errors.New("warm: a request needs a Project")
+	}
 	conn, br, rt, _, err := c.do(ctx, req)
 	if !transient(err) || c.o.Start == nil {
 		return conn, br, rt, err

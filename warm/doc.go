@@ -56,7 +56,10 @@
 // it, as `idebridge mcp` does by default: when the runtime is lost, the
 // requests it had not answered get an error, and the client's next message
 // reconnects, starting a new runtime, and replays the session's
-// initialize, so that the call is answered. GetStatus and Stop are
+// initialize, so that the call is answered. Navigate runs one
+// read-only lsp.NavRequest on a Project's servers in the runtime and
+// returns lsp's own result, as `idebridge lsp refs` and the other
+// navigation commands do by default. GetStatus and Stop are
 // `idebridge runtime status` and `idebridge runtime stop`.
 //
 // # Sessions share one project's state

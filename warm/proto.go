@@ -27,8 +27,12 @@ type hello struct {
 }
 
 type request struct {
-	Op      string   `json:"op"` // "session", "status" or "stop"
+	Op      string   `json:"op"` // "session", "nav", "status" or "stop"
 	Project *Project `json:"project,omitempty"`
+	// Nav is the request of a "nav" (see Navigate), and Timeout its time
+	// in the runtime (0: none).
+	Nav     *lsp.NavRequest `json:"nav,omitempty"`
+	Timeout time.Duration   `json:"timeoutNs,omitempty"`
 }
 
 type reply struct {
@@ -40,6 +44,7 @@ type reply struct {
 // sends nothing for handshakeTimeout, ends the connection.
 const (
 	maxLine          = 4 << 20
+	maxNavLine       = 256 << 20 // a navigation answer (see Navigate)
 	handshakeTimeout = 10 * time.Second
 )
 
@@ -127,11 +132,14 @@ func clip(s string) string {
 }
 
 // readLine reads one handshake line of at most maxLine bytes.
-func readLine(r *bufio.Reader, v any) error {
+func readLine(r *bufio.Reader, v any) error { return readLineMax(r, v, maxLine) }
+
+// readLineMax reads one line of at most limit bytes.
+func readLineMax(r *bufio.Reader, v any, limit int) error {
 	var line []byte
 	for {
 		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > maxLine {
+		if len(line)+len(frag) > limit {
 			return errors.New("handshake line too long")
 		}
 		line = append(line, frag...)

@@ -192,6 +192,7 @@ type project struct {
 	dir      string
 	srv      *mcpserver.Server // its tools and language servers
 	mcp      *ideserver.Server // the sessions: srv's tools, gated
+	gate     *gate             // the gate of the sessions' tools and of navigation requests
 	sessions map[int]SessionStatus
 	lastEnd  time.Time
 	timer    *time.Timer
@@ -273,6 +274,8 @@ func (d *daemon) serveConn(ctx context.Context, c *net.UnixConn) {
 		d.cancel(errStopped)
 	case "session":
 		d.session(ctx, c, br, req.Project, pid)
+	case "nav":
+		d.nav(ctx, c, br, req, pid)
 	default:
 		writeLine(c, reply{Error: fmt.Sprintf("unknown op %q", clip(req.Op))})
 	}
@@ -297,7 +300,7 @@ func (d *daemon) session(ctx context.Context, c *net.UnixConn, br *bufio.Reader,
 // sessionServer is the MCP server the project's sessions are served on:
 // srv's tools, each in the project's gate (see exclusiveTools), with the
 // initialize answers mcpserver gives.
-func sessionServer(srv *mcpserver.Server, want *Project) (*ideserver.Server, error) {
+func sessionServer(srv *mcpserver.Server, want *Project, g *gate) (*ideserver.Server, error) {
 	own, err := ideserver.New(&ideserver.Options{
 		WorkspaceFolders:         srv.Underlying().WorkspaceFolders(),
 		NoLockfile:               true,
@@ -311,7 +314,6 @@ func sessionServer(srv *mcpserver.Server, want *Project) (*ideserver.Server, err
 	if err != nil {
 		return nil, fmt.Errorf("warm: %w", err)
 	}
-	g := newGate()
 	for _, t := range srv.Tools() {
 		if err := own.RegisterTool(gated(t, g)); err != nil {
 			own.Close()
@@ -367,12 +369,13 @@ func (d *daemon) join(want *Project, pid int) (*project, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		own, err := sessionServer(srv, want)
+		g := newGate()
+		own, err := sessionServer(srv, want, g)
 		if err != nil {
 			srv.Close()
 			return nil, 0, err
 		}
-		p = &project{key: key, dir: want.Dir, srv: srv, mcp: own, sessions: map[int]SessionStatus{}}
+		p = &project{key: key, dir: want.Dir, srv: srv, mcp: own, gate: g, sessions: map[int]SessionStatus{}}
 		d.projects[key] = p
 		d.o.Logger.Info("project opened", "project", want.Dir, "key", key)
 	}

@@ -17,7 +17,8 @@
 // `idebridge mcp --no-runtime` and through the shared runtime (the
 // default); BenchmarkRuntimeMemory the total memory of four clients each
 // way; BenchmarkFirstAnswer a new client's wait for its first answer on
-// this repository.
+// this repository; BenchmarkCLIRefs `idebridge lsp refs` on this
+// repository through a warm runtime and in its own process.
 //
 // Run
 //
@@ -26,4 +27,5 @@
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench RuntimeVsInProcess -benchtime 200x -count 3
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench RuntimeMemory -benchtime 1x -count 3
 //	cd benchmarks && go test ./mcpserver -run '^$' -bench FirstAnswer -benchtime 5x -count 3
+//	cd benchmarks && go test ./mcpserver -run '^$' -bench CLIRefs -benchtime 10x -count 3
 package mcpserver

@@ -28,6 +28,14 @@ const posHelp = "POS is FILE:LINE:COL (1-based, the column counted in characters
 	"line, SYMBOL#N picks the Nth occurrence. A symbol not on the line is an error\n" +
 	"that shows the line."
 
+const navRuntimeHelp = "By default the request goes to the project's language servers in the user's\n" +
+	"shared runtime (`idebridge runtime status`), started on first use and kept warm\n" +
+	"for the next command and every `idebridge mcp` on the working directory; the\n" +
+	"output is what the command prints in its own process. --no-runtime, or\n" +
+	"IDEBRIDGE_RUNTIME=0, starts the servers in this process instead, as do a\n" +
+	"--load-wait other than the default and a runtime that cannot be reached (a note\n" +
+	"says why). rename always runs in this process: it writes files."
+
 const navExitHelp = "Exit status: 0 when the server answered (even with nothing); 3 when it had\n" +
 	"not finished loading the workspace, so that the answer may be incomplete (the\n" +
 	"output says so); 1 when the server failed, does not offer the operation, or POS\n" +
@@ -35,12 +43,13 @@ const navExitHelp = "Exit status: 0 when the server answered (even with nothing)
 
 // navFlags are the flags every navigation command has.
 type navFlags struct {
-	src      serverSources
-	asJSON   bool
-	timeout  time.Duration
-	loadWait time.Duration
-	max      int
-	quiet    bool
+	src       serverSources
+	asJSON    bool
+	timeout   time.Duration
+	loadWait  time.Duration
+	max       int
+	quiet     bool
+	noRuntime bool
 }
 
 func (o *navFlags) register(fs *flag.FlagSet) {
@@ -50,6 +59,7 @@ func (o *navFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.loadWait, "load-wait", lsp.DefaultLoadWait, "how long to wait for a server still loading the workspace before asking anyway (0: ask at once)")
 	fs.IntVar(&o.max, "max", lsp.DefaultMaxLocations, "show at most this many locations, symbols or calls (0: all)")
 	fs.BoolVar(&o.quiet, "q", false, "print no progress line on standard error")
+	fs.BoolVar(&o.noRuntime, "no-runtime", false, "run the language servers in this process, not through the user's shared runtime")
 }
 
 // navCommand describes one navigation command.
@@ -66,9 +76,15 @@ type navRun func(ctx context.Context, s *navSession) (any, error)
 // navSession is what a navigation command works with.
 type navSession struct {
 	inv *invocation
-	m   *lsp.Manager
 	wd  string
 	o   *navFlags
+	// local is the manager of this process, made at first use (never when
+	// every request goes through the runtime).
+	local func() (*lsp.Manager, error)
+	// rt, when set, runs read-only requests through the user's runtime
+	// (lsp_runtime.go); nil runs them on local.
+	rt   *navRuntime
+	name string // the command's, for its notes
 	// interrupted ends when the user interrupts the command; unlike the
 	// operation's context it has no --timeout, since a user reviewing a
 	// rename takes the time they need.
@@ -113,7 +129,7 @@ func init() {
 				"Markdown.",
 			setup: func(fs *flag.FlagSet) func([]string) (navRun, error) {
 				return onePos(func(ctx context.Context, s *navSession, p lsp.Pos) (any, error) {
-					return s.m.Hover(ctx, p)
+					return s.navigate(ctx, lsp.NavRequest{Op: lsp.OpHover, At: p})
 				})
 			}},
 		{name: "impl", usage: "POS [--offset N] [--limit N]", summary: "the implementations of the interface or method at POS",
@@ -134,7 +150,7 @@ func init() {
 						return nil, usageError("want FILE, got %d arguments", len(args))
 					}
 					return func(ctx context.Context, s *navSession) (any, error) {
-						return s.m.DocumentSymbols(ctx, absIn(s.wd, args[0]))
+						return s.navigate(ctx, lsp.NavRequest{Op: lsp.OpDocumentSymbols, At: lsp.Pos{Path: absIn(s.wd, args[0])}})
 					}, nil
 				}
 			}},
@@ -276,7 +292,7 @@ func (p *pageFlags) navigate(ctx context.Context, s *navSession, req lsp.NavRequ
 		return nil, usageError("--offset and --limit must not be negative")
 	}
 	req.Offset, req.Limit = p.offset, p.limit
-	res, err := s.m.Navigate(ctx, req)
+	res, err := s.navigate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -345,9 +361,9 @@ func registerNav(c navCommand) {
 	name := "idebridge lsp " + c.name
 	register(&command{
 		Name:    "lsp " + c.name,
-		Usage:   c.usage + " [--json] [--timeout D] [--load-wait D] [--max N] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [-q]",
+		Usage:   c.usage + " [--json] [--timeout D] [--load-wait D] [--max N] [--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--no-runtime] [-q]",
 		Summary: c.summary,
-		Help:    c.help + "\n\n" + posHelp + "\n\n" + sourcesHelp + "\n\n" + progressHelp + "\n\n" + navExitHelp,
+		Help:    c.help + "\n\n" + posHelp + "\n\n" + sourcesHelp + "\n\n" + navRuntimeHelp + "\n\n" + progressHelp + "\n\n" + navExitHelp,
 		Setup: func(fs *flag.FlagSet) runFunc {
 			var o navFlags
 			o.register(fs)
@@ -395,19 +411,38 @@ func runNav(ctx context.Context, inv *invocation, name string, o *navFlags, args
 	}
 	progress := newProgressLine(inv, o.quiet)
 	defer progress.Close()
-	// Roots: wd, the project, so that `lsp rename --apply` never writes
-	// outside it.
-	m, err := lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Roots: []string{wd}, Env: inv.environ(), LoadWait: loadWait, OnEvent: progress.onEvent()})
-	if err != nil {
-		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
-		return exitFailure
+	var m *lsp.Manager
+	sess := &navSession{inv: inv, wd: wd, o: o, interrupted: ctx}
+	sess.local = func() (*lsp.Manager, error) {
+		if m != nil {
+			return m, nil
+		}
+		// Roots: wd, the project, so that `lsp rename --apply` never
+		// writes outside it.
+		var err error
+		m, err = lsp.NewManager(set.configs, &lsp.ManagerOptions{ProjectDir: wd, Roots: []string{wd}, Env: inv.environ(), LoadWait: loadWait, OnEvent: progress.onEvent()})
+		return m, err
 	}
 	defer func() {
+		if m == nil {
+			return
+		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	}()
-	sess := &navSession{inv: inv, m: m, wd: wd, o: o, interrupted: ctx}
+	sess.name = name
+	if useNavRuntime(inv, o) {
+		if sess.rt, err = newNavRuntime(inv, wd, set); err != nil && !o.quiet {
+			fmt.Fprintf(inv.Stderr, "%s: note: no runtime (%v); running in this process\n", name, err)
+		}
+	}
+	if sess.rt == nil {
+		if _, err := sess.local(); err != nil {
+			fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
+			return exitFailure
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
@@ -499,7 +534,11 @@ type renameOutput struct {
 
 func runRename(ctx context.Context, s *navSession, p lsp.Pos, newName string, apply, noIDE bool, port int) (any, error) {
 	const name = "idebridge lsp rename"
-	prop, err := s.m.Rename(ctx, p, newName)
+	m, err := s.local()
+	if err != nil {
+		return nil, err
+	}
+	prop, err := m.Rename(ctx, p, newName)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +568,7 @@ func runRename(ctx context.Context, s *navSession, p lsp.Pos, newName string, ap
 	}
 	// The review ends by interruption (CancelAll), not by ctx, so that an
 	// interrupted review reads as cancelled.
-	applied, err := s.m.ApplyRename(context.WithoutCancel(ctx), prop, propose)
+	applied, err := m.ApplyRename(context.WithoutCancel(ctx), prop, propose)
 	if err != nil {
 		return nil, err
 	}

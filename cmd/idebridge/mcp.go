@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -251,13 +250,7 @@ func mcpServers(inv *invocation, dir string, src *serverSources) (*serverSet, in
 		fmt.Fprintf(inv.Stderr, "idebridge mcp: %s configures no usable language server\n", what)
 		return nil, exitUnavailable
 	}
-	for i, c := range set.configs {
-		if strings.HasPrefix(set.origins[c.Name], "built in") {
-			// gopls holds its analysis back for a second after a change;
-			// diagnostics waits for that pass, so it should not idle.
-			set.configs[i].InitializationOptions = json.RawMessage(`{"verboseWorkDoneProgress":true,"diagnosticsDelay":"0s"}`)
-		}
-	}
+	tuneBuiltinGopls(set.configs, set.origins)
 	return set, exitOK
 }
 

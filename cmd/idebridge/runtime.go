@@ -283,8 +283,7 @@ func runtimeStart() ([]string, error) {
 // not to. Windows has no runtime yet. A test binary never does: starting itself as the runtime would
 // run its tests.
 func useRuntime(inv *invocation, o *mcpFlags) bool {
-	switch strings.ToLower(strings.TrimSpace(inv.Getenv("IDEBRIDGE_RUNTIME"))) {
-	case "0", "false", "no", "off":
+	if runtimeOff(inv) {
 		return false
 	}
 	return !o.noRuntime && !o.http.enabled() && !testing.Testing() && goruntime.GOOS != "windows"
@@ -329,7 +328,7 @@ func runMCPRuntime(ctx context.Context, inv *invocation, o *mcpFlags, dir string
 			fmt.Fprintf(inv.Stderr, "%s: lost the runtime (%v); the next call reconnects\n", name, err)
 		},
 	}
-	p := &warm.Project{Dir: dir, Configs: set.configs, NoIDE: true, NoIDEReason: runtimeNoIDE, ServerVersion: serverVersion}
+	p := runtimeProject(dir, set.configs)
 	err = warm.Proxy(ctx, popts, p, inv.Stdin, inv.Stdout)
 	if !connected.Load() {
 		o.runtimeNote = fmt.Sprintf("warning: no runtime (%v); serving in this process", err)
