@@ -17,6 +17,9 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/idebridge-packages-XXXXXX")
 SERVE_PID=
 cleanup() {
 	if [ -n "$SERVE_PID" ]; then kill "$SERVE_PID" 2>/dev/null || true; fi
+	if [ -d "$TMP/runtime" ] && [ -x "$TMP/prefix/bin/idebridge" ]; then
+		IDEBRIDGE_RUNTIME_DIR="$TMP/runtime" "$TMP/prefix/bin/idebridge" runtime stop > /dev/null 2>&1 || true
+	fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -128,6 +131,9 @@ demo "$TMP/clidemo"
 cd "$TMP/clidemo"
 printf 'package main\n\nfunc main() {\n\tundefinedName()\n}\n' > broken.go
 export CLAUDE_CONFIG_DIR="$TMP/clidemo-config"
+# lsp's navigation commands go through the shared runtime: one of this
+# run's own, stopped at the end of the step.
+export IDEBRIDGE_RUNTIME_DIR="$TMP/runtime"
 "$IDEBRIDGE_CMD" --help > help.out
 if awk 'length($0) > 80 { exit 1 }' help.out; then echo "ok   idebridge --help fits 80 columns"; else echo "idebridge --help has lines over 80 columns"; exit 1; fi
 "$IDEBRIDGE_CMD" ide list | grep -q 'usable' || { echo "ide list does not show the IDE"; exit 1; }
@@ -147,6 +153,8 @@ case $out in
 esac
 out=$("$IDEBRIDGE_CMD" lsp def broken.go:3:main 2>&1) || { echo "lsp def: $out"; exit 1; }
 echo "ok   lsp def answers"
+"$IDEBRIDGE_CMD" runtime status | grep -q 'server gopls' || { echo "lsp def did not go through the shared runtime"; exit 1; }
+echo "ok   lsp def went through the shared runtime"
 set +e
 out=$("$IDEBRIDGE_CMD" lsp def broken.go:40:1 2>&1); code=$?
 set -e
@@ -158,7 +166,8 @@ esac
 	{ echo "ide call getDiagnostics does not report broken.go's error"; exit 1; }
 echo "ok   ide call getDiagnostics through the headless IDE"
 stop_serve
-unset CLAUDE_CONFIG_DIR
+"$IDEBRIDGE_CMD" runtime stop > /dev/null || { echo "runtime stop failed"; exit 1; }
+unset CLAUDE_CONFIG_DIR IDEBRIDGE_RUNTIME_DIR
 
 step "Python: pip install into a fresh venv, a script in another directory"
 python3 -m venv "$TMP/venv"
