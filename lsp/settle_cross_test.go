@@ -35,6 +35,12 @@ func TestSettleAfterAnotherDocumentsChange(t *testing.T) {
 			t.Fatalf("settle %s: %+v", p, res)
 		}
 	}
+	// a.s was settled before b.s defined f0: its set changes with b.s's
+	// open, and only a Settle of it says when that is known (a drain
+	// right after b.s's Settle may come before a.s's new set arrives).
+	if res := settle(t, m, a); !res.Fresh {
+		t.Fatalf("settle a.s after b.s's open: %+v", res)
+	}
 	if got, notes := drainMessages(t, m); len(got) != 0 || len(notes) != 0 {
 		t.Fatalf("after open: %v %q", got, notes)
 	}
