@@ -159,7 +159,10 @@ func TestIDECall(t *testing.T) {
 			if code != exitFailure || !strings.Contains(errOut, "Tool not found: noSuchTool") {
 				t.Errorf("unknown tool: exit %d, stderr %q", code, errOut)
 			}
-			code, _, errOut = s.run(t, ctx, "", "ide", "call", "block", "--timeout", "100ms")
+			// --timeout counts the connection too: long enough that it is
+			// the blocking call, not the connection, that runs out of it
+			// on a busy machine (at 100 ms a loaded run's dial timed out).
+			code, _, errOut = s.run(t, ctx, "", "ide", "call", "block", "--timeout", "2s")
 			if code != exitFailure || !strings.Contains(errOut, "deadline exceeded") {
 				t.Errorf("--timeout: exit %d, stderr %q", code, errOut)
 			}
