@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -134,29 +131,7 @@ func TestLSPNavRuntimeSkew(t *testing.T) {
 	if err != nil {
 		t.Fatalf("building idebridge: %v", err)
 	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	build := hex.EncodeToString(sum[:])[:16]
-	rtDir := filepath.Join(shortDir(t), "rt")
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- warm.Serve(ctx, &warm.ServeOptions{Dir: rtDir, Build: "another-build", Idle: -1, Ready: func(s string) { ready <- s }})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	var sock string
-	select {
-	case sock = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	}
-	if err := os.Link(sock, filepath.Join(rtDir, build+".sock")); err != nil {
-		t.Fatal(err)
-	}
+	rtDir, _, _ := otherBuildRuntime(t, bin)
 	dir := navModule(t)
 	env := rtEnv(t, rtDir, time.Minute)
 	run := func(args ...string) (int, string, string) {
@@ -175,7 +150,7 @@ func TestLSPNavRuntimeSkew(t *testing.T) {
 	if !strings.Contains(errOut, "note: no runtime") || !strings.Contains(errOut, "another-build") || !strings.Contains(errOut, "running in this process") {
 		t.Errorf("stderr %q; want a note naming the other build", errOut)
 	}
-	st, err := warm.GetStatus(ctx, &warm.Options{Dir: rtDir, Build: "another-build"})
+	st, err := warm.GetStatus(context.Background(), &warm.Options{Dir: rtDir, Build: "another-build"})
 	if err != nil || st.Sessions != 0 || len(st.Projects) != 0 {
 		t.Errorf("the other build's runtime: %+v, %v; want it untouched", st, err)
 	}

@@ -364,29 +364,7 @@ func TestRuntimeSkewServesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("building idebridge: %v", err)
 	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	build := hex.EncodeToString(sum[:])[:16]
-	rtDir := filepath.Join(shortDir(t), "rt")
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- warm.Serve(ctx, &warm.ServeOptions{Dir: rtDir, Build: "another-build", Idle: -1, Ready: func(s string) { ready <- s }})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	var sock string
-	select {
-	case sock = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	}
-	if err := os.Link(sock, filepath.Join(rtDir, build+".sock")); err != nil {
-		t.Fatal(err)
-	}
+	rtDir, _, done := otherBuildRuntime(t, bin)
 	dir := mcpModule(t)
 	c := startRTClient(t, bin, dir, rtEnv(t, rtDir, time.Minute))
 	c.diagnostics()
@@ -396,7 +374,7 @@ func TestRuntimeSkewServesInProcess(t *testing.T) {
 		!strings.Contains(rest, "another-build") || !strings.Contains(rest, "serving in this process") {
 		t.Errorf("log of idebridge mcp against a runtime of another build:\n%s", log)
 	}
-	st, err := warm.GetStatus(ctx, &warm.Options{Dir: rtDir, Build: "another-build"})
+	st, err := warm.GetStatus(context.Background(), &warm.Options{Dir: rtDir, Build: "another-build"})
 	if err != nil || st.Sessions != 0 {
 		t.Errorf("the other build's runtime: %+v, %v; want it untouched, no session", st, err)
 	}
@@ -496,4 +474,39 @@ func TestRuntimeOptOut(t *testing.T) {
 			t.Errorf("%s: a runtime started: %v", c.name, socks)
 		}
 	}
+}
+
+// otherBuildRuntime serves a runtime of another build ("another-build")
+// in a runtime directory of the test's own, reachable at the socket the
+// command bin would use (its build identity, as warm.BuildID computes it
+// for an executable), and returns that directory, bin's build and the
+// channel that receives Serve's result (its cleanup receives from it: a
+// test that receives first sends the result back). The runtime stops at
+// the end of the test.
+func otherBuildRuntime(t *testing.T, bin string) (rtDir, build string, done chan error) {
+	t.Helper()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	build = hex.EncodeToString(sum[:])[:16]
+	rtDir = filepath.Join(shortDir(t), "rt")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done = make(chan error, 1)
+	go func() {
+		done <- warm.Serve(ctx, &warm.ServeOptions{Dir: rtDir, Build: "another-build", Idle: -1, Ready: func(s string) { ready <- s }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var sock string
+	select {
+	case sock = <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	if err := os.Link(sock, filepath.Join(rtDir, build+".sock")); err != nil {
+		t.Fatal(err)
+	}
+	return rtDir, build, done
 }
