@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -438,5 +439,64 @@ func TestOpsBadCalls(t *testing.T) {
 		t.Fatalf("status after bad calls: %v", err)
 	} else if st.Sessions != 0 {
 		t.Errorf("the session outlived its connection: %+v", st)
+	}
+}
+
+// TestRemoteHelperProcess is a client process of TestRemoteClientKilled:
+// it dials a Remote and waits to be killed.
+func TestRemoteHelperProcess(t *testing.T) {
+	dir, project := os.Getenv("WARM_TEST_REMOTE_DIR"), os.Getenv("WARM_TEST_REMOTE_PROJECT")
+	if dir == "" {
+		return // not a helper
+	}
+	r, err := Dial(context.Background(), &Options{Dir: dir, Build: "b1"}, &Project{Dir: project, Configs: []lsp.ServerConfig{}, NoIDE: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	os.Stdout.WriteString("ready\n")
+	time.Sleep(testTimeout)
+}
+
+// TestRemoteClientKilled: a process holding a Remote that is killed with
+// SIGKILL has its session ended at once: the system closes its socket.
+func TestRemoteClientKilled(t *testing.T) {
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1})
+	o := &Options{Dir: dir, Build: "b1"}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteHelperProcess$")
+	cmd.Env = append(os.Environ(), "WARM_TEST_REMOTE_DIR="+dir, "WARM_TEST_REMOTE_PROJECT="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the client process: %q, %v", line, err)
+	}
+	st, err := GetStatus(context.Background(), o)
+	if err != nil || st.Sessions != 1 || st.Projects[0].Sessions[0].PID != cmd.Process.Pid {
+		t.Fatalf("status: %+v, %v; want the client process's session", st, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(testTimeout)
+	for {
+		st, err := GetStatus(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Sessions == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed client's session lives on: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
