@@ -500,3 +500,73 @@ func TestRemoteClientKilled(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRemotePyright: a Remote answers as an in-process Manager on
+// pyright too.
+func TestRemotePyright(t *testing.T) {
+	var bin string
+	for _, d := range []string{os.Getenv("LSP_BIN"), filepath.Join("..", "tools", "lsp", "node_modules", ".bin")} {
+		if p := filepath.Join(d, "pyright-langserver"); d != "" {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				bin, _ = filepath.Abs(p)
+				break
+			}
+		}
+	}
+	if bin == "" {
+		t.Fatal("this test needs pyright-langserver: set LSP_BIN or run `make lsp-servers`")
+	}
+	mod := t.TempDir()
+	for name, text := range map[string]string{
+		"greet.py": "def greet(name: str) -> str:\n    \"\"\"Says hello.\"\"\"\n    return \"hi \" + name\n",
+		"main.py":  "from greet import greet\n\nprint(greet(\"a\"))\nprint(greet(\"b\"))\n",
+	} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := lsp.NewServerConfig("pyright", bin, []string{"--stdio"}, map[string]string{".py": "python"})
+	p := &Project{Dir: mod, Configs: []lsp.ServerConfig{cfg}, NoIDE: true}
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
+	defer cancel()
+	r, err := Dial(ctx, &Options{Dir: dir, Build: "b1"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m, err := lsp.NewManager(p.Configs, &lsp.ManagerOptions{ProjectDir: mod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown(context.Background())
+	greet := lsp.Pos{Path: filepath.Join(mod, "greet.py"), Line: 1, Symbol: "greet"}
+	use := lsp.Pos{Path: filepath.Join(mod, "main.py"), Line: 3, Symbol: "greet"}
+	ask := func(n Navigator) []string {
+		var out []string
+		for _, req := range []lsp.NavRequest{
+			{Op: lsp.OpDefinition, At: use},
+			{Op: lsp.OpReferences, At: greet, IncludeDeclaration: true},
+			{Op: lsp.OpHover, At: greet},
+			{Op: lsp.OpDocumentSymbols, At: lsp.Pos{Path: greet.Path}},
+		} {
+			res, err := n.Navigate(ctx, req)
+			if err != nil {
+				t.Fatalf("%s: %v", req.Op, err)
+			}
+			b, _ := json.Marshal(res)
+			out = append(out, string(b))
+		}
+		return out
+	}
+	got, want := ask(r), ask(m)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("through the runtime:\n%s\nin the process:\n%s", got[i], want[i])
+		}
+	}
+	if !strings.Contains(got[2], "Says hello") {
+		t.Errorf("hover: %s", got[2])
+	}
+}
