@@ -27,7 +27,7 @@ import (
 
 // The runtime's Streamable HTTP endpoints: MCP clients that speak only
 // HTTP reach the projects' shared servers directly, on a unix socket of
-// their own beside the runtime's (BUILD.http.sock) and, when asked, on a
+// their own beside the runtime's (BUILD.http) and, when asked, on a
 // loopback TCP address with a bearer token. Each request is forwarded to
 // its project's ideserver.Server (the one the stdio sessions are served
 // on), so HTTP and stdio clients of a project share its language servers.
@@ -58,7 +58,7 @@ const (
 )
 
 // HTTPOptions configure the runtime's Streamable HTTP endpoints
-// (ServeOptions.HTTP). The unix socket BUILD.http.sock is always served;
+// (ServeOptions.HTTP). The unix socket BUILD.http is always served;
 // TCP only when Addr is set.
 type HTTPOptions struct {
 	// Addr, when set, is a loopback TCP address to serve on as well
@@ -254,7 +254,8 @@ func (d *daemon) startHTTP() (*httpFront, error) {
 		lns = append(lns, ln)
 		f.url = "http://" + ln.Addr().String() + HTTPPath
 	}
-	f.socket = strings.TrimSuffix(d.paths.socket, ".sock") + ".http.sock"
+	// Not named *.sock: that is the runtimes' handshake sockets (Running).
+	f.socket = strings.TrimSuffix(d.paths.socket, ".sock") + ".http"
 	os.Remove(f.socket) // a dead runtime's: Serve holds the serve lock
 	uln, err := listenUnix(f.socket)
 	if err != nil {

@@ -220,6 +220,15 @@ func TestHTTPTokenAndRefusals(t *testing.T) {
 		t.Fatalf("tools/list on the unix socket: %d %s", code, b)
 	}
 
+	// The HTTP socket is not taken for a runtime's (Running dials every
+	// *.sock, and waits for its hello).
+	if socks, _ := filepath.Glob(filepath.Join(dir, "*.sock")); len(socks) != 1 {
+		t.Errorf("sockets named *.sock: %v, want the runtime's alone", socks)
+	}
+	if rts, err := Running(context.Background(), co); err != nil || len(rts) != 1 || rts[0].Build != "b1" {
+		t.Errorf("Running: %+v, %v; want the one runtime", rts, err)
+	}
+
 	// A runtime after this one keeps the token.
 	if _, err := Stop(context.Background(), co); err != nil {
 		t.Fatal(err)
@@ -318,7 +327,7 @@ func TestHTTPIdleExit(t *testing.T) {
 	o := &ServeOptions{Dir: runtimeDir(t), Build: "b1", Idle: 300 * time.Millisecond,
 		HTTP: HTTPOptions{Project: fixedProject(proj), SessionIdle: 2 * time.Second}}
 	socket, done, _ := serveInProcess(t, o)
-	h := unixClient(t, strings.TrimSuffix(socket, ".sock")+".http.sock", proj.Dir)
+	h := unixClient(t, strings.TrimSuffix(socket, ".sock")+".http", proj.Dir)
 	h.initialize("idle-test")
 	start := time.Now()
 	select {
