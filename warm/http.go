@@ -381,8 +381,12 @@ func (f *httpFront) backend(p *project) *backend {
 		FlushInterval:  -1,
 		ModifyResponse: f.modifyResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if errors.Is(err, errTooManySessions) {
+			switch {
+			case errors.Is(err, errTooManySessions):
 				f.tooMany(w)
+				return
+			case errors.Is(err, errFrontClosed):
+				httpFail(w, http.StatusServiceUnavailable, "the runtime is stopping")
 				return
 			}
 			if r.Context().Err() == nil {
@@ -405,7 +409,10 @@ func (f *httpFront) backend(p *project) *backend {
 	return b
 }
 
-var errTooManySessions = errors.New("too many HTTP sessions")
+var (
+	errTooManySessions = errors.New("too many HTTP sessions")
+	errFrontClosed     = errors.New("the runtime is stopping")
+)
 
 // reqState is what forwarding one request needs to know afterwards.
 type reqState struct {
@@ -428,8 +435,12 @@ func (f *httpFront) modifyResponse(resp *http.Response) error {
 	}
 	f.mu.Lock()
 	if f.closed || (!rs.reserved && len(f.sessions)+f.reserved >= f.o.MaxSessions) {
+		closed := f.closed
 		f.mu.Unlock()
 		go f.endBackend(&httpSess{id: sid, p: rs.p})
+		if closed {
+			return errFrontClosed
+		}
 		return errTooManySessions
 	}
 	if rs.reserved {
@@ -560,19 +571,32 @@ func (f *httpFront) serveHTTP(w http.ResponseWriter, r *http.Request, tcp bool) 
 		return
 	}
 	rs.p, rs.rid = p, rid
+	// Deferred: the proxy panics (http.ErrAbortHandler) when the client
+	// goes away while its answer streams.
+	defer func() {
+		if rs.kept != nil {
+			f.done(rs.kept) // the session's: counted until it ends
+			return
+		}
+		f.d.leave(p, rid) // a request on its own: counted while it ran
+	}()
 	f.d.setSession(p, rid, "http", rs.client)
 	b := f.backend(p)
 	if b == nil {
-		f.d.leave(p, rid)
 		httpFail(w, http.StatusServiceUnavailable, "the runtime is stopping")
 		return
 	}
-	b.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, rs)))
-	if rs.kept != nil {
-		f.done(rs.kept)
-		return
-	}
-	f.d.leave(p, rid) // a request on its own: counted while it ran
+	forward(b, w, r.WithContext(context.WithValue(r.Context(), reqKey{}, rs)))
+}
+
+// forward sends a request to its project's server and its answer back.
+// Full duplex: the server would otherwise close the request's body once
+// the answer's headers are written, while the forwarding may still read
+// it to its end (to check that nothing follows the declared length), and
+// that failed read would end the forwarding connection mid-answer.
+func forward(b *backend, w http.ResponseWriter, r *http.Request) {
+	http.NewResponseController(w).EnableFullDuplex()
+	b.proxy.ServeHTTP(w, r)
 }
 
 // serveSession forwards a request of a legacy session.
@@ -598,18 +622,23 @@ func (f *httpFront) serveSession(w http.ResponseWriter, r *http.Request, sid str
 		httpFail(w, http.StatusServiceUnavailable, "the runtime is stopping")
 		return
 	}
-	b.proxy.ServeHTTP(w, r)
 	if r.Method == http.MethodDelete {
-		f.mu.Lock()
-		ended := f.sessions[sid] == s
-		if ended {
-			delete(f.sessions, sid)
-		}
-		f.mu.Unlock()
-		if ended {
-			f.d.o.Logger.Info("HTTP session ended by its client", "project", s.p.dir, "session", s.rid)
-			f.d.leave(s.p, s.rid)
-		}
+		defer f.deleted(s)
+	}
+	forward(b, w, r)
+}
+
+// deleted ends a session its client deleted.
+func (f *httpFront) deleted(s *httpSess) {
+	f.mu.Lock()
+	ended := f.sessions[s.id] == s
+	if ended {
+		delete(f.sessions, s.id)
+	}
+	f.mu.Unlock()
+	if ended {
+		f.d.o.Logger.Info("HTTP session ended by its client", "project", s.p.dir, "session", s.rid)
+		f.d.leave(s.p, s.rid)
 	}
 }
 
