@@ -2,6 +2,7 @@ package warm
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -179,6 +181,7 @@ type httpFront struct {
 	socket  string
 	url     string // TCP, "" without
 	servers []*http.Server
+	guard   *connGuard // TCP's
 
 	mu       sync.Mutex
 	backends map[*project]*backend
@@ -272,6 +275,16 @@ func (d *daemon) startHTTP() (*httpFront, error) {
 			ErrorLog:          log.New(io.Discard, "", 0),
 		}
 		f.servers = append(f.servers, hs)
+		if tcp {
+			// Any local user can connect: the connections that have
+			// not shown the token are bounded, the oldest closed first,
+			// so that they cannot lock the user's clients out.
+			f.guard = newConnGuard(maxConns)
+			hs.ConnState = f.guard.state
+			go hs.Serve(ln)
+			continue
+		}
+		// This user's processes only: at most maxConns at once.
 		go hs.Serve(&limitListener{Listener: ln, sem: make(chan struct{}, maxConns)})
 	}
 	return f, nil
@@ -379,6 +392,7 @@ func (f *httpFront) backend(p *project) *backend {
 		},
 		Transport:      tr,
 		FlushInterval:  -1,
+		ErrorLog:       log.New(logWriter{f.d.o.Logger}, "", 0), // a client gone mid-answer
 		ModifyResponse: f.modifyResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			switch {
@@ -498,6 +512,9 @@ func (f *httpFront) serveHTTP(w http.ResponseWriter, r *http.Request, tcp bool) 
 			w.Header().Set("WWW-Authenticate", `Bearer realm="idebridge runtime"`)
 			httpFail(w, http.StatusUnauthorized, "authentication failed: missing or wrong bearer token (idebridge runtime http prints the configuration)")
 			return
+		}
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			f.guard.forget(c)
 		}
 	}
 	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
@@ -761,9 +778,13 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	}
 }
 
-type pidKey struct{}
+type (
+	pidKey  struct{}
+	connKey struct{}
+)
 
 func connContext(ctx context.Context, c net.Conn) context.Context {
+	ctx = context.WithValue(ctx, connKey{}, c)
 	if lc, ok := c.(*limitConn); ok {
 		c = lc.Conn
 	}
@@ -805,4 +826,55 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// connGuard bounds the TCP connections that have not shown the token: over
+// max, the oldest of them is closed. A connection counts from its accept
+// until a request on it shows the token, or it closes.
+type connGuard struct {
+	max int
+
+	mu      sync.Mutex
+	order   *list.List // of net.Conn, oldest first
+	entries map[net.Conn]*list.Element
+}
+
+func newConnGuard(max int) *connGuard {
+	return &connGuard{max: max, order: list.New(), entries: map[net.Conn]*list.Element{}}
+}
+
+func (g *connGuard) state(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		var evict net.Conn
+		g.mu.Lock()
+		g.entries[c] = g.order.PushBack(c)
+		if g.order.Len() > g.max {
+			evict = g.order.Remove(g.order.Front()).(net.Conn)
+			delete(g.entries, evict)
+		}
+		g.mu.Unlock()
+		if evict != nil {
+			evict.Close()
+		}
+	case http.StateHijacked, http.StateClosed:
+		g.forget(c)
+	}
+}
+
+func (g *connGuard) forget(c net.Conn) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.entries[c]; ok {
+		g.order.Remove(e)
+		delete(g.entries, c)
+	}
+}
+
+// logWriter passes the forwarding's own log lines to the runtime's log.
+type logWriter struct{ l *slog.Logger }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	w.l.Info("HTTP forwarding: " + strings.TrimSpace(string(b)))
+	return len(b), nil
 }
