@@ -28,3 +28,9 @@ func checkDir(dir string) error {
 	}
 	return nil
 }
+
+// ownedByMe reports whether a file is this process's user's.
+func ownedByMe(st os.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Getuid()
+}

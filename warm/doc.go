@@ -27,15 +27,33 @@
 //
 // # Security
 //
-// The socket is the runtime's only listener: no TCP port. It lies in a
+// The runtime listens on its socket, on its HTTP socket beside it, and on
+// a TCP port only when ServeOptions.HTTP.Addr asks, a loopback address
+// only, every request there with a bearer token. The sockets lie in a
 // directory of the user's own, mode 0700 (DefaultDir:
 // $IDEBRIDGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/idebridge, else
 // os.TempDir()/idebridge-<uid>), made so when missing; a directory owned
 // by another user or open to others is refused with ErrUnsafeDir, never
-// repaired. On Linux every connection's peer is also checked (SO_PEERCRED):
-// a process of another uid is closed on without a word, even if it
-// reached the socket. On other unix systems the directory's mode is the
+// repaired. On Linux every connection's peer on either socket is also
+// checked (SO_PEERCRED): a process of another uid is closed on without a
+// word, even if it reached the socket. On other unix systems the directory's mode is the
 // only guard; Windows is not supported (ErrUnsupported).
+//
+// # Streamable HTTP
+//
+// MCP clients that speak only Streamable HTTP reach the runtime's projects
+// directly (HTTPOptions): on the unix socket BUILD.http beside the
+// runtime's (the runtime's own socket cannot carry HTTP: there the runtime
+// speaks first, and so does an HTTP client), and on a loopback TCP
+// address when asked, with the bearer token kept 0600 in the runtime
+// directory. The URL names the project, its absolute directory as the
+// HTTPProjectParam parameter of HTTPPath; the project's configuration is
+// HTTPOptions.Project's, never the request's, so a client cannot make the
+// runtime run a command of its choosing. Requests go to the project's own
+// MCP server, the one its stdio sessions are served on, and so to the same
+// language servers. A legacy session (opened by initialize) counts as a
+// runtime session until DELETE, or until it has had no request for
+// HTTPOptions.SessionIdle; a 2026-07-28 request counts while it runs.
 //
 // # Versions
 //

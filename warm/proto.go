@@ -78,6 +78,8 @@ type Status struct {
 	RSS      int64           `json:"rssBytes"`   // the runtime's own resident memory (0: unknown)
 	Sessions int             `json:"sessions"`
 	Projects []ProjectStatus `json:"projects"`
+	// HTTP is where MCP clients reach the runtime over Streamable HTTP.
+	HTTP *HTTPStatus `json:"http,omitempty"`
 }
 
 // ProjectStatus is one shared project: its sessions, language servers and
@@ -102,6 +104,12 @@ type SessionStatus struct {
 	ID    int       `json:"id"`
 	PID   int       `json:"pid,omitempty"` // the client process, when the system says (SO_PEERCRED)
 	Since time.Time `json:"since"`
+	// Transport is "http" for a Streamable HTTP session (one opened by
+	// initialize, or one request of a client that opens none), "" for
+	// one on the runtime's socket.
+	Transport string `json:"transport,omitempty"`
+	// Client is an HTTP session's client, as its initialize named it.
+	Client string `json:"client,omitempty"`
 }
 
 // ServerStatus is one language server of a project, with its resident

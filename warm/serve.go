@@ -49,6 +49,8 @@ type ServeOptions struct {
 	Logger *slog.Logger
 	// Ready, when set, is called once the socket listens, with its path.
 	Ready func(socket string)
+	// HTTP configures the Streamable HTTP endpoints (see HTTPOptions).
+	HTTP HTTPOptions
 }
 
 // ErrRunning is Serve's error when a runtime of the same build already
@@ -116,6 +118,11 @@ func Serve(ctx context.Context, opts *ServeOptions) error {
 		o: o, paths: p, ln: ln, cancel: cancel, started: time.Now(),
 		projects: map[string]*project{}, lastEnd: time.Now(), open: map[*net.UnixConn]struct{}{},
 	}
+	if d.http, err = d.startHTTP(); err != nil {
+		ln.Close()
+		return err
+	}
+	go d.http.expireLoop(ctx)
 	d.armIdle()
 	if o.Ready != nil {
 		o.Ready(p.socket)
@@ -184,6 +191,7 @@ type daemon struct {
 	closing  bool
 	conns    sync.WaitGroup
 	open     map[*net.UnixConn]struct{} // every connection, to close at the end
+	http     *httpFront                 // http.go
 }
 
 // project is one shared MCP server with its sessions.
@@ -480,6 +488,7 @@ func (d *daemon) shutdown() {
 	d.closing = true
 	d.mu.Unlock()
 	d.ln.Close()
+	d.http.close()
 	d.closeProjects()
 	d.mu.Lock()
 	for c := range d.open {
@@ -494,7 +503,7 @@ func (d *daemon) status() Status {
 	st := Status{
 		PID: os.Getpid(), Build: d.o.Build, Socket: d.paths.socket, Started: d.started,
 		Uptime: time.Since(d.started).Round(time.Millisecond), Idle: d.o.Idle, Sessions: d.sessions,
-		RSS: rss(os.Getpid()),
+		RSS: rss(os.Getpid()), HTTP: d.http.status(),
 	}
 	ps := make([]*project, 0, len(d.projects))
 	for _, p := range d.projects {

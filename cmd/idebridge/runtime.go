@@ -26,7 +26,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "runtime serve",
-		Usage:   "[--idle DURATION]",
+		Usage:   "[--idle DURATION] [--http 127.0.0.1:PORT] [--http-session-idle DURATION]",
 		Summary: "run the shared runtime in the foreground (clients start it on their own)",
 		Help: "Serves the language servers of every project to every `idebridge mcp` of this\n" +
 			"user, on a unix socket in $IDEBRIDGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/idebridge,\n" +
@@ -35,19 +35,24 @@ func init() {
 			"--idle with no client (default $IDEBRIDGE_RUNTIME_IDLE, else 5m; negative: never),\n" +
 			"and a project's language servers stop after as long with no client of its own.\n" +
 			"The log goes to standard error (a runtime a client started writes it to BUILD.log\n" +
-			"in the runtime directory).",
+			"in the runtime directory).\n\n" + runtimeHTTPHelp,
 		Setup: func(fs *flag.FlagSet) runFunc {
 			idle := fs.Duration("idle", 0, "exit after this long with no client (default $IDEBRIDGE_RUNTIME_IDLE, else 5m; negative: never)")
+			var h runtimeHTTPFlags
+			h.register(fs)
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) > 0 {
 					fmt.Fprintf(inv.Stderr, "idebridge runtime serve: unexpected argument %q\n", args[0])
 					return exitUsage
 				}
 				logger := slog.New(slog.NewTextHandler(&cappedWriter{w: inv.Stderr, left: maxRuntimeLog}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-				err := warm.Serve(ctx, &warm.ServeOptions{Idle: *idle, Env: inv.environ(), Logger: logger})
+				err := warm.Serve(ctx, &warm.ServeOptions{Idle: *idle, Env: inv.environ(), Logger: logger, HTTP: h.options(inv)})
 				switch {
 				case err == nil, errors.Is(err, context.Canceled):
 					return exitOK
+				case errors.Is(err, warm.ErrNotLoopback):
+					fmt.Fprintf(inv.Stderr, "idebridge runtime serve: --http: %v\n", err)
+					return exitUsage
 				case errors.Is(err, warm.ErrRunning):
 					fmt.Fprintf(inv.Stderr, "idebridge runtime serve: %v\n", err)
 					return exitFailure
@@ -202,6 +207,7 @@ func printRuntimeStatus(inv *invocation, st *warm.Status) {
 	fmt.Fprintf(inv.Stdout, "runtime pid %d, build %s, up %s, %s resident, %d session(s); exits %s\n",
 		st.PID, st.Build, st.Uptime.Round(time.Second), mib(st.RSS), st.Sessions, idle)
 	fmt.Fprintf(inv.Stdout, "socket %s\n", st.Socket)
+	printRuntimeHTTP(inv, st.HTTP)
 	if len(st.Projects) == 0 {
 		fmt.Fprintln(inv.Stdout, "no project")
 		return
@@ -215,6 +221,9 @@ func printRuntimeStatus(inv *invocation, st *warm.Status) {
 			parts := make([]string, len(p.Sessions))
 			for i, s := range p.Sessions {
 				parts[i] = fmt.Sprintf("#%d client pid %d since %s", s.ID, s.PID, s.Since.Format(time.TimeOnly))
+				if s.Transport != "" {
+					parts[i] = describeHTTPSession(s)
+				}
 			}
 			fmt.Fprintf(tw, "  sessions\t%d: %s\n", len(p.Sessions), strings.Join(parts, ", "))
 		}

@@ -169,3 +169,61 @@ test('2.x client, Streamable HTTP (2026-07-28 era, negotiated)', async () => {
     await srv.stop();
   }
 });
+
+// startRuntimeHTTP runs the shared runtime with a loopback TCP endpoint
+// (`idebridge runtime serve --http`) and returns the project's URL and the
+// token `idebridge runtime http --json` gives, and a stop function.
+async function startRuntimeHTTP(dir, home) {
+  const child = spawn(bin, ['runtime', 'serve', '--http', '127.0.0.1:0'], { env: env(home), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (b) => { stderr += b; });
+  let ep;
+  for (let i = 0; i < 600 && !ep; i++) {
+    if (child.exitCode !== null) throw new Error(`idebridge runtime serve exited ${child.exitCode}: ${stderr}`);
+    const r = spawnSync(bin, ['runtime', 'http', '--json', '--project', dir], { env: env(home), encoding: 'utf8' });
+    if (r.status === 0) ep = JSON.parse(r.stdout);
+    else await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.ok(ep && ep.url && ep.token, `no HTTP endpoint: ${stderr}`);
+  return {
+    url: new URL(ep.url), token: ep.token,
+    status: () => JSON.parse(spawnSync(bin, ['runtime', 'status', '--json'], { env: env(home), encoding: 'utf8' }).stdout),
+    stop: () => new Promise((resolve) => { child.on('exit', resolve); child.kill('SIGTERM'); }),
+  };
+}
+
+test('SDK 1.x client, Streamable HTTP straight to the shared runtime (legacy era)', async () => {
+  const dir = module();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'idb-home-'));
+  const rt = await startRuntimeHTTP(dir, home);
+  try {
+    const transport = new HTTP1(rt.url, { requestInit: { headers: { Authorization: `Bearer ${rt.token}` } } });
+    const client = new Client1(info);
+    await client.connect(transport);
+    assert.ok(transport.sessionId, 'the runtime gave a session id');
+    await exercise(client);
+    const st = rt.status();
+    assert.equal(st.sessions, 1, JSON.stringify(st));
+    assert.equal(st.projects[0].sessions[0].client, `${info.name} ${info.version}`);
+    await transport.terminateSession();
+    assert.equal(rt.status().sessions, 0, 'DELETE ends the runtime session');
+    await client.close();
+  } finally {
+    await rt.stop();
+  }
+});
+
+test('2.x client, Streamable HTTP straight to the shared runtime (2026-07-28 era)', async () => {
+  const dir = module();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'idb-home-'));
+  const rt = await startRuntimeHTTP(dir, home);
+  try {
+    const client = new Client2(info, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new HTTP2(rt.url, { requestInit: { headers: { Authorization: `Bearer ${rt.token}` } } }));
+    assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+    await exercise(client);
+    await client.close();
+  } finally {
+    await rt.stop();
+  }
+});
