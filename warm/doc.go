@@ -6,13 +6,14 @@
 // # The runtime
 //
 // Serve runs it (`idebridge runtime serve`; clients start it themselves).
-// It serves package mcpserver: one mcpserver.Server, and so one
-// lsp.Manager and one process per language server, per Project (a project
-// directory with its server configuration), shared by every session that
-// asks for an equal Project and counted by them. A project with no session
-// for the idle time (ServeOptions.Idle: default $IDEBRIDGE_RUNTIME_IDLE,
-// else DefaultIdle) stops its language servers; the runtime with no session
-// at all for the idle time exits.
+// It serves package mcpserver: one mcpserver.Server per Project, shared
+// by every session that asks for an equal Project and counted by them, and
+// one lsp.Manager, so one process per language server, per project
+// directory and server configuration, shared by every Project that has
+// both whatever else sets it apart. A project with no session for the idle
+// time (ServeOptions.Idle: default $IDEBRIDGE_RUNTIME_IDLE, else
+// DefaultIdle) ends, and its language servers stop unless another project
+// uses them; the runtime with no session at all for the idle time exits.
 //
 // Each connection to the runtime's socket carries one session, MCP's
 // stdio transport (newline-delimited JSON-RPC) after a short handshake:

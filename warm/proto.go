@@ -50,9 +50,9 @@ const (
 
 // Project is what a session asks the runtime for: the MCP server of a
 // project directory with its language servers. Sessions asking for equal
-// Projects share one server (one mcpserver.Server, one lsp.Manager, one
-// process per language server); any difference (another configuration,
-// NoIDE) makes another.
+// Projects share one mcpserver.Server; any difference (NoIDE, the
+// version) makes another. Projects with equal Dir and Configs share one
+// lsp.Manager, one process per language server, whatever else differs.
 type Project struct {
 	// Dir is the project directory, absolute.
 	Dir string `json:"dir"`

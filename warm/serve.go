@@ -18,6 +18,7 @@ import (
 
 	"github.com/idebridge/idebridge/idebridge/ideserver"
 	"github.com/idebridge/idebridge/internal/env"
+	"github.com/idebridge/idebridge/lsp"
 	"github.com/idebridge/idebridge/mcp"
 	"github.com/idebridge/idebridge/mcpserver"
 )
@@ -116,7 +117,7 @@ func Serve(ctx context.Context, opts *ServeOptions) error {
 	defer cancel(nil)
 	d := &daemon{
 		o: o, paths: p, ln: ln, cancel: cancel, started: time.Now(),
-		projects: map[string]*project{}, lastEnd: time.Now(), open: map[*net.UnixConn]struct{}{},
+		projects: map[string]*project{}, servers: map[string]*servers{}, lastEnd: time.Now(), open: map[*net.UnixConn]struct{}{},
 	}
 	if d.http, err = d.startHTTP(); err != nil {
 		ln.Close()
@@ -185,8 +186,9 @@ type daemon struct {
 
 	mu       sync.Mutex
 	projects map[string]*project
-	sessions int       // across projects
-	lastEnd  time.Time // when the session count last fell to zero
+	servers  map[string]*servers // the language servers of the projects, by serversKey
+	sessions int                 // across projects
+	lastEnd  time.Time           // when the session count last fell to zero
 	nextID   int
 	closing  bool
 	conns    sync.WaitGroup
@@ -198,6 +200,7 @@ type daemon struct {
 type project struct {
 	key      string
 	dir      string
+	servers  *servers          // its language servers, shared with projects of equal servers
 	srv      *mcpserver.Server // its tools and language servers
 	mcp      *ideserver.Server // the sessions: srv's tools, gated
 	gate     *gate             // the gate of the sessions' tools and of navigation requests
@@ -340,11 +343,96 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// close ends the project's sessions and stops its language servers.
-func (p *project) close() {
+// close ends the project's sessions, and stops its language servers
+// unless another project uses them.
+func (d *daemon) closeProject(p *project) {
 	p.mcp.Close()
 	p.srv.Close()
+	d.mu.Lock()
+	ls := d.releaseServersLocked(p.servers)
+	d.mu.Unlock()
+	if ls != nil {
+		ls.close()
+	}
 }
+
+// servers are the language servers of one directory and server
+// configuration, shared by every project (every setup of the MCP server:
+// the IDE link's words, the version initialize answers) that asks for
+// both, so that an agent's Remote, the command line and `idebridge mcp`
+// on one directory use one server process whatever else tells them
+// apart. Their gate is the projects' gate: a staged edit in the servers
+// holds off every project's calls on them.
+type servers struct {
+	key   string
+	carry *ideserver.Server // the workspace NewDiagnostics serves; no session uses it
+	diags *ideserver.Diagnostics
+	gate  *gate
+	refs  int // projects using them
+}
+
+// serversKey tells apart the language servers of one directory: the
+// directory and the configurations, nothing else.
+func serversKey(p *Project) string {
+	b, _ := json.Marshal(struct {
+		Dir     string             `json:"dir"`
+		Configs []lsp.ServerConfig `json:"configs"`
+	}{p.Dir, p.Configs})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}
+
+// serversFor finds or makes the language servers of want and counts a
+// project on them. d.mu is held.
+func (d *daemon) serversFor(want *Project) (*servers, error) {
+	key := serversKey(want)
+	if ls := d.servers[key]; ls != nil {
+		ls.refs++
+		return ls, nil
+	}
+	carry, err := ideserver.New(&ideserver.Options{
+		WorkspaceFolders: []string{want.Dir},
+		NoLockfile:       true,
+		NoDefaultTools:   true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("warm: %w", err)
+	}
+	diags, err := ideserver.NewDiagnostics(carry, &ideserver.DiagnosticsOptions{
+		Configs: want.Configs, Env: d.o.Env, Logger: d.o.Logger.With("project", want.Dir)})
+	if err != nil {
+		carry.Close()
+		return nil, fmt.Errorf("warm: %w", err)
+	}
+	ls := &servers{key: key, carry: carry, diags: diags, gate: newGate(), refs: 1}
+	d.servers[key] = ls
+	return ls, nil
+}
+
+// releaseServersLocked uncounts a project on ls and returns ls when no
+// project uses it any more, for the caller to close outside d.mu.
+func (d *daemon) releaseServersLocked(ls *servers) *servers {
+	ls.refs--
+	if ls.refs > 0 {
+		return nil
+	}
+	if d.servers[ls.key] == ls {
+		delete(d.servers, ls.key)
+	}
+	return ls
+}
+
+// close stops the language servers.
+func (ls *servers) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), serversGrace)
+	defer cancel()
+	ls.diags.Close(ctx)
+	ls.carry.Close()
+}
+
+// serversGrace bounds how long stopping a project's language servers
+// waits for them to exit (lsp.Manager.Shutdown kills them after it).
+const serversGrace = 5 * time.Second
 
 // projectKey tells apart the setups of one directory.
 func projectKey(p *Project) string {
@@ -367,9 +455,13 @@ func (d *daemon) join(want *Project, pid int) (*project, int, error) {
 	}
 	p := d.projects[key]
 	if p == nil {
+		ls, err := d.serversFor(want)
+		if err != nil {
+			return nil, 0, err
+		}
 		srv, err := mcpserver.New(&mcpserver.Options{
 			ProjectDir:    want.Dir,
-			Configs:       want.Configs,
+			Diagnostics:   ls.diags,
 			Env:           d.o.Env,
 			NoIDE:         want.NoIDE,
 			NoIDEReason:   want.NoIDEReason,
@@ -377,15 +469,16 @@ func (d *daemon) join(want *Project, pid int) (*project, int, error) {
 			ServerVersion: want.ServerVersion,
 		})
 		if err != nil {
+			d.releaseServersLocked(ls)
 			return nil, 0, err
 		}
-		g := newGate()
-		own, err := sessionServer(srv, want, g)
+		own, err := sessionServer(srv, want, ls.gate)
 		if err != nil {
 			srv.Close()
+			d.releaseServersLocked(ls)
 			return nil, 0, err
 		}
-		p = &project{key: key, dir: want.Dir, srv: srv, mcp: own, gate: g, sessions: map[int]SessionStatus{}}
+		p = &project{key: key, dir: want.Dir, servers: ls, srv: srv, mcp: own, gate: ls.gate, sessions: map[int]SessionStatus{}}
 		d.projects[key] = p
 		d.o.Logger.Info("project opened", "project", want.Dir, "key", key)
 	}
@@ -433,8 +526,8 @@ func (d *daemon) expire(p *project) {
 	}
 	delete(d.projects, p.key)
 	d.mu.Unlock()
-	d.o.Logger.Info("project idle: its language servers stop", "project", p.dir)
-	p.close()
+	d.o.Logger.Info("project idle: it ends, and its language servers stop unless another project of the directory uses them", "project", p.dir)
+	d.closeProject(p)
 }
 
 func (d *daemon) armIdle() {
@@ -478,7 +571,7 @@ func (d *daemon) closeProjects() {
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.close() }()
+		go func() { defer wg.Done(); d.closeProject(p) }()
 	}
 	wg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,5 +164,85 @@ func TestStagedEditInvisibleToOtherSessions(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(mod, "greet.go")); strings.Contains(string(b), "STAGED") {
 		t.Error("preview_edit wrote the file")
+	}
+}
+
+// TestSetupsShareServers: projects of one directory and server
+// configuration that differ in anything else (an agent's Remote beside
+// `idebridge mcp`'s session, with another IDE note and server version)
+// share one gopls, which outlives the project that started it while the
+// other still uses it, and stops with the last.
+func TestSetupsShareServers(t *testing.T) {
+	gopls, err := lsp.FindGopls(os.Getenv)
+	if err != nil {
+		t.Fatalf("this test needs gopls: %v", err)
+	}
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: 300 * time.Millisecond,
+		Env: append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off")})
+	mod := goModule(t)
+	cfgs := []lsp.ServerConfig{lsp.GoplsConfig(gopls, mod)}
+	o := &Options{Dir: dir, Build: "b1"}
+	a := openSession(t, o, &Project{Dir: mod, Configs: cfgs, NoIDE: true, NoIDEReason: "the command's"})
+	if h := a.call("hover", map[string]any{"file": "main.go", "line": 6, "column": 14}); !strings.Contains(h, "greet says hello") {
+		t.Fatalf("session's hover: %q", h)
+	}
+	ctx := context.Background()
+	r, err := Dial(ctx, o, &Project{Dir: mod, Configs: cfgs, NoIDE: true, NoIDEReason: "the agent's", ServerVersion: "9.9.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	at := lsp.Pos{Path: filepath.Join(mod, "main.go"), Line: 6, Symbol: "greet"}
+	if h, err := r.Hover(ctx, at); err != nil || !strings.Contains(h.Markdown, "greet says hello") {
+		t.Fatalf("Remote's hover: %+v, %v", h, err)
+	}
+	st, err := GetStatus(ctx, o)
+	if err != nil || len(st.Projects) != 2 {
+		t.Fatalf("status: %+v, %v; want two projects", st, err)
+	}
+	var pids []int
+	for _, p := range st.Projects {
+		for _, s := range p.Servers {
+			pids = append(pids, s.PID)
+		}
+	}
+	if len(pids) != 2 || pids[0] != pids[1] || pids[0] <= 0 {
+		t.Fatalf("the projects' servers have pids %v; want one gopls for both", pids)
+	}
+	pid := pids[0]
+
+	// The session's project ends after the idle time; the Remote's keeps
+	// the gopls it shares.
+	a.conn.Close()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		st, err := GetStatus(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Projects) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle project did not end: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if h, err := r.Hover(ctx, at); err != nil || !strings.Contains(h.Markdown, "greet says hello") {
+		t.Fatalf("Remote's hover after the other project ended: %+v, %v", h, err)
+	}
+	ss, err := r.Servers(ctx)
+	if err != nil || len(ss) != 1 || ss[0].PID != pid {
+		t.Fatalf("Remote's servers after the other project ended: %+v, %v; want gopls %d still", ss, err, pid)
+	}
+
+	// The last project ends: gopls stops.
+	r.Close()
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline.Add(testTimeout)) {
+			t.Fatalf("gopls %d still runs after the last project ended", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
