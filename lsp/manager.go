@@ -236,6 +236,7 @@ type Manager struct {
 	closing  map[string]*document // evicted from docs, didClose not yet sent
 	versions map[string]int       // uri -> last version used
 	notes    map[string]string    // path or server -> note for the next Drain
+	noteLog  noteLog              // the latest notes, for Drainers
 
 	// edit is held by the one EditSet staged on the manager (capacity 1).
 	edit chan struct{}
@@ -848,6 +849,7 @@ func (m *Manager) addNote(key, note string) {
 	m.mu.Lock()
 	if !m.closed {
 		m.notes[key] = note
+		m.noteLog.add(key, note)
 	}
 	m.mu.Unlock()
 }
