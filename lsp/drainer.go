@@ -40,12 +40,13 @@ type Drainer struct {
 }
 
 // NewDrainer returns a Drainer of m that has delivered nothing and
-// watches no file.
-func (m *Manager) NewDrainer() *Drainer {
+// watches no file; opts, which may be nil, are its limits of an
+// attachment where they are not the Manager's registry's.
+func (m *Manager) NewDrainer(opts *lspdiag.ReaderOptions) *Drainer {
 	m.mu.Lock()
 	seq := m.noteLog.seq
 	m.mu.Unlock()
-	return &Drainer{m: m, rd: m.reg.NewReader(), watched: map[string]bool{}, noteSeq: seq}
+	return &Drainer{m: m, rd: m.reg.NewReader(opts), watched: map[string]bool{}, noteSeq: seq}
 }
 
 // Watch adds path (made absolute) to the files the Drainer sees: call it

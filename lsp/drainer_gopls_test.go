@@ -58,7 +58,7 @@ func TestDrainersShareOneGopls(t *testing.T) {
 	}
 	// A second client opens it too: the default drain took it, not from
 	// this client.
-	a := m.NewDrainer()
+	a := m.NewDrainer(nil)
 	open(a, broken)
 	att, ok := a.Drain()
 	if !ok || !slices.Contains(files(att), "broken.go") || !strings.Contains(att.Render(nil), `cannot use "hello"`) {
@@ -68,7 +68,7 @@ func TestDrainersShareOneGopls(t *testing.T) {
 		t.Errorf("drainer a again: %s", att.Render(nil))
 	}
 	// A third opens other.go only: broken.go is the others'.
-	b := m.NewDrainer()
+	b := m.NewDrainer(nil)
 	open(b, other)
 	att, _ = b.Drain()
 	if got := files(att); !slices.Contains(got, "other.go") || slices.Contains(got, "broken.go") {

@@ -1,6 +1,7 @@
 package lspdiag
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -37,7 +38,8 @@ import (
 //
 // A Reader is safe for concurrent use.
 type Reader struct {
-	r *Registry
+	r                    *Registry
+	maxPerFile, maxTotal int
 	// Guarded by r.mu.
 	watched map[string]uint64 // uri -> last use (tick)
 	docs    map[string]*readerDoc
@@ -57,10 +59,36 @@ type takenSeq struct {
 	seq    uint64
 }
 
+// ReaderOptions are a Reader's own limits of an attachment, for a client
+// whose limits are not the registry's. Zero fields take the registry's;
+// negative means no limit (as in RegistryOptions).
+type ReaderOptions struct {
+	// MaxPerFile bounds the diagnostics of one file in an attachment.
+	MaxPerFile int `json:"maxPerFile,omitempty"`
+	// MaxTotal bounds the diagnostics of an attachment.
+	MaxTotal int `json:"maxTotal,omitempty"`
+}
+
 // NewReader returns a reader of r that has delivered nothing yet and
-// watches no document.
-func (r *Registry) NewReader() *Reader {
-	return &Reader{r: r, watched: map[string]uint64{}, docs: map[string]*readerDoc{}}
+// watches no document. opts may be nil.
+func (r *Registry) NewReader(opts *ReaderOptions) *Reader {
+	rd := &Reader{r: r, maxPerFile: r.maxPerFile, maxTotal: r.maxTotal,
+		watched: map[string]uint64{}, docs: map[string]*readerDoc{}}
+	if opts != nil {
+		rd.maxPerFile = readerLimit(opts.MaxPerFile, r.maxPerFile)
+		rd.maxTotal = readerLimit(opts.MaxTotal, r.maxTotal)
+	}
+	return rd
+}
+
+func readerLimit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return math.MaxInt
+	}
+	return v
 }
 
 // Watch adds uri to the documents the reader sees (its client opened it).
@@ -134,7 +162,7 @@ func (rd *Reader) Drain() (*diag.Attachment, bool) {
 	slices.SortFunc(docs, func(a, b *docState) int { return strings.Compare(a.uri, b.uri) })
 	rd.tick++
 	var st Stats // a reader's counts are its own, not the registry's
-	att, ok := r.drainDocs(docs, readerView{rd}, &st)
+	att, ok := r.drainDocs(docs, readerView{rd}, &st, rd.maxPerFile, rd.maxTotal)
 	for len(rd.docs) > r.maxDocuments {
 		rd.evictDoc()
 	}

@@ -13,7 +13,7 @@ import (
 func TestReadersEachDeliverOnce(t *testing.T) {
 	r := newReg(t, nil)
 	r.SetVersion(mainGo, 1)
-	a, b := r.NewReader(), r.NewReader()
+	a, b := r.NewReader(nil), r.NewReader(nil)
 	a.Watch(mainGo)
 	b.Watch(mainGo)
 	mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(diag.SeverityError, 1, "undefined: x"))
@@ -46,13 +46,13 @@ func TestReaderSeesWhatStands(t *testing.T) {
 	if n := drainCount(r); n != 1 {
 		t.Fatalf("default drain: %d diagnostics, want 1", n)
 	}
-	old := r.NewReader()
+	old := r.NewReader(nil)
 	old.Watch(mainGo)
 	if _, ok := old.Drain(); !ok {
 		t.Fatal("old reader: nothing")
 	}
 	for i := range 3 {
-		rd := r.NewReader()
+		rd := r.NewReader(nil)
 		rd.Watch(mainGo)
 		att, ok := rd.Drain()
 		if got := messages(att); !ok || !cmp.Equal(got, []string{"undefined: x"}) {
@@ -62,7 +62,7 @@ func TestReaderSeesWhatStands(t *testing.T) {
 	}
 	// A newer clean publish: nothing stands, nothing for a new reader.
 	mustPublish(t, r, gopls, mainGo, ver(1))
-	rd := r.NewReader()
+	rd := r.NewReader(nil)
 	rd.Watch(mainGo)
 	if att, ok := rd.Drain(); ok {
 		t.Errorf("after a clean publish: %v", messages(att))
@@ -70,7 +70,7 @@ func TestReaderSeesWhatStands(t *testing.T) {
 	// A stale set is not delivered: the version moved on.
 	mustPublish(t, r, gopls, mainGo, ver(1), mkDiag(diag.SeverityError, 3, "old"))
 	r.SetVersion(mainGo, 2)
-	rd2 := r.NewReader()
+	rd2 := r.NewReader(nil)
 	rd2.Watch(mainGo)
 	if att, ok := rd2.Drain(); ok {
 		t.Errorf("stale set delivered: %v", messages(att))
@@ -87,7 +87,7 @@ func TestReaderScope(t *testing.T) {
 	mustPublish(t, r, gopls, mine, ver(1), mkDiag(diag.SeverityError, 1, "mine"))
 	mustPublish(t, r, gopls, theirs, ver(1), mkDiag(diag.SeverityError, 1, "theirs"))
 	mustPublish(t, r, gopls, nobodys, nil, mkDiag(diag.SeverityError, 1, "nobody's"))
-	rd := r.NewReader()
+	rd := r.NewReader(nil)
 	rd.Watch(mine)
 	att, _ := rd.Drain()
 	if got, want := messages(att), []string{"mine", "nobody's"}; !cmp.Equal(got, want) {
@@ -106,7 +106,7 @@ func TestReaderScope(t *testing.T) {
 // nothing and holds nothing.
 func TestReaderBounds(t *testing.T) {
 	r := newReg(t, &RegistryOptions{MaxDocuments: 8, MaxPerFile: 2, MaxTotal: 3})
-	rd := r.NewReader()
+	rd := r.NewReader(nil)
 	for i := range 40 {
 		uri := fmt.Sprintf("file:///proj/f%02d.go", i)
 		r.SetVersion(uri, 1)
@@ -131,6 +131,15 @@ func TestReaderBounds(t *testing.T) {
 	if n := len(rd.docs); n > 8 {
 		t.Errorf("reader remembers %d documents, want at most 8", n)
 	}
+	// A reader's own limits, not the registry's.
+	own := r.NewReader(&ReaderOptions{MaxPerFile: 1, MaxTotal: -1})
+	for i := 30; i < 40; i++ {
+		own.Watch(fmt.Sprintf("file:///proj/f%02d.go", i))
+	}
+	att, _ = own.Drain()
+	if att.Count() != 8 || att.Cut != 8*2 {
+		t.Errorf("own limits: %d delivered, %d cut; want 8 and 16", att.Count(), att.Cut)
+	}
 	rd.Close()
 	if rd.docs != nil || rd.watched != nil {
 		t.Error("closed reader holds its memory")
@@ -142,7 +151,7 @@ func TestReaderBounds(t *testing.T) {
 	// Readers dropped without Close leave nothing in the registry.
 	before := r.Stats()
 	for range 1000 {
-		x := r.NewReader()
+		x := r.NewReader(nil)
 		x.Watch("file:///proj/f39.go")
 		x.Drain()
 	}
@@ -195,14 +204,14 @@ func FuzzReaderAgreesWithFreshRegistry(f *testing.F) {
 				shared.Drain()
 			case 5: // another client drains
 				if len(others) == 0 || arg%3 == 0 {
-					rd := shared.NewReader()
+					rd := shared.NewReader(nil)
 					rd.Watch(uri)
 					others = append(others, rd)
 				}
 				others[arg%len(others)].Drain()
 			}
 		}
-		rd := shared.NewReader()
+		rd := shared.NewReader(nil)
 		for uri := range versions {
 			rd.Watch(uri)
 		}

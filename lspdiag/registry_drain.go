@@ -224,7 +224,7 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 	}
 	slices.SortFunc(docs, func(a, b *docState) int { return strings.Compare(a.uri, b.uri) })
 	r.stats.Pending = 0
-	att, ok := r.drainDocs(docs, defaultView{r}, &r.stats)
+	att, ok := r.drainDocs(docs, defaultView{r}, &r.stats, r.maxPerFile, r.maxTotal)
 	// The drained documents have nothing pending any more: into the LRU,
 	// in URI order.
 	for _, ds := range docs {
@@ -270,9 +270,9 @@ func (v defaultView) deliver(ds *docState, id identity) { v.r.deliveredSet(ds).a
 
 func (v defaultView) truncated(pp *pendingPublish) int { return pp.truncatedNew }
 
-// drainDocs is a drain of docs (sorted by URI) through v, counted in st:
-// see Drain. Call with r.mu held.
-func (r *Registry) drainDocs(docs []*docState, v drainView, st *Stats) (*diag.Attachment, bool) {
+// drainDocs is a drain of docs (sorted by URI) through v, counted in st,
+// with the limits perFile and total: see Drain. Call with r.mu held.
+func (r *Registry) drainDocs(docs []*docState, v drainView, st *Stats, perFile, total int) (*diag.Attachment, bool) {
 	files := r.files[:0]
 	var notes []note
 	var bySeverity [diag.SeverityHint + 1]int // kept per-file candidates per severity
@@ -282,7 +282,7 @@ func (r *Registry) drainDocs(docs []*docState, v drainView, st *Stats) (*diag.At
 		if len(files) < cap(files) {
 			fr.top = files[:len(files)+1][len(files)].top[:0] // reuse scratch
 		}
-		notes = r.collect(&fr, notes, v, st)
+		notes = r.collect(&fr, notes, v, st, perFile)
 		if fr.unique == 0 {
 			continue
 		}
@@ -296,8 +296,8 @@ func (r *Registry) drainDocs(docs []*docState, v drainView, st *Stats) (*diag.At
 	// The total limit: all candidates more severe than the threshold
 	// severity, then threshold ones in file order. Each file's top is
 	// sorted by severity, so what survives is a prefix of it.
-	threshold, quota := diag.SeverityHint, r.maxTotal
-	if kept > r.maxTotal {
+	threshold, quota := diag.SeverityHint, total
+	if kept > total {
 		for s := diag.SeverityError; s <= diag.SeverityHint; s++ {
 			if bySeverity[s] >= quota {
 				threshold = s
@@ -382,7 +382,7 @@ func (r *Registry) releaseScratch(files []fileResult) {
 
 // collect gathers the new diagnostics of one document into fr, taking
 // its publishes through v, and appends their notes to notes.
-func (r *Registry) collect(fr *fileResult, notes []note, v drainView, st *Stats) []note {
+func (r *Registry) collect(fr *fileResult, notes []note, v drainView, st *Stats, perFile int) []note {
 	ds := fr.ds
 	set := v.delivered(ds)
 	clear(r.seen)
@@ -414,10 +414,10 @@ func (r *Registry) collect(fr *fileResult, notes []note, v drainView, st *Stats)
 				r.seen[e.id] = struct{}{}
 			}
 			fr.unique++
-			fr.offer(candidate{e: e, server: si, index: ei}, r.maxPerFile)
+			fr.offer(candidate{e: e, server: si, index: ei}, perFile)
 		}
 	}
-	fr.prune(r.maxPerFile)
+	fr.prune(perFile)
 	return notes
 }
 
