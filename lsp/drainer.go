@@ -18,7 +18,10 @@ import (
 // A Drainer sees the files its client opened and told it about (Watch),
 // and the files no client has open (what servers publish on their own,
 // such as the other files of a workspace gopls diagnoses): not the files
-// only other clients opened. Its first Drain delivers what the servers
+// only other clients opened, unless their server diagnoses its workspace
+// (it was seen publishing for a file nobody opened), which would publish
+// for them in a process of the client's own too (lspdiag.Reader has the
+// rule). Its first Drain delivers what the servers
 // have published for them and still stands, also what they published
 // before the Drainer was made, so that a client that opens and settles
 // files and then drains gets what a Manager of its own, which opened the

@@ -70,6 +70,18 @@ func (f Freshness) String() string {
 // MarshalText writes the name String returns.
 func (f Freshness) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
+// UnmarshalText reads a name MarshalText writes, so that a SettleResult
+// crosses a process (package warm's runtime) unchanged.
+func (f *Freshness) UnmarshalText(b []byte) error {
+	for g := FreshUnknown; g <= FreshPulled; g++ {
+		if g.String() == string(b) {
+			*f = g
+			return nil
+		}
+	}
+	return fmt.Errorf("lsp: unknown freshness %q", clip(string(b)))
+}
+
 // Fresh reports whether f means the diagnostics are known to be current.
 func (f Freshness) Fresh() bool {
 	switch f {

@@ -20,8 +20,17 @@ import (
 // What a Reader sees: the documents it watches (Watch: the ones its client
 // opened), and the documents nobody opened (no version was ever set for
 // them, or the document was closed since: what servers publish on their
-// own, such as a workspace's other files). The documents other clients
-// opened are theirs, not the Reader's. For each document it sees, a drain
+// own, such as a workspace's other files). The documents only other
+// clients opened are theirs, not the Reader's, with one exception that
+// keeps a shared registry's answers equal to a client's own: a server
+// seen publishing diagnostics (a set that is not empty) for a document
+// nobody opened diagnoses its workspace (gopls does; pyright by default,
+// and typescript-language-server, only open files), so it would publish
+// for that document too if this client alone had its servers, and the
+// Reader sees its publishes for every document. (What the server says of
+// another client's document then reflects the text that client gave it:
+// a shared runtime's clients give the text on disk.) For each document
+// it sees, a drain
 // takes each server's last publish that the Reader has not drained yet,
 // including one published before the Reader was made: a new Reader's
 // first drain delivers what the servers have published and still stands,
@@ -148,10 +157,7 @@ func (rd *Reader) Drain() (*diag.Attachment, bool) {
 		return nil, false
 	}
 	var docs []*docState
-	for uri, ds := range r.docs {
-		if _, ok := rd.watched[uri]; !ok && ds.hasVersion {
-			continue // another client's document
-		}
+	for _, ds := range r.docs {
 		if rd.hasNew(ds) {
 			docs = append(docs, ds)
 		}
@@ -175,11 +181,20 @@ func (rd *Reader) hasNew(ds *docState) bool {
 	rdoc := rd.docs[ds.uri]
 	for i := range ds.servers {
 		ss := &ds.servers[i]
-		if ss.current != nil && ss.last.Seq > rdoc.takenOf(ss.name) {
+		if ss.current != nil && ss.last.Seq > rdoc.takenOf(ss.name) && rd.sees(ds, ss.name) {
 			return true
 		}
 	}
 	return false
+}
+
+// sees says whether the reader sees what server publishes for ds: see
+// Reader.
+func (rd *Reader) sees(ds *docState, server string) bool {
+	if _, ok := rd.watched[ds.uri]; ok || !ds.hasVersion {
+		return true
+	}
+	return rd.r.wide[server]
 }
 
 func (d *readerDoc) takenOf(server string) uint64 {
@@ -219,8 +234,11 @@ type readerView struct{ rd *Reader }
 
 func (v readerView) take(ds *docState, si int) *pendingPublish {
 	ss := &ds.servers[si]
+	if ss.current == nil || !v.rd.sees(ds, ss.name) {
+		return nil
+	}
 	d := v.rd.doc(ds)
-	if ss.current == nil || ss.last.Seq <= d.takenOf(ss.name) {
+	if ss.last.Seq <= d.takenOf(ss.name) {
 		return nil
 	}
 	for i := range d.taken {

@@ -78,24 +78,39 @@ func TestReaderSeesWhatStands(t *testing.T) {
 }
 
 // A reader sees the documents it watches and those nobody opened; a
-// document another client opened (it has a version) is not its own.
+// document another client opened (it has a version) is not its own,
+// unless its server diagnoses the workspace (it published for a file
+// nobody opened), as it would then publish for that file anyway.
 func TestReaderScope(t *testing.T) {
 	r := newReg(t, nil)
-	const mine, theirs, nobodys = "file:///proj/mine.go", "file:///proj/theirs.go", "file:///proj/other.go"
+	const mine, theirs, nobodys = "file:///proj/mine.py", "file:///proj/theirs.py", "file:///proj/other.go"
+	const theirsGo = "file:///proj/theirs.go"
 	r.SetVersion(mine, 1)
 	r.SetVersion(theirs, 1)
-	mustPublish(t, r, gopls, mine, ver(1), mkDiag(diag.SeverityError, 1, "mine"))
-	mustPublish(t, r, gopls, theirs, ver(1), mkDiag(diag.SeverityError, 1, "theirs"))
-	mustPublish(t, r, gopls, nobodys, nil, mkDiag(diag.SeverityError, 1, "nobody's"))
+	r.SetVersion(theirsGo, 1)
+	mustPublish(t, r, pyright, mine, ver(1), mkDiag(diag.SeverityError, 1, "mine"))
+	mustPublish(t, r, pyright, theirs, ver(1), mkDiag(diag.SeverityError, 1, "theirs"))
+	mustPublish(t, r, gopls, theirsGo, ver(1), mkDiag(diag.SeverityError, 1, "theirs.go"))
+	// An empty set for a file nobody opened (pyright on a closed file)
+	// says nothing of the server's scope.
+	mustPublish(t, r, pyright, "file:///proj/closed.py", nil)
 	rd := r.NewReader(nil)
 	rd.Watch(mine)
 	att, _ := rd.Drain()
-	if got, want := messages(att), []string{"mine", "nobody's"}; !cmp.Equal(got, want) {
+	if got, want := messages(att), []string{"mine"}; !cmp.Equal(got, want) {
 		t.Errorf("reader got %v, want %v", got, want)
 	}
-	// Closed by its client, theirs is nobody's now, until opened again.
+	// gopls publishes for a file nobody opened: it diagnoses the
+	// workspace, and would publish for theirs.go in a process of this
+	// client's own.
+	mustPublish(t, r, gopls, nobodys, nil, mkDiag(diag.SeverityError, 1, "nobody's"))
+	att, _ = rd.Drain()
+	if got, want := messages(att), []string{"nobody's", "theirs.go"}; !cmp.Equal(got, want) {
+		t.Errorf("reader got %v, want %v", got, want)
+	}
+	// Closed by its client, theirs.py is nobody's now, until opened again.
 	r.Close(theirs)
-	mustPublish(t, r, gopls, theirs, nil, mkDiag(diag.SeverityError, 1, "theirs"))
+	mustPublish(t, r, pyright, theirs, nil, mkDiag(diag.SeverityError, 1, "theirs"))
 	att, _ = rd.Drain()
 	if got, want := messages(att), []string{"theirs"}; !cmp.Equal(got, want) {
 		t.Errorf("after close: reader got %v, want %v", got, want)

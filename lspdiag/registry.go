@@ -132,6 +132,7 @@ type Registry struct {
 	lru         docList              // the other documents, most recently used first
 	delivered   int                  // documents with a delivered set
 	failures    map[string]int       // server -> consecutive failures (> 0 only)
+	wide        map[string]bool      // servers seen publishing for documents nobody opened (see Reader)
 	seq         uint64
 	stats       Stats
 
@@ -241,6 +242,7 @@ func NewRegistry(opts *RegistryOptions) (*Registry, error) {
 		docs:               map[string]*docState{},
 		pendingDocs:        map[string]*docState{},
 		failures:           map[string]int{},
+		wide:               map[string]bool{},
 		seen:               map[identity]struct{}{},
 	}
 	switch {
@@ -513,6 +515,11 @@ func (r *Registry) publish(server string, p *diag.PublishParams, received int, b
 	}
 	if ds == nil {
 		ds = r.track(p.URI)
+	}
+	if p.Version == nil && !ds.hasVersion && received > 0 && !r.wide[server] && len(r.wide) < maxFailingServers {
+		// Diagnostics of a file nobody opened: the server diagnoses a
+		// workspace, not only the open documents.
+		r.wide[server] = true
 	}
 	r.seq++
 	r.stats.Published++
