@@ -1,0 +1,218 @@
+package warm
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/idebridge/idebridge/diag"
+	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/lspdiag"
+)
+
+// A diagnostics request (op "diag") carries one DiagRequest for a
+// Project: like a navigation request, the runtime answers the handshake's
+// reply line at once (the project joined), then, once the files are
+// settled and drained, one more line, a diagReply. The connection ends
+// after it; a client that closes it first cancels the request.
+
+// DiagRequest asks for the diagnostics of files, as `idebridge diag`
+// prints them: each file opened in its language server, settled (see
+// lsp.Manager.Settle), then what is new to this request drained.
+type DiagRequest struct {
+	// Files are absolute paths, confined as the project's Manager
+	// confines them (the runtime adds no check and removes none).
+	Files []string `json:"files"`
+	// Settle are the choices of each file's Settle (its time; whether to
+	// wait for the server's work-done progress, as the command line does).
+	Settle lsp.SettleOptions `json:"settle"`
+	// Limits are the attachment's (zero: the project's registry's, which
+	// has MCP's: a whole file's set, no total).
+	Limits lspdiag.ReaderOptions `json:"limits"`
+}
+
+// DiagResult is a diagnostics request's answer: what was new to the
+// request (its own delivered-diagnostics memory, see lsp.Drainer: every
+// diagnostic of its files that stands, whoever else drained them) and each
+// file's outcome, in the request's order.
+type DiagResult struct {
+	// Attachment is nil when there is nothing at all.
+	Attachment *diag.Attachment `json:"attachment"`
+	Files      []DiagFile       `json:"files"`
+}
+
+// DiagFile is one file's outcome.
+type DiagFile struct {
+	Path string `json:"path"`
+	// Server serves the file ("" when none does).
+	Server string `json:"server,omitempty"`
+	// Settle is its Settle's result (zero when it was not settled).
+	Settle lsp.SettleResult `json:"settle"`
+	// Err is why the file could not be opened or settled: a *NavError,
+	// matching what the error matched in the runtime (lsp.ErrNoServer
+	// with its *lsp.NoServerError, context.DeadlineExceeded ...). A
+	// Settle that ran out of the request's time is not an error: its
+	// result says so (FreshTimedOut), as in the command's own process.
+	Err error `json:"-"`
+}
+
+// diagReply is the second reply line of a diagnostics request.
+type diagReply struct {
+	Result *DiagResult `json:"result,omitempty"`
+	Errs   []*navErr   `json:"fileErrors,omitempty"` // per file, nil when none
+	Err    *navErr     `json:"error,omitempty"`      // the request's
+}
+
+// Diagnose runs one diagnostics request on the project's language
+// servers in the runtime, starting the runtime when none answers and
+// Options.Start is set: the files are opened in the project's shared
+// lsp.Manager (and stay open there, as other sessions' do, for the next
+// request), settled inside the project's gate (never while another
+// session stages an edit), and drained through a Drainer of the
+// request's own, so that what it answers is what a Manager of the
+// process that opened the same files would have delivered, whichever
+// other clients drained before: the files the request names, and those
+// the servers publish for on their own (a workspace's other files), not
+// the files only other sessions opened.
+//
+// ctx bounds the request as in Navigate: its deadline is the runtime's,
+// and its cancellation closes the connection, which cancels the request
+// there. A failure of the request itself is a *NavError; any other error
+// means the runtime could not be reached or ended before it answered:
+// the caller may run the request itself (it writes nothing).
+func Diagnose(ctx context.Context, opts *Options, p *Project, req DiagRequest) (*DiagResult, *Runtime, error) {
+	if len(req.Files) == 0 {
+		return nil, nil, errors.New("warm: Diagnose: no files")
+	}
+	for _, f := range req.Files {
+		if !filepath.IsAbs(f) {
+			return nil, nil, fmt.Errorf("warm: Diagnose: %q is not an absolute path", f)
+		}
+	}
+	c, err := newClient(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	wire := request{Op: "diag", Project: p, Diag: &req}
+	dl, hasDL := ctx.Deadline()
+	if hasDL {
+		wire.Timeout = time.Until(dl)
+		if wire.Timeout <= 0 {
+			return nil, nil, &NavError{e: *navErrOf(ctx.Err())}
+		}
+	}
+	conn, br, rt, err := c.openReq(ctx, wire)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			conn.Close()
+		}
+	})
+	defer stop()
+	if hasDL {
+		conn.SetReadDeadline(dl.Add(10 * time.Second))
+	}
+	var rep diagReply
+	if err := readLineMax(br, &rep, maxNavLine); err != nil {
+		if ctx.Err() != nil {
+			return nil, rt, &NavError{e: *navErrOf(fmt.Errorf("diag: %w", context.Cause(ctx)))}
+		}
+		return nil, rt, fmt.Errorf("warm: the runtime ended before it answered: %w", err)
+	}
+	if rep.Err != nil {
+		return nil, rt, &NavError{e: *rep.Err}
+	}
+	if rep.Result == nil || len(rep.Result.Files) != len(req.Files) {
+		return nil, rt, errors.New("warm: the runtime's answer: not one outcome per file")
+	}
+	for i, e := range rep.Errs {
+		if e != nil && i < len(rep.Result.Files) {
+			rep.Result.Files[i].Err = &NavError{e: *e}
+		}
+	}
+	return rep.Result, rt, nil
+}
+
+// diag serves a diagnostics request: see Diagnose.
+func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req request, pid int) {
+	if req.Diag == nil || len(req.Diag.Files) == 0 {
+		writeLine(c, reply{Error: "a diag request needs its files"})
+		return
+	}
+	p, id, err := d.join(req.Project, pid)
+	if err != nil {
+		writeLine(c, reply{Error: err.Error()})
+		return
+	}
+	defer d.leave(p, id)
+	if err := writeLine(c, reply{}); err != nil {
+		return
+	}
+	c.SetDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if req.Timeout > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, req.Timeout)
+		defer cancelT()
+	}
+	go func() {
+		br.ReadByte()
+		cancel()
+	}()
+	var rep diagReply
+	if err := p.gate.acquire(ctx, false); err != nil {
+		rep.Err = navErrOf(fmt.Errorf("diag: %w", err))
+	} else {
+		res, errs := diagnose(ctx, p.srv.Manager(), req.Diag)
+		p.gate.release(false)
+		rep.Result = res
+		for i, err := range errs {
+			if err != nil {
+				if rep.Errs == nil {
+					rep.Errs = make([]*navErr, len(errs))
+				}
+				rep.Errs[i] = navErrOf(err)
+			}
+		}
+	}
+	writeLine(c, rep)
+}
+
+// diagnose opens, settles and drains req's files on m, as the command
+// line's diag does in its own process, through a Drainer of its own.
+func diagnose(ctx context.Context, m *lsp.Manager, req *DiagRequest) (*DiagResult, []error) {
+	dr := m.NewDrainer(&req.Limits)
+	defer dr.Close()
+	res := &DiagResult{Files: make([]DiagFile, len(req.Files))}
+	errs := make([]error, len(req.Files))
+	// Open everything first, so that servers work on all files at once.
+	for i, f := range req.Files {
+		res.Files[i].Path = f
+		if res.Files[i].Server, errs[i] = m.ServerFor(f); errs[i] == nil {
+			errs[i] = m.Open(ctx, f)
+		}
+		if errs[i] == nil {
+			errs[i] = dr.Watch(f)
+		}
+	}
+	settle := req.Settle
+	for i, f := range req.Files {
+		if errs[i] != nil {
+			continue
+		}
+		res.Files[i].Settle, errs[i] = m.SettleWith(ctx, f, &settle)
+		if errors.Is(errs[i], context.DeadlineExceeded) && ctx.Err() != nil {
+			errs[i] = nil // out of the request's time: an answer, not a failure
+		}
+	}
+	res.Attachment, _ = dr.Drain()
+	return res, errs
+}
