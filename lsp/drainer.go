@@ -16,8 +16,9 @@ import (
 // once, to whichever caller drains first.
 //
 // A Drainer sees the files its client opened and told it about (Watch),
-// and the files no client has open (what servers publish on their own,
-// such as the other files of a workspace gopls diagnoses): not the files
+// and the files no client has open that their servers report on (what
+// they publish on their own, such as the other files of a workspace
+// gopls diagnoses): not the files
 // only other clients opened, unless their server diagnoses its workspace
 // (it was seen publishing for a file nobody opened), which would publish
 // for them in a process of the client's own too (lspdiag.Reader has the
@@ -57,11 +58,14 @@ func (m *Manager) NewDrainer(opts *lspdiag.ReaderOptions) *Drainer {
 // (and the registry's MaxDocuments) are watched; beyond, the least
 // recently watched go first.
 func (d *Drainer) Watch(path string) error {
-	_, abs, err := d.m.route(path)
+	r, abs, err := d.m.route(path)
 	if abs == "" {
 		return err
 	}
 	d.rd.Watch(fileuri.FromPath(abs))
+	if err == nil {
+		d.rd.WatchServer(r.srv.cfg.Name)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.watched == nil {

@@ -638,6 +638,12 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 		return
 	}
 	d.closed = true
+	// Pending diagnostics go, the delivered memory stays: reopening the
+	// file unchanged must not deliver its diagnostics again. Before the
+	// didClose, so that what the server publishes for the closed file
+	// (gopls republishes a workspace file's set) is the file's, not the
+	// document's.
+	m.reg.Close(d.uri)
 	if inst := d.openOn; inst != nil && !inst.isGone() && d.srv.current() == inst {
 		inst.dropText(d.uri, false)
 		err := inst.conn.notify(context.WithoutCancel(ctx), "textDocument/didClose", map[string]any{
@@ -648,9 +654,6 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 		}
 	}
 	d.openOn = nil
-	// Pending diagnostics go, the delivered memory stays: reopening the
-	// file unchanged must not deliver its diagnostics again.
-	m.reg.Close(d.uri)
 }
 
 // reopen opens, in a freshly started instance of s, every document routed

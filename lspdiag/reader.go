@@ -18,9 +18,10 @@ import (
 // identities beyond the cap are not kept); exact for its first drain.
 //
 // What a Reader sees: the documents it watches (Watch: the ones its client
-// opened), and the documents nobody opened (no version was ever set for
-// them, or the document was closed since: what servers publish on their
-// own, such as a workspace's other files). The documents only other
+// opened), and what the servers of those documents (WatchServer) publish
+// for documents nobody opened (no version was ever set for them, or the
+// document was closed since: what servers publish on their own, such as
+// a workspace's other files). The documents only other
 // clients opened are theirs, not the Reader's, with one exception that
 // keeps a shared registry's answers equal to a client's own: a server
 // seen publishing diagnostics (a set that is not empty) for a document
@@ -51,6 +52,7 @@ type Reader struct {
 	maxPerFile, maxTotal int
 	// Guarded by r.mu.
 	watched map[string]uint64 // uri -> last use (tick)
+	servers map[string]bool   // the servers of the watched documents
 	docs    map[string]*readerDoc
 	tick    uint64
 	closed  bool
@@ -82,7 +84,7 @@ type ReaderOptions struct {
 // watches no document. opts may be nil.
 func (r *Registry) NewReader(opts *ReaderOptions) *Reader {
 	rd := &Reader{r: r, maxPerFile: r.maxPerFile, maxTotal: r.maxTotal,
-		watched: map[string]uint64{}, docs: map[string]*readerDoc{}}
+		watched: map[string]uint64{}, servers: map[string]bool{}, docs: map[string]*readerDoc{}}
 	if opts != nil {
 		rd.maxPerFile = readerLimit(opts.MaxPerFile, r.maxPerFile)
 		rd.maxTotal = readerLimit(opts.MaxTotal, r.maxTotal)
@@ -113,6 +115,17 @@ func (rd *Reader) Watch(uri string) {
 	rd.watched[uri] = rd.tick
 	if len(rd.watched) > rd.r.maxDocuments {
 		rd.evictWatch()
+	}
+}
+
+// WatchServer adds server (named as in Publish) to the servers whose
+// publishes for documents nobody opened the reader sees: call it with
+// the server of each document watched. (At most 1,024 servers.)
+func (rd *Reader) WatchServer(server string) {
+	rd.r.mu.Lock()
+	defer rd.r.mu.Unlock()
+	if !rd.closed && len(rd.servers) < maxFailingServers {
+		rd.servers[server] = true
 	}
 }
 
@@ -191,10 +204,10 @@ func (rd *Reader) hasNew(ds *docState) bool {
 // sees says whether the reader sees what server publishes for ds: see
 // Reader.
 func (rd *Reader) sees(ds *docState, server string) bool {
-	if _, ok := rd.watched[ds.uri]; ok || !ds.hasVersion {
+	if _, ok := rd.watched[ds.uri]; ok {
 		return true
 	}
-	return rd.r.wide[server]
+	return rd.servers[server] && (!ds.hasVersion || rd.r.wide[server])
 }
 
 func (d *readerDoc) takenOf(server string) uint64 {
@@ -225,7 +238,7 @@ func (rd *Reader) Close() {
 	rd.r.mu.Lock()
 	defer rd.r.mu.Unlock()
 	rd.closed = true
-	rd.watched, rd.docs = nil, nil
+	rd.watched, rd.servers, rd.docs = nil, nil, nil
 }
 
 // readerView is a Reader's drain: each server's current publish the

@@ -96,6 +96,10 @@ func TestReaderScope(t *testing.T) {
 	mustPublish(t, r, pyright, "file:///proj/closed.py", nil)
 	rd := r.NewReader(nil)
 	rd.Watch(mine)
+	rd.WatchServer(pyright)
+	// A reader with pyright's file alone does not see gopls's.
+	mustPublish(t, r, gopls, "file:///proj/gone.go", nil, mkDiag(diag.SeverityError, 1, "gopls"))
+	r.Forget("file:///proj/gone.go")
 	att, _ := rd.Drain()
 	if got, want := messages(att), []string{"mine"}; !cmp.Equal(got, want) {
 		t.Errorf("reader got %v, want %v", got, want)
@@ -104,6 +108,10 @@ func TestReaderScope(t *testing.T) {
 	// workspace, and would publish for theirs.go in a process of this
 	// client's own.
 	mustPublish(t, r, gopls, nobodys, nil, mkDiag(diag.SeverityError, 1, "nobody's"))
+	if att, ok := rd.Drain(); ok {
+		t.Errorf("a reader of pyright's files got gopls's: %v", messages(att))
+	}
+	rd.WatchServer(gopls)
 	att, _ = rd.Drain()
 	if got, want := messages(att), []string{"nobody's", "theirs.go"}; !cmp.Equal(got, want) {
 		t.Errorf("reader got %v, want %v", got, want)
@@ -229,6 +237,9 @@ func FuzzReaderAgreesWithFreshRegistry(f *testing.F) {
 		rd := shared.NewReader(nil)
 		for uri := range versions {
 			rd.Watch(uri)
+		}
+		for _, s := range servers {
+			rd.WatchServer(s)
 		}
 		want, wantOK := fresh.Drain()
 		got, gotOK := rd.Drain()
