@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/diag"
@@ -70,8 +72,8 @@ type diagReply struct {
 // Diagnose runs one diagnostics request on the project's language
 // servers in the runtime, starting the runtime when none answers and
 // Options.Start is set: the files are opened in the project's shared
-// lsp.Manager (and stay open there, as other sessions' do, for the next
-// request), settled inside the project's gate (never while another
+// lsp.Manager for the request's length (those not open before are closed
+// at its end: a client's documents are its own), settled inside the project's gate (never while another
 // session stages an edit), and drained through a Drainer of the
 // request's own, so that what it answers is what a Manager of the
 // process that opened the same files would have delivered, whichever
@@ -188,11 +190,15 @@ func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, re
 
 // diagnose opens, settles and drains req's files on m, as the command
 // line's diag does in its own process, through a Drainer of its own.
+// The files it opened are closed again at the end, unless they were open
+// before or another request still holds them.
 func diagnose(ctx context.Context, m *lsp.Manager, req *DiagRequest) (*DiagResult, []error) {
 	dr := m.NewDrainer(&req.Limits)
 	defer dr.Close()
 	res := &DiagResult{Files: make([]DiagFile, len(req.Files))}
 	errs := make([]error, len(req.Files))
+	held := holds.take(m, req.Files)
+	defer holds.release(ctx, m, held)
 	// Open everything first, so that servers work on all files at once.
 	for i, f := range req.Files {
 		res.Files[i].Path = f
@@ -215,4 +221,82 @@ func diagnose(ctx context.Context, m *lsp.Manager, req *DiagRequest) (*DiagResul
 	}
 	res.Attachment, _ = dr.Drain()
 	return res, errs
+}
+
+// holds are the files diagnostics requests hold open, per Manager.
+var holds = &diagHolds{m: map[*lsp.Manager]map[string]*diagHold{}}
+
+// diagHolds counts, for each file of a Manager, the diagnostics requests
+// that hold it: a request's files are its client's, for the request's
+// length. A file no one had open before the first of them is closed when
+// the last ends: a process of the client's own would not have it open
+// either, and a server that reports on open files only (pyright) would
+// go on publishing for it to no one, while one that reports on its
+// workspace (gopls) republishes it as a file nobody opened, which every
+// client then sees (see lsp.Drainer).
+type diagHolds struct {
+	mu sync.Mutex
+	m  map[*lsp.Manager]map[string]*diagHold
+}
+
+type diagHold struct {
+	n     int
+	owned bool // not open before the first request: closed after the last
+}
+
+// take holds files (absolute paths) of m, and returns the distinct ones.
+func (h *diagHolds) take(m *lsp.Manager, files []string) []string {
+	open := map[string]bool{}
+	for _, p := range m.OpenDocuments() {
+		open[p] = true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	docs := h.m[m]
+	if docs == nil {
+		docs = map[string]*diagHold{}
+		h.m[m] = docs
+	}
+	var held []string
+	for _, f := range files {
+		f = filepath.Clean(f)
+		if slices.Contains(held, f) {
+			continue
+		}
+		held = append(held, f)
+		d := docs[f]
+		if d == nil {
+			d = &diagHold{owned: !open[f]}
+			docs[f] = d
+		}
+		d.n++
+	}
+	return held
+}
+
+// release lets go of held, closing the files no request holds any more
+// that were not open before.
+func (h *diagHolds) release(ctx context.Context, m *lsp.Manager, held []string) {
+	var closing []string
+	h.mu.Lock()
+	docs := h.m[m]
+	for _, f := range held {
+		d := docs[f]
+		if d == nil {
+			continue
+		}
+		if d.n--; d.n == 0 {
+			delete(docs, f)
+			if d.owned {
+				closing = append(closing, f)
+			}
+		}
+	}
+	if len(docs) == 0 {
+		delete(h.m, m)
+	}
+	h.mu.Unlock()
+	for _, f := range closing {
+		_ = m.Close(context.WithoutCancel(ctx), f)
+	}
 }
