@@ -17,34 +17,34 @@ import (
 // distinct diagnostic as new, also one it was delivered before (the
 // identities beyond the cap are not kept); exact for its first drain.
 //
-// What a Reader sees: the documents it watches (Watch: the ones its client
-// opened), and what the servers of those documents (WatchServer) publish
-// for documents nobody opened (no version was ever set for them, or the
-// document was closed since: what servers publish on their own, such as
-// a workspace's other files). The documents only other
-// clients opened are theirs, not the Reader's, with one exception that
-// keeps a shared registry's answers equal to a client's own: a server
-// seen publishing diagnostics (a set that is not empty) for a document
-// nobody opened diagnoses its workspace (gopls does; pyright by default,
-// and typescript-language-server, only open files), so it would publish
-// for that document too if this client alone had its servers, and the
-// Reader sees its publishes for every document. (What the server says of
-// another client's document then reflects the text that client gave it:
-// a shared runtime's clients give the text on disk.) For each document
-// it sees, a drain
-// takes each server's last publish that the Reader has not drained yet,
-// including one published before the Reader was made: a new Reader's
-// first drain delivers what the servers have published and still stands,
-// as the Registry's Drain does in a process whose Manager opened the
-// same files.
+// What a Reader sees: the documents it watches (Watch: the ones its
+// client opened), and what the servers of those documents (WatchServer)
+// publish for documents nobody opened (no version was ever set for them,
+// or the document was closed since: what servers publish on their own,
+// such as a workspace's other files). The documents only other clients
+// opened are theirs, not the Reader's, with one exception that keeps a
+// shared registry's answers equal to a client's own: a server seen
+// publishing diagnostics (a set that is not empty) for a document nobody
+// opened diagnoses its workspace (gopls does; pyright by default, and
+// typescript-language-server, only open files), so it would publish for
+// that document too if this client alone had its servers, and the Reader
+// sees that server's publishes for every document. (What the server says
+// of another client's document then reflects the text that client gave
+// it: a shared runtime's clients give the text on disk.)
+//
+// For each document it sees, a drain takes each server's last publish
+// that the Reader has not drained yet, including one published before
+// the Reader was made: a new Reader's first drain delivers what the
+// servers have published and still stands, as the Registry's Drain does
+// in a process whose Manager opened the same files.
 //
 // The registry's own Drain is the default reader and is unaffected by
 // Readers, and they by it (Reset, ResetAll and Close of the registry are
-// about its memory; Forget, and the document LRU, drop the publishes of
-// a document for every reader). A Reader's memory is bounded like the registry's
-// (MaxDocuments documents, MaxDeliveredPerDocument identities each); the
-// registry keeps no reference to its readers, so a Reader that is dropped
-// costs nothing, and Close frees its memory at once.
+// about its memory; Forget, and the document LRU, drop the publishes of a
+// document for every reader). A Reader's memory is bounded like the
+// registry's (MaxDocuments documents, MaxDeliveredPerDocument identities
+// each); the registry keeps no reference to its readers, so a Reader that
+// is dropped costs nothing, and Close frees its memory at once.
 //
 // A Reader is safe for concurrent use.
 type Reader struct {
