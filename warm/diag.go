@@ -71,28 +71,31 @@ type diagReply struct {
 
 // Diagnose runs one diagnostics request on the project's language
 // servers in the runtime, starting the runtime when none answers and
-// Options.Start is set: the files are opened in the project's shared
+// Options.Start is set. The files are opened in the project's shared
 // lsp.Manager for the request's length (those not open before are closed
-// at its end: a client's documents are its own), settled inside the project's gate (never while another
-// session stages an edit), and drained through a Drainer of the
-// request's own, so that what it answers is what a Manager of the
-// process that opened the same files would have delivered, whichever
-// other clients drained before: the files the request names, and those
-// the servers publish for on their own (a workspace's other files), not
-// the files only other sessions opened.
+// at its end: a client's documents are its own), settled inside the
+// project's gate (never while another session stages an edit), and
+// drained through an lsp.Drainer of the request's own, so that the answer
+// is what a Manager of the process that opened the same files would have
+// delivered, whichever other clients drained before: the files the
+// request names, and what their servers publish for files nobody opened
+// (a workspace's other files); not the files only other sessions have
+// open, unless their server reports on files nobody opened (see
+// lspdiag.Reader).
 //
 // ctx bounds the request as in Navigate: its deadline is the runtime's,
 // and its cancellation closes the connection, which cancels the request
-// there. A failure of the request itself is a *NavError; any other error
+// there. A failure of the request itself (no files, a path that is not
+// absolute, its time out before it began) is a *NavError; any other error
 // means the runtime could not be reached or ended before it answered:
 // the caller may run the request itself (it writes nothing).
 func Diagnose(ctx context.Context, opts *Options, p *Project, req DiagRequest) (*DiagResult, *Runtime, error) {
 	if len(req.Files) == 0 {
-		return nil, nil, errors.New("warm: Diagnose: no files")
+		return nil, nil, &NavError{e: navErr{Message: "warm: Diagnose: no files"}}
 	}
 	for _, f := range req.Files {
 		if !filepath.IsAbs(f) {
-			return nil, nil, fmt.Errorf("warm: Diagnose: %q is not an absolute path", f)
+			return nil, nil, &NavError{e: navErr{Message: fmt.Sprintf("warm: Diagnose: %q is not an absolute path", f)}}
 		}
 	}
 	c, err := newClient(opts)

@@ -98,7 +98,7 @@ func TestDiagnose(t *testing.T) {
 	if res.Files[1].Err != nil || res.Attachment.Render(ro) != want {
 		t.Errorf("beside it: %v\n%s", res.Files[1].Err, res.Attachment.Render(ro))
 	}
-	if _, _, err := Diagnose(ctx, o, p, DiagRequest{Files: []string{"rel.go"}}); err == nil {
-		t.Error("a relative path: no error")
+	if _, _, err := Diagnose(ctx, o, p, DiagRequest{Files: []string{"rel.go"}}); !errors.As(err, &ne) {
+		t.Errorf("a relative path: %v, want a *NavError", err)
 	}
 }
