@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/warm"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
 )
@@ -50,6 +51,10 @@ type lspOptions struct {
 	SafeMode          bool              `json:"safeMode"`
 	ConfigFile        string            `json:"configFile"`
 	Roots             []string          `json:"roots"`
+	// Runtime, RuntimeCommand and RuntimeDir: see export_lspruntime.go.
+	Runtime        bool   `json:"runtime"`
+	RuntimeCommand string `json:"runtimeCommand"`
+	RuntimeDir     string `json:"runtimeDir"`
 }
 
 func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
@@ -63,14 +68,31 @@ func lspFromHandle(h C.uint64_t) (*lsp.Manager, error) {
 // lspHandle is what an LSP manager handle names: the manager, and the
 // project directory and user options idb_lsp_new parsed its configuration
 // with, which idb_lsp_reload parses a new one with and
-// idb_lsp_load_claude_code takes as its default project.
+// idb_lsp_load_claude_code takes as its default project. A manager opened
+// with "runtime" has no manager but a remote (export_lspruntime.go).
 type lspHandle struct {
 	m          *lsp.Manager
+	remote     *warm.Remote
 	projectDir string
 	userConfig map[string]string
 }
 
+// lspHandleOf is the handle of an in-process manager: one opened with
+// "runtime" is refused (errRuntimeOnly).
 func lspHandleOf(h C.uint64_t) (*lspHandle, error) {
+	lh, err := lspAnyHandleOf(h)
+	if err != nil {
+		return nil, err
+	}
+	if lh.remote != nil {
+		return nil, errRuntimeOnly
+	}
+	return lh, nil
+}
+
+// lspAnyHandleOf is the handle of a manager, in the process or through
+// the runtime.
+func lspAnyHandleOf(h C.uint64_t) (*lspHandle, error) {
 	obj, err := handles.get(kindLSP, uint64(h))
 	if err != nil {
 		return nil, err
@@ -117,6 +139,14 @@ func idb_lsp_new(configJSON *C.char, projectDir *C.char, optionsJSON *C.char, ou
 			return fail(name, argErr("configFile: %w", errors.Join(errs...)))
 		}
 		cfgs = append(cfgs, more...)
+	}
+	if o.Runtime || o.RuntimeCommand != "" || o.RuntimeDir != "" {
+		lh, err := newRuntimeLSP(&o, dir, cfgs)
+		if err != nil {
+			return fail(name, err)
+		}
+		*outHandle = C.uint64_t(handles.add(kindLSP, lh))
+		return 0
 	}
 	m, err := lsp.NewManager(cfgs, &lsp.ManagerOptions{
 		ProjectDir:       dir,
@@ -257,11 +287,20 @@ func idb_lsp_servers(h C.uint64_t, out **C.char) (st C.int) {
 	if err := checkOut(out, "out"); err != nil {
 		return fail(name, err)
 	}
-	m, err := lspFromHandle(h)
+	lh, err := lspAnyHandleOf(h)
 	if err != nil {
 		return fail(name, err)
 	}
-	return setOutJSON(name, out, emptyIfNil(m.Servers()))
+	if lh.remote != nil {
+		ctx, cancel := timeoutContext(0, defaultDocTimeout)
+		defer cancel()
+		ss, err := lh.remote.Servers(ctx)
+		if err != nil {
+			return fail(name, err)
+		}
+		return setOutJSON(name, out, emptyIfNil(ss))
+	}
+	return setOutJSON(name, out, emptyIfNil(lh.m.Servers()))
 }
 
 //export idb_lsp_shutdown
@@ -272,6 +311,10 @@ func idb_lsp_shutdown(h C.uint64_t, timeoutMs C.int64_t) (st C.int) {
 	obj, err := handles.remove(kindLSP, uint64(h))
 	if err != nil {
 		return fail(name, err)
+	}
+	if r := obj.(*lspHandle).remote; r != nil {
+		r.Close() // ends the session; the runtime's servers serve on
+		return 0
 	}
 	// 0 leaves the servers' own shutdown timeouts in charge.
 	ctx, cancel := timeoutContext(timeoutMs, 0)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idebridge/idebridge/lsp"
+	"github.com/idebridge/idebridge/warm"
 
 	"github.com/idebridge/idebridge/cabi/abispec"
 )
@@ -75,9 +76,17 @@ func navExport(name string, op lsp.NavOp, h C.uint64_t, requestJSON *C.char, tim
 	if err := checkOut(out, "out"); err != nil {
 		return fail(name, err)
 	}
-	m, err := lspFromHandle(h)
+	lh, err := lspAnyHandleOf(h)
 	if err != nil {
 		return fail(name, err)
+	}
+	// A manager through the runtime navigates there (export_lspruntime.go).
+	var nav warm.Navigator = lh.m
+	if lh.remote != nil {
+		if op == lsp.OpRename {
+			return fail(name, errRuntimeOnly)
+		}
+		nav = lh.remote
 	}
 	var r navRequest
 	if err := decodeParam(requestJSON, "request_json", &r); err != nil {
@@ -91,7 +100,7 @@ func navExport(name string, op lsp.NavOp, h C.uint64_t, requestJSON *C.char, tim
 	}
 	ctx, cancel := timeoutContext(timeoutMs, defaultNavTimeout)
 	defer cancel()
-	res, err := m.Navigate(ctx, lsp.NavRequest{
+	res, err := nav.Navigate(ctx, lsp.NavRequest{
 		Op:                 op,
 		At:                 lsp.Pos{Path: r.Path, Line: r.Line, Column: r.Column, Symbol: r.Symbol, Occurrence: r.Occurrence},
 		Query:              r.Query,
@@ -103,7 +112,7 @@ func navExport(name string, op lsp.NavOp, h C.uint64_t, requestJSON *C.char, tim
 	if err != nil {
 		return fail(name, err)
 	}
-	ropts := &lsp.NavRenderOptions{ProjectDir: m.ProjectDir(), MaxLocations: r.MaxLocations}
+	ropts := &lsp.NavRenderOptions{ProjectDir: nav.ProjectDir(), MaxLocations: r.MaxLocations}
 	if (r.Offset > 0 || r.Limit > 0) && r.MaxLocations == 0 {
 		ropts.MaxLocations = -1 // the page is the bound
 	}

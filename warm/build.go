@@ -21,7 +21,16 @@ var buildID = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("warm: build identity: %w", err)
 	}
-	f, err := os.Open(exe)
+	return BuildOf(exe)
+})
+
+// BuildOf returns the build identity of the executable file at path, as
+// BuildID does for the running one: what a client that is not the
+// idebridge command itself (an agent using this package, the C library)
+// sets as Options.Build to share the runtime of that command (see
+// CommandOptions).
+func BuildOf(path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("warm: build identity: %w", err)
 	}
@@ -31,4 +40,4 @@ var buildID = sync.OnceValues(func() (string, error) {
 		return "", fmt.Errorf("warm: build identity: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
-})
+}

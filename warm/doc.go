@@ -69,6 +69,23 @@
 // GetStatus and Stop are
 // `idebridge runtime status` and `idebridge runtime stop`.
 //
+// # Agents
+//
+// Dial is an agent's way in: a Remote is a Project's servers in the
+// runtime, held over one connection that is the agent's session there
+// (ended by Close, or by the agent's death, however it dies). It offers
+// the read-only navigation of an lsp.Manager, with lsp's own result types
+// and errors.Is targets, and Servers; calls run concurrently, a cancelled
+// ctx cancels the call in the runtime, and when the runtime dies the
+// calls in flight fail with ErrRuntimeLost and the next call starts a new
+// one. *lsp.Manager and *Remote both satisfy Navigator, so an agent
+// written against it chooses by its constructor alone. An agent that is
+// not the idebridge command shares that command's runtime with
+// CommandOptions. Documents, unsaved text, edits and renames stay with an
+// lsp.Manager of the agent's own; diagnostics through a Remote are not
+// there yet (they need the runtime to remember what it delivered to each
+// client).
+//
 // # Sessions share one project's state
 //
 // Sessions on one project share its language servers and so the

@@ -27,7 +27,7 @@ type hello struct {
 }
 
 type request struct {
-	Op      string   `json:"op"` // "session", "nav", "diag", "status" or "stop"
+	Op      string   `json:"op"` // "session", "nav", "diag", "ops" (see Remote), "status" or "stop"
 	Project *Project `json:"project,omitempty"`
 	// Nav is the request of a "nav" (see Navigate), and Timeout its time
 	// in the runtime (0: none).

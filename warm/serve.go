@@ -278,6 +278,8 @@ func (d *daemon) serveConn(ctx context.Context, c *net.UnixConn) {
 		d.nav(ctx, c, br, req, pid)
 	case "diag":
 		d.diag(ctx, c, br, req, pid)
+	case "ops":
+		d.ops(ctx, c, br, req, pid)
 	default:
 		writeLine(c, reply{Error: fmt.Sprintf("unknown op %q", clip(req.Op))})
 	}

@@ -1669,7 +1669,7 @@ class LSPManager {
    */
   constructor(config, projectDir, options = {}) {
     /** @type {bigint} */
-    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode, configFile: options.configFile, roots: options.roots}));
+    this._h = _idb_lsp_new(config, projectDir, pick({maxOpenDocuments: options.maxOpenDocuments, quietPeriodMs: options.quietPeriodMs, settleTimeoutMs: options.settleTimeoutMs, startupTimeoutMs: options.startupTimeoutMs, shutdownTimeoutMs: options.shutdownTimeoutMs, waitForProgress: options.waitForProgress, userConfig: options.userConfig, safeMode: options.safeMode, configFile: options.configFile, roots: options.roots, runtime: options.runtime, runtimeCommand: options.runtimeCommand, runtimeDir: options.runtimeDir}));
   }
 
   /** The C handle as a bigint; 0n once closed. */

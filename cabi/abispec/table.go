@@ -1008,6 +1008,10 @@ var lspFields = []Field{
 	{JSON: "safeMode", Py: "safe_mode", PyType: "Optional[bool]", TS: "boolean", Doc: "safe mode: start no language server at all; document operations fail with IDB_ERR_NOT_FOUND"},
 	{JSON: "configFile", Py: "config_file", PyType: "Optional[str]", TS: "string", Doc: "the path of a .lsp.json file whose servers are added to those of config (pass {} as config to use the file alone); ${CLAUDE_PLUGIN_ROOT} in it is the file's directory"},
 	{JSON: "roots", Py: "roots", PyType: "Optional[List[str]]", TS: "string[]", Doc: "the directories a rename may write in, symbolic links resolved; a rename with a file outside them is refused whole (default: the project directory; [\"/\"] allows any)"},
+	{JSON: "runtime", Py: "runtime", PyType: "Optional[bool]", TS: "boolean", Doc: "go through the user's shared runtime (the one `idebridge mcp` uses, started if none runs): the navigation calls (not rename) and servers go to the project's language servers there, shared with every other client and warm between calls; " +
+		"the calls that need servers of the caller's own (documents, settle, drain, edit sets, rename, reload, load_claude_code) fail with IDB_ERR_ARGUMENT, and so does any option above that sets the servers' behaviour; shutdown ends the session, not the shared servers. With it, this call waits for the runtime to answer (starting it included; at most a minute) (default: servers in this process)"},
+	{JSON: "runtimeCommand", Py: "runtime_command", PyType: "Optional[str]", TS: "string", Doc: "with runtime: the idebridge command whose runtime to use, of the same version as this library; it is started as `runtimeCommand runtime serve` when none runs (default: idebridge in PATH)"},
+	{JSON: "runtimeDir", Py: "runtime_dir", PyType: "Optional[str]", TS: "string", Doc: "with runtime: the runtime directory (default: $IDEBRIDGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/idebridge, else the temporary directory's idebridge-UID)"},
 }
 
 // claudeCodeFields are the options of idb_lsp_load_claude_code.

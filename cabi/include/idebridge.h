@@ -621,6 +621,28 @@ int idb_registry_free(uint64_t registry);
  *                        links resolved; a rename with a file outside them
  *                        is refused whole (default: the project directory;
  *                        ["/"] allows any).
+ *   "runtime"            go through the user's shared runtime (the one
+ *                        `idebridge mcp` uses, started if none runs): the
+ *                        navigation calls (not rename) and servers go to
+ *                        the project's language servers there, shared with
+ *                        every other client and warm between calls; the
+ *                        calls that need servers of the caller's own
+ *                        (documents, settle, drain, edit sets, rename,
+ *                        reload, load_claude_code) fail with
+ *                        IDB_ERR_ARGUMENT, and so does any option above
+ *                        that sets the servers' behaviour; shutdown ends
+ *                        the session, not the shared servers. With it,
+ *                        this call waits for the runtime to answer
+ *                        (starting it included; at most a minute)
+ *                        (default: servers in this process).
+ *   "runtimeCommand"     with runtime: the idebridge command whose runtime
+ *                        to use, of the same version as this library; it
+ *                        is started as `runtimeCommand runtime serve` when
+ *                        none runs (default: idebridge in PATH).
+ *   "runtimeDir"         with runtime: the runtime directory (default:
+ *                        $IDEBRIDGE_RUNTIME_DIR, else
+ *                        $XDG_RUNTIME_DIR/idebridge, else the temporary
+ *                        directory's idebridge-UID).
  *
  * Returns IDB_OK or IDB_ERROR, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
  * Does not block.

@@ -1999,7 +1999,7 @@ class LSPManager:
     _lock: threading.Lock
     _h: int
 
-    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None, config_file: Optional[str] = None, roots: Optional[List[str]] = None) -> None:
+    def __init__(self, config: Any, project_dir: str, max_open_documents: Optional[int] = None, quiet_period: Optional[float] = None, settle_timeout: Optional[float] = None, startup_timeout: Optional[float] = None, shutdown_timeout: Optional[float] = None, wait_for_progress: Optional[bool] = None, user_config: Optional[Dict[str, str]] = None, safe_mode: Optional[bool] = None, config_file: Optional[str] = None, roots: Optional[List[str]] = None, runtime: Optional[bool] = None, runtime_command: Optional[str] = None, runtime_dir: Optional[str] = None) -> None:
         """Creates a language-server manager from a plugin LSP configuration.
         No server starts until a file needs it; its diagnostics feed a
         registry of the manager's own.
@@ -2035,6 +2035,24 @@ class LSPManager:
             roots: the directories a rename may write in, symbolic links
                 resolved; a rename with a file outside them is refused whole
                 (default: the project directory; ["/"] allows any).
+            runtime: go through the user's shared runtime (the one
+                `idebridge mcp` uses, started if none runs): the navigation
+                calls (not rename) and servers go to the project's language
+                servers there, shared with every other client and warm between
+                calls; the calls that need servers of the caller's own
+                (documents, settle, drain, edit sets, rename, reload,
+                load_claude_code) fail with IDB_ERR_ARGUMENT, and so does any
+                option above that sets the servers' behaviour; shutdown ends the
+                session, not the shared servers. With it, this call waits for
+                the runtime to answer (starting it included; at most a minute)
+                (default: servers in this process).
+            runtime_command: with runtime: the idebridge command whose
+                runtime to use, of the same version as this library; it is
+                started as `runtime_command runtime serve` when none runs
+                (default: idebridge in PATH).
+            runtime_dir: with runtime: the runtime directory (default:
+                $IDEBRIDGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/idebridge, else
+                the temporary directory's idebridge-UID).
 
         Raises:
             IdebridgeError: on failure, as one of IdebridgeError,
@@ -2042,7 +2060,7 @@ class LSPManager:
         """
         self._lock = threading.Lock()
         self._h = 0
-        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode, "configFile": config_file, "roots": roots}))
+        self._h = _idb_lsp_new(config, project_dir, _options({"maxOpenDocuments": max_open_documents, "quietPeriodMs": _ms_opt(quiet_period), "settleTimeoutMs": _ms_opt(settle_timeout), "startupTimeoutMs": _ms_opt(startup_timeout), "shutdownTimeoutMs": _ms_opt(shutdown_timeout), "waitForProgress": wait_for_progress, "userConfig": user_config, "safeMode": safe_mode, "configFile": config_file, "roots": roots, "runtime": runtime, "runtimeCommand": runtime_command, "runtimeDir": runtime_dir}))
 
     @property
     def handle(self) -> int:
