@@ -236,6 +236,7 @@ type Manager struct {
 	closing  map[string]*document // evicted from docs, didClose not yet sent
 	versions map[string]int       // uri -> last version used
 	notes    map[string]string    // path or server -> note for the next Drain
+	noteLog  noteLog              // the latest notes, for Drainers
 
 	// edit is held by the one EditSet staged on the manager (capacity 1).
 	edit chan struct{}
@@ -637,6 +638,12 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 		return
 	}
 	d.closed = true
+	// Pending diagnostics go, the delivered memory stays: reopening the
+	// file unchanged must not deliver its diagnostics again. Before the
+	// didClose, so that what the server publishes for the closed file
+	// (gopls republishes a workspace file's set) is the file's, not the
+	// document's.
+	m.reg.Close(d.uri)
 	if inst := d.openOn; inst != nil && !inst.isGone() && d.srv.current() == inst {
 		inst.dropText(d.uri, false)
 		err := inst.conn.notify(context.WithoutCancel(ctx), "textDocument/didClose", map[string]any{
@@ -647,9 +654,6 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 		}
 	}
 	d.openOn = nil
-	// Pending diagnostics go, the delivered memory stays: reopening the
-	// file unchanged must not deliver its diagnostics again.
-	m.reg.Close(d.uri)
 }
 
 // reopen opens, in a freshly started instance of s, every document routed
@@ -848,6 +852,7 @@ func (m *Manager) addNote(key, note string) {
 	m.mu.Lock()
 	if !m.closed {
 		m.notes[key] = note
+		m.noteLog.add(key, note)
 	}
 	m.mu.Unlock()
 }

@@ -70,6 +70,18 @@ func (f Freshness) String() string {
 // MarshalText writes the name String returns.
 func (f Freshness) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
+// UnmarshalText reads a name MarshalText writes, so that a SettleResult
+// crosses a process (package warm's runtime) unchanged.
+func (f *Freshness) UnmarshalText(b []byte) error {
+	for g := FreshUnknown; g <= FreshPulled; g++ {
+		if g.String() == string(b) {
+			*f = g
+			return nil
+		}
+	}
+	return fmt.Errorf("lsp: unknown freshness %q", clip(string(b)))
+}
+
 // Fresh reports whether f means the diagnostics are known to be current.
 func (f Freshness) Fresh() bool {
 	switch f {
@@ -142,7 +154,30 @@ type SettleResult struct {
 // is ctx's, and the next Drain checks the file. A server that has failed
 // returns a *ServerError; a file that is not open, ErrNotOpen.
 func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error) {
-	res, err := m.settle(ctx, path)
+	return m.SettleWith(ctx, path, nil)
+}
+
+// SettleOptions are a Settle's own choices, for a caller that shares a
+// Manager made with others (a runtime's): zero fields take the Manager's.
+type SettleOptions struct {
+	// Timeout bounds this Settle instead of ManagerOptions.SettleTimeout.
+	Timeout time.Duration `json:"timeoutNs,omitempty"`
+	// WaitForProgress: this Settle waits for the server's work-done
+	// progress to end, as ManagerOptions.WaitForProgress does.
+	WaitForProgress bool `json:"waitForProgress,omitempty"`
+}
+
+// SettleWith is Settle with o's choices (nil: the Manager's). A negative
+// Timeout is the Manager's.
+func (m *Manager) SettleWith(ctx context.Context, path string, o *SettleOptions) (SettleResult, error) {
+	so := SettleOptions{Timeout: m.opts.SettleTimeout, WaitForProgress: m.opts.WaitForProgress}
+	if o != nil {
+		if o.Timeout > 0 {
+			so.Timeout = o.Timeout
+		}
+		so.WaitForProgress = so.WaitForProgress || o.WaitForProgress
+	}
+	res, err := m.settle(ctx, path, so)
 	res.Fresh = res.Freshness.Fresh()
 	if st := statusOfErr(err); st != "" {
 		res.Status = st
@@ -155,7 +190,7 @@ func (m *Manager) Settle(ctx context.Context, path string) (SettleResult, error)
 	return res, err
 }
 
-func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error) {
+func (m *Manager) settle(ctx context.Context, path string, so SettleOptions) (SettleResult, error) {
 	r, abs, err := m.route(path)
 	res := SettleResult{Path: abs}
 	if err != nil {
@@ -185,7 +220,7 @@ func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error)
 		m.noteFailure(abs, doc.srv, err)
 		return res, err
 	}
-	deadline := time.NewTimer(m.opts.SettleTimeout)
+	deadline := time.NewTimer(so.Timeout)
 	defer deadline.Stop()
 	var quiet *time.Timer
 	defer func() {
@@ -214,7 +249,7 @@ func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error)
 			retry.Stop()
 		}
 	}()
-	opts := evalOptions{quiet: m.opts.QuietPeriod, waitProgress: m.opts.WaitForProgress}
+	opts := evalOptions{quiet: m.opts.QuietPeriod, waitProgress: so.WaitForProgress}
 	for {
 		v, changed := inst.evaluate(doc.uri, version, time.Now(), opts)
 		if v.f != FreshUnknown {
@@ -294,8 +329,8 @@ func (m *Manager) settle(ctx context.Context, path string) (SettleResult, error)
 			if inst.reported(doc.uri) {
 				res.Status = StatusPartial
 			}
-			res.Reason = inst.timeoutReason(doc.uri, m.opts.SettleTimeout)
-			m.noteTimedOut(abs, res.Server, inst, doc.uri, m.opts.SettleTimeout)
+			res.Reason = inst.timeoutReason(doc.uri, so.Timeout)
+			m.noteTimedOut(abs, res.Server, inst, doc.uri, so.Timeout)
 			return res, nil
 		case <-ctx.Done():
 			// The caller gave up; the next Drain checks the document.

@@ -14,7 +14,10 @@
 //
 // A Registry is safe for concurrent use, starts no goroutines and does no
 // I/O; its output is deterministic, its memory bounded by what is pending
-// plus 500 documents (RegistryOptions.MaxDocuments). Package lsp runs
+// plus 500 documents (RegistryOptions.MaxDocuments). Drain is one
+// client's memory of what it was delivered; clients that share a registry
+// (a project's servers in a shared runtime) each drain through a Reader of
+// their own (NewReader), which delivers each diagnostic once to it. Package lsp runs
 // language servers and feeds one; callers that receive publishes
 // themselves only need the turn loop:
 //

@@ -109,8 +109,11 @@ type Stats struct {
 // see each problem once, freshly and in bounded space.
 //
 // Its memory is bounded by what is pending plus MaxDocuments documents:
-// what it remembers of a document (versions, last publishes, delivered
-// identities) is forgotten least recently used first.
+// what it remembers of a document (versions, last publishes, each
+// server's last set of at most MaxPerPublish diagnostics, delivered
+// identities) is forgotten least recently used first. Each server's last
+// set is kept after a drain for Readers (NewReader): the delivered
+// memory of one client among several that share the registry.
 //
 // A Registry is safe for concurrent use. It starts no goroutines and does
 // no I/O; its output is deterministic.
@@ -129,13 +132,13 @@ type Registry struct {
 	lru         docList              // the other documents, most recently used first
 	delivered   int                  // documents with a delivered set
 	failures    map[string]int       // server -> consecutive failures (> 0 only)
+	wide        map[string]bool      // servers seen publishing for documents nobody opened (see Reader)
 	seq         uint64
 	stats       Stats
 
 	// Drain scratch space, reused across drains while it stays small.
-	seen     map[identity]struct{}
-	files    []fileResult
-	consumed []*pendingPublish
+	seen  map[identity]struct{}
+	files []fileResult
 }
 
 // Bounds of the state that callers name rather than servers send.
@@ -164,9 +167,15 @@ type docState struct {
 }
 
 type serverState struct {
-	name    string
-	last    PublishInfo
-	pending *pendingPublish // nil when nothing is pending
+	name string
+	last PublishInfo
+	// current is the server's last accepted publish for the document
+	// (nil when it was clean), kept after a drain for Readers, which
+	// deliver it to clients that have not seen it.
+	current *pendingPublish
+	// pending is current while the default drain has not consumed it,
+	// else nil.
+	pending *pendingPublish
 }
 
 type pendingPublish struct {
@@ -177,6 +186,10 @@ type pendingPublish struct {
 	// new when published: not delivered before, not repeated in the
 	// publish. A drain counts them in Cut.
 	truncatedNew int
+	// truncatedAll counts the distinct diagnostics MaxPerPublish dropped
+	// that are not in the publish's kept ones: what is new to a Reader
+	// that has delivered nothing of the document.
+	truncatedAll int
 	// invalid counts the diagnostics dropped as invalid; firstInvalid
 	// says what was wrong with the first of them. A drain notes them.
 	invalid      int
@@ -229,6 +242,7 @@ func NewRegistry(opts *RegistryOptions) (*Registry, error) {
 		docs:               map[string]*docState{},
 		pendingDocs:        map[string]*docState{},
 		failures:           map[string]int{},
+		wide:               map[string]bool{},
 		seen:               map[identity]struct{}{},
 	}
 	switch {
@@ -502,6 +516,11 @@ func (r *Registry) publish(server string, p *diag.PublishParams, received int, b
 	if ds == nil {
 		ds = r.track(p.URI)
 	}
+	if p.Version == nil && !ds.hasVersion && received > 0 && !r.wide[server] && len(r.wide) < maxFailingServers {
+		// Diagnostics of a file nobody opened: the server diagnoses a
+		// workspace, not only the open documents.
+		r.wide[server] = true
+	}
 	r.seq++
 	r.stats.Published++
 	r.stats.Invalid += uint64(bad.n)
@@ -511,6 +530,7 @@ func (r *Registry) publish(server string, p *diag.PublishParams, received int, b
 	delete(r.failures, server)
 
 	pp.truncatedNew = dropNoID
+	pp.truncatedAll = dropNoID + len(dropped)
 	for _, id := range dropped {
 		if !ds.set.has(id) {
 			pp.truncatedNew++
@@ -527,10 +547,13 @@ func (r *Registry) publish(server string, p *diag.PublishParams, received int, b
 		r.stats.Pending -= n
 		ss.pending = nil
 		ds.npending--
+	}
+	if old := ss.current; old != nil {
+		ss.current = nil
 		putPending(old)
 	}
 	if len(pp.entries) > 0 || pp.invalid > 0 {
-		ss.pending = pp
+		ss.current, ss.pending = pp, pp
 		ds.npending++
 		r.stats.Pending += len(pp.entries)
 	} else {
@@ -645,6 +668,9 @@ func (r *Registry) serverOf(ds *docState, name string) *serverState {
 			}
 		}
 		if oldest >= 0 {
+			if cur := ds.servers[oldest].current; cur != nil {
+				putPending(cur)
+			}
 			ds.servers = slices.Delete(ds.servers, oldest, oldest+1)
 			if oldest < i {
 				i--
@@ -711,7 +737,7 @@ func (r *Registry) ResetAll() {
 	// Maps keep their buckets when emptied: start afresh.
 	r.pendingDocs = map[string]*docState{}
 	r.seen = map[identity]struct{}{}
-	r.files, r.consumed = nil, nil
+	r.files = nil
 }
 
 // Forget drops everything the registry knows about uri: pending and
@@ -739,6 +765,7 @@ func (r *Registry) Close(uri string) {
 		return
 	}
 	r.dropPending(ds)
+	releaseCurrent(ds)
 	ds.version, ds.hasVersion = 0, false
 	ds.servers = nil
 	r.settle(ds)
@@ -775,6 +802,8 @@ func (r *Registry) settle(ds *docState) {
 // drop forgets ds entirely.
 func (r *Registry) drop(ds *docState) {
 	r.dropPending(ds)
+	releaseCurrent(ds)
+	ds.servers = nil
 	r.dropDelivered(ds)
 	r.lru.remove(ds)
 	delete(r.pendingDocs, ds.uri)
@@ -785,11 +814,21 @@ func (r *Registry) dropPending(ds *docState) {
 	for i := range ds.servers {
 		if pp := ds.servers[i].pending; pp != nil {
 			r.stats.Pending -= len(pp.entries)
-			ds.servers[i].pending = nil
-			putPending(pp)
+			ds.servers[i].pending = nil // still current, for Readers
 		}
 	}
 	ds.npending = 0
+}
+
+// releaseCurrent recycles the last publishes of ds, which the caller is
+// about to forget.
+func releaseCurrent(ds *docState) {
+	for i := range ds.servers {
+		if pp := ds.servers[i].current; pp != nil {
+			ds.servers[i].current, ds.servers[i].pending = nil, nil
+			putPending(pp)
+		}
+	}
 }
 
 func (r *Registry) dropDelivered(ds *docState) {

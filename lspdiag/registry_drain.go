@@ -223,7 +223,56 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 		docs = append(docs, ds)
 	}
 	slices.SortFunc(docs, func(a, b *docState) int { return strings.Compare(a.uri, b.uri) })
+	r.stats.Pending = 0
+	att, ok := r.drainDocs(docs, defaultView{r}, &r.stats, r.maxPerFile, r.maxTotal)
+	// The drained documents have nothing pending any more: into the LRU,
+	// in URI order.
+	for _, ds := range docs {
+		ds.npending = 0
+		r.settle(ds)
+	}
+	if len(r.pendingDocs) == 0 && len(docs) > maxScratch {
+		r.pendingDocs = map[string]*docState{} // let a large map's buckets go
+	}
+	return att, ok
+}
 
+// drainView is whose drain it is: the registry's own (Drain) or a
+// Reader's. It says which publish of a document's server the drain takes,
+// and keeps the delivered identities.
+type drainView interface {
+	// take returns the publish of ds.servers[si] to drain, marking it
+	// drained, or nil.
+	take(ds *docState, si int) *pendingPublish
+	// delivered returns the identities of ds delivered before (nil: none).
+	delivered(ds *docState) *deliveredSet
+	// deliver remembers id as delivered for ds.
+	deliver(ds *docState, id identity)
+	// truncated is how many of what MaxPerPublish dropped from pp count
+	// as new in Cut.
+	truncated(pp *pendingPublish) int
+}
+
+// defaultView is the registry's own drain: the pending publishes, and
+// the documents' delivered sets.
+type defaultView struct{ r *Registry }
+
+func (v defaultView) take(ds *docState, si int) *pendingPublish {
+	ss := &ds.servers[si]
+	pp := ss.pending
+	ss.pending = nil
+	return pp
+}
+
+func (v defaultView) delivered(ds *docState) *deliveredSet { return ds.set }
+
+func (v defaultView) deliver(ds *docState, id identity) { v.r.deliveredSet(ds).add(id) }
+
+func (v defaultView) truncated(pp *pendingPublish) int { return pp.truncatedNew }
+
+// drainDocs is a drain of docs (sorted by URI) through v, counted in st,
+// with the limits perFile and total: see Drain. Call with r.mu held.
+func (r *Registry) drainDocs(docs []*docState, v drainView, st *Stats, perFile, total int) (*diag.Attachment, bool) {
 	files := r.files[:0]
 	var notes []note
 	var bySeverity [diag.SeverityHint + 1]int // kept per-file candidates per severity
@@ -233,7 +282,7 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 		if len(files) < cap(files) {
 			fr.top = files[:len(files)+1][len(files)].top[:0] // reuse scratch
 		}
-		notes = r.collect(&fr, notes)
+		notes = r.collect(&fr, notes, v, st, perFile)
 		if fr.unique == 0 {
 			continue
 		}
@@ -243,13 +292,12 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 		kept += len(fr.top)
 		files = append(files, fr)
 	}
-	r.stats.Pending = 0
 
 	// The total limit: all candidates more severe than the threshold
 	// severity, then threshold ones in file order. Each file's top is
 	// sorted by severity, so what survives is a prefix of it.
-	threshold, quota := diag.SeverityHint, r.maxTotal
-	if kept > r.maxTotal {
+	threshold, quota := diag.SeverityHint, total
+	if kept > total {
 		for s := diag.SeverityError; s <= diag.SeverityHint; s++ {
 			if bySeverity[s] >= quota {
 				threshold = s
@@ -279,7 +327,7 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 		fr := &files[i]
 		cut := fr.unique - fr.deliver
 		att.Cut += cut
-		r.stats.Cut += uint64(cut)
+		st.Cut += uint64(cut)
 		if fr.deliver == 0 {
 			continue
 		}
@@ -291,38 +339,29 @@ func (r *Registry) Drain() (*diag.Attachment, bool) {
 				servers = append(servers, name)
 			}
 			if c.e.idOK {
-				r.deliveredSet(fr.ds).add(c.e.id)
+				v.deliver(fr.ds, c.e.id)
 			}
 		}
-		r.stats.Delivered += uint64(fr.deliver)
+		st.Delivered += uint64(fr.deliver)
 		att.Files = append(att.Files, fd)
 	}
 	for _, n := range notes {
 		att.Notes = append(att.Notes, n.text)
 	}
 	r.releaseScratch(files)
-	// The drained documents have nothing pending any more: into the LRU,
-	// in URI order.
-	for _, ds := range docs {
-		ds.npending = 0
-		r.settle(ds)
-	}
-	if len(r.pendingDocs) == 0 && len(docs) > maxScratch {
-		r.pendingDocs = map[string]*docState{} // let a large map's buckets go
-	}
 
 	if len(att.Files) == 0 && att.Cut == 0 && len(att.Notes) == 0 {
 		return nil, false
 	}
 	slices.Sort(servers)
 	att.Servers = append(att.Servers, servers...)
-	r.stats.Attachments++
+	st.Attachments++
 	return att, true
 }
 
 // releaseScratch keeps the drain's scratch space for the next drain when
 // it is small, and lets it go otherwise; either way it drops the entries
-// it points to, and recycles the consumed publishes.
+// it points to.
 func (r *Registry) releaseScratch(files []fileResult) {
 	for i := range files {
 		clear(files[i].top)
@@ -336,59 +375,49 @@ func (r *Registry) releaseScratch(files []fileResult) {
 		files = nil
 	}
 	r.files = files[:0]
-	for i, pp := range r.consumed {
-		putPending(pp)
-		r.consumed[i] = nil
-	}
-	r.consumed = r.consumed[:0]
-	if cap(r.consumed) > maxScratch {
-		r.consumed = nil
-	}
 	if len(r.seen) > maxScratch {
 		r.seen = map[identity]struct{}{}
 	}
 }
 
-// collect gathers the new diagnostics of one pending document into fr,
-// consuming its pending publishes, and appends their notes to notes.
-func (r *Registry) collect(fr *fileResult, notes []note) []note {
+// collect gathers the new diagnostics of one document into fr, taking
+// its publishes through v, and appends their notes to notes.
+func (r *Registry) collect(fr *fileResult, notes []note, v drainView, st *Stats, perFile int) []note {
 	ds := fr.ds
-	set := ds.set
+	set := v.delivered(ds)
 	clear(r.seen)
 	for si := range ds.servers {
 		ss := &ds.servers[si]
-		pp := ss.pending
+		pp := v.take(ds, si)
 		if pp == nil {
 			continue
 		}
-		ss.pending = nil
-		r.consumed = append(r.consumed, pp)
 		if pp.hasVersion && ds.hasVersion && pp.version < ds.version {
-			r.stats.Stale++
+			st.Stale++
 			continue
 		}
 		if pp.invalid > 0 {
 			notes = append(notes, note{uri: ds.uri, text: invalidNote(ss.name, ds.uri, pp.invalid, pp.firstInvalid)})
 		}
-		fr.unique += pp.truncatedNew
+		fr.unique += v.truncated(pp)
 		for ei := range pp.entries {
 			e := &pp.entries[ei]
 			if e.idOK {
 				if set.has(e.id) {
-					r.stats.Deduplicated++
+					st.Deduplicated++
 					continue
 				}
 				if _, dup := r.seen[e.id]; dup {
-					r.stats.Deduplicated++
+					st.Deduplicated++
 					continue
 				}
 				r.seen[e.id] = struct{}{}
 			}
 			fr.unique++
-			fr.offer(candidate{e: e, server: si, index: ei}, r.maxPerFile)
+			fr.offer(candidate{e: e, server: si, index: ei}, perFile)
 		}
 	}
-	fr.prune(r.maxPerFile)
+	fr.prune(perFile)
 	return notes
 }
 

@@ -78,7 +78,14 @@
 // initialize, so that the call is answered. Navigate runs one
 // read-only lsp.NavRequest on a Project's servers in the runtime and
 // returns lsp's own result, as `idebridge lsp refs` and the other
-// navigation commands do by default. GetStatus and Stop are
+// navigation commands do by default. Diagnose opens, settles and drains
+// files there, as `idebridge diag` does by default: through an
+// lsp.Drainer of the request's own, so that it gets every diagnostic of
+// its files that stands, whichever client drained first, and not the
+// files only other clients have open (unless their server reports on
+// files nobody opened, as gopls does; then a process of its own would
+// get them too). The files a request opened are closed when it ends.
+// GetStatus and Stop are
 // `idebridge runtime status` and `idebridge runtime stop`.
 //
 // # Agents

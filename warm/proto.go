@@ -27,12 +27,15 @@ type hello struct {
 }
 
 type request struct {
-	Op      string   `json:"op"` // "session", "nav", "ops" (see Remote), "status" or "stop"
+	Op      string   `json:"op"` // "session", "nav", "diag", "ops" (see Remote), "status" or "stop"
 	Project *Project `json:"project,omitempty"`
 	// Nav is the request of a "nav" (see Navigate), and Timeout its time
 	// in the runtime (0: none).
 	Nav     *lsp.NavRequest `json:"nav,omitempty"`
 	Timeout time.Duration   `json:"timeoutNs,omitempty"`
+	// Diag is the request of a "diag" (see Diagnose); Timeout is its
+	// time too.
+	Diag *DiagRequest `json:"diag,omitempty"`
 }
 
 type reply struct {

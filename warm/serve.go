@@ -287,6 +287,8 @@ func (d *daemon) serveConn(ctx context.Context, c *net.UnixConn) {
 		d.session(ctx, c, br, req.Project, pid)
 	case "nav":
 		d.nav(ctx, c, br, req, pid)
+	case "diag":
+		d.diag(ctx, c, br, req, pid)
 	case "ops":
 		d.ops(ctx, c, br, req, pid)
 	default:

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		Name:    "diag",
-		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] [-q] FILE...",
+		Usage:   "[--config FILE] [--plugin-dir DIR] [--marketplace DIR] [--no-plugins] [--json] [--timeout D] [--no-runtime] [-q] FILE...",
 		Summary: "print the language-server diagnostics of files",
 		Help: "Opens each FILE in the language server that serves its extension, waits until\n" +
 			"its diagnostics are known (see --timeout), and prints them as the block a model\n" +
@@ -29,6 +29,13 @@ func init() {
 			"answered a pull for its text, published for its version, ended its work, or,\n" +
 			"without versions, published and then went quiet), or that they are not.\n\n" +
 			progressHelp + "\n\n" +
+			"The files go to the user's shared runtime (see `idebridge runtime`), whose\n" +
+			"language servers stay warm for the next command and for `idebridge mcp`;\n" +
+			"what it prints is what the command prints in its own process: every\n" +
+			"diagnostic of the files (and of the files the servers report on their own)\n" +
+			"that stands, whatever other clients of the runtime were shown. --no-runtime,\n" +
+			"or IDEBRIDGE_RUNTIME=0 in the environment, runs the servers in this process;\n" +
+			"so does a runtime that cannot be reached, which standard error notes.\n\n" +
 			"Each file's status is one of complete, partial (its server reported on it but\n" +
 			"was still at work), unknown (its server reported nothing on it in time) or\n" +
 			"server-down; \"No diagnostics.\" is printed only when every file is complete.\n\n" +
@@ -44,6 +51,7 @@ func init() {
 			asJSON := fs.Bool("json", false, "print JSON: {\"attachment\": the diagnostics (null if none), \"files\": [{path,\nserver, version, freshness, fresh, status, reason, elapsedMs, error}]}")
 			timeout := fs.Duration("timeout", time.Minute, "how long the command may take, servers' start and shutdown included")
 			quiet := fs.Bool("q", false, "print no progress line on standard error")
+			noRuntime := fs.Bool("no-runtime", false, "run the language servers in this process, not through the user's shared runtime")
 			return func(ctx context.Context, inv *invocation, args []string) int {
 				if len(args) == 0 {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: no files given")
@@ -53,7 +61,7 @@ func init() {
 					fmt.Fprintln(inv.Stderr, "idebridge diag: --timeout must be positive")
 					return exitUsage
 				}
-				return runDiag(ctx, inv, &src, *asJSON, *timeout, *quiet, args)
+				return runDiag(ctx, inv, &src, *asJSON, *timeout, *quiet, *noRuntime, args)
 			}
 		},
 	})
@@ -85,7 +93,7 @@ type diagFile struct {
 	err error
 }
 
-func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, quiet bool, args []string) int {
+func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bool, timeout time.Duration, quiet, noRuntime bool, args []string) int {
 	wd, err := inv.Getwd()
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
@@ -95,6 +103,36 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 	if code != exitOK {
 		return code
 	}
+	files := make([]*diagFile, len(args))
+	for i, a := range args {
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wd, p)
+		}
+		files[i] = &diagFile{Path: p}
+	}
+	var att *diag.Attachment
+	done := false
+	if useDiagRuntime(inv, noRuntime) {
+		att, done, code = diagThroughRuntime(ctx, inv, wd, set, timeout, quiet, files)
+		if code != exitOK {
+			return code
+		}
+	}
+	if !done {
+		var shutdown func()
+		att, shutdown, code = diagInProcess(ctx, inv, wd, set, timeout, quiet, files)
+		if code != exitOK {
+			return code
+		}
+		defer shutdown() // once the outcome is printed
+	}
+	return diagReport(inv, wd, set, asJSON, att, files)
+}
+
+// diagInProcess opens, settles and drains files on language servers of
+// its own; shutdown stops them.
+func diagInProcess(ctx context.Context, inv *invocation, wd string, set *serverSet, timeout time.Duration, quiet bool, files []*diagFile) (_ *diag.Attachment, shutdown func(), _ int) {
 	configs := set.configs
 	environ := make([]string, 0, len(inv.Env))
 	for k, v := range inv.Env {
@@ -112,27 +150,19 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 	})
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "idebridge diag: %v\n", err)
-		return exitFailure
+		return nil, nil, exitFailure
 	}
 	// One deadline covers the whole command, the servers' shutdown too: a
 	// server still stuck when it passes gets diagShutdownGrace, then is killed.
 	deadline := time.Now().Add(timeout)
-	defer func() {
+	shutdown = func() {
 		sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(deadline, time.Now().Add(diagShutdownGrace)))
 		defer cancel()
 		_ = m.Shutdown(sctx)
-	}()
+	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	files := make([]*diagFile, len(args))
-	for i, a := range args {
-		p := a
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(wd, p)
-		}
-		files[i] = &diagFile{Path: p}
-	}
 	// Open everything first, so that servers work on all files at once.
 	for _, f := range files {
 		if f.Server, f.err = m.ServerFor(f.Path); f.err == nil {
@@ -153,8 +183,12 @@ func runDiag(ctx context.Context, inv *invocation, src *serverSources, asJSON bo
 	}
 	att, _ := m.Drain()
 	progress.Close()
+	return att, shutdown, exitOK
+}
 
-	code = exitOK
+// diagReport prints the outcome and returns the exit status.
+func diagReport(inv *invocation, wd string, set *serverSet, asJSON bool, att *diag.Attachment, files []*diagFile) int {
+	code := exitOK
 	for _, f := range files {
 		if f.err == nil {
 			switch {

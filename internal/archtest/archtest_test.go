@@ -80,7 +80,7 @@ var layers = map[string]layer{
 	// The MCP server over both paths: above them, below the entry points.
 	"mcpserver": {uses: []string{"idebridge", "idebridge/ideserver", "lsp", "lspdiag", "lockfile", "pathconv", "diag", "mcp", "mcpclient", "internal"}},
 	// The shared runtime: serves mcpserver to every client of the user.
-	"warm": {uses: []string{"mcpserver", "idebridge/ideserver", "lsp", "mcp", "internal"}},
+	"warm": {uses: []string{"mcpserver", "idebridge/ideserver", "lsp", "lspdiag", "diag", "mcp", "internal"}},
 	// Entry points: the exported API; nothing imports them.
 	"cabi": {uses: library, testsToo: true},
 	"cmd":  {uses: library, testsToo: true},
