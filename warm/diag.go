@@ -131,24 +131,14 @@ func Diagnose(ctx context.Context, opts *Options, p *Project, req DiagRequest) (
 		}
 		return nil, rt, fmt.Errorf("warm: the runtime ended before it answered: %w", err)
 	}
-	if rep.Err != nil {
-		return nil, rt, &NavError{e: *rep.Err}
-	}
-	if rep.Result == nil || len(rep.Result.Files) != len(req.Files) {
-		return nil, rt, errors.New("warm: the runtime's answer: not one outcome per file")
-	}
-	for i, e := range rep.Errs {
-		if e != nil && i < len(rep.Result.Files) {
-			rep.Result.Files[i].Err = &NavError{e: *e}
-		}
-	}
-	return rep.Result, rt, nil
+	res, err := rep.result(len(req.Files))
+	return res, rt, err
 }
 
 // diag serves a diagnostics request: see Diagnose.
 func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req request, pid int) {
-	if req.Diag == nil || len(req.Diag.Files) == 0 {
-		writeLine(c, reply{Error: "a diag request needs its files"})
+	if err := checkDiagRequest(req.Diag); err != nil {
+		writeLine(c, reply{Error: err.Error()})
 		return
 	}
 	p, id, err := d.join(req.Project, pid)
@@ -172,23 +162,59 @@ func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, re
 		br.ReadByte()
 		cancel()
 	}()
+	writeLine(c, d.diagnoseIn(ctx, p, req.Diag))
+}
+
+// checkDiagRequest refuses a request the runtime cannot run.
+func checkDiagRequest(req *DiagRequest) error {
+	if req == nil || len(req.Files) == 0 {
+		return errors.New("a diag request needs its files")
+	}
+	for _, f := range req.Files {
+		if !filepath.IsAbs(f) {
+			return fmt.Errorf("diag: %q is not an absolute path", clip(f))
+		}
+	}
+	return nil
+}
+
+// diagnoseIn runs a diagnostics request on p's servers, inside its gate,
+// and makes its reply.
+func (d *daemon) diagnoseIn(ctx context.Context, p *project, req *DiagRequest) diagReply {
 	var rep diagReply
 	if err := p.gate.acquire(ctx, false); err != nil {
 		rep.Err = navErrOf(fmt.Errorf("diag: %w", err))
-	} else {
-		res, errs := diagnose(ctx, p.srv.Manager(), req.Diag)
-		p.gate.release(false)
-		rep.Result = res
-		for i, err := range errs {
-			if err != nil {
-				if rep.Errs == nil {
-					rep.Errs = make([]*navErr, len(errs))
-				}
-				rep.Errs[i] = navErrOf(err)
+		return rep
+	}
+	res, errs := diagnose(ctx, p.srv.Manager(), req)
+	p.gate.release(false)
+	rep.Result = res
+	for i, err := range errs {
+		if err != nil {
+			if rep.Errs == nil {
+				rep.Errs = make([]*navErr, len(errs))
 			}
+			rep.Errs[i] = navErrOf(err)
 		}
 	}
-	writeLine(c, rep)
+	return rep
+}
+
+// result checks rep against the request it answers (n files) and makes
+// its result, each file's error a *NavError.
+func (rep *diagReply) result(n int) (*DiagResult, error) {
+	if rep.Err != nil {
+		return nil, &NavError{e: *rep.Err}
+	}
+	if rep.Result == nil || len(rep.Result.Files) != n {
+		return nil, errors.New("warm: the runtime's answer: not one outcome per file")
+	}
+	for i, e := range rep.Errs {
+		if e != nil && i < len(rep.Result.Files) {
+			rep.Result.Files[i].Err = &NavError{e: *e}
+		}
+	}
+	return rep.Result, nil
 }
 
 // diagnose opens, settles and drains req's files on m, as the command

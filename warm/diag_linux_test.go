@@ -102,3 +102,71 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("a relative path: %v, want a *NavError", err)
 	}
 }
+
+// TestRemoteDiagnose: a Remote's Diagnose answers what Diagnose does,
+// every call the whole set (each with its own delivered memory), while an
+// MCP session of the same project that drains in between changes
+// nothing; errors keep their identity.
+func TestRemoteDiagnose(t *testing.T) {
+	gopls, err := lsp.FindGopls(os.Getenv)
+	if err != nil {
+		t.Fatalf("this test needs gopls: %v", err)
+	}
+	env := append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off")
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1, Env: env})
+	mod := goModule(t)
+	broken := filepath.Join(mod, "broken.go")
+	if err := os.WriteFile(broken, []byte("package main\n\nfunc f() {\n\tvar x int = \"s\"\n\t_ = x\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Project{Dir: mod, Configs: []lsp.ServerConfig{lsp.GoplsConfig(gopls, mod)}, NoIDE: true}
+	o := &Options{Dir: dir, Build: "b1"}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	req := DiagRequest{
+		Files:  []string{broken},
+		Settle: lsp.SettleOptions{Timeout: time.Minute, WaitForProgress: true},
+		Limits: lspdiag.ReaderOptions{MaxPerFile: lspdiag.DefaultMaxPerFile, MaxTotal: lspdiag.DefaultMaxTotal},
+	}
+	ro := &diag.RenderOptions{ProjectDir: mod}
+	want, _, err := Diagnose(ctx, o, p, req)
+	if err != nil || !strings.Contains(want.Attachment.Render(ro), `cannot use "s"`) {
+		t.Fatalf("Diagnose: %+v, %v", want, err)
+	}
+	r, err := Dial(ctx, o, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := openSession(t, o, p)
+	for call := range 3 {
+		got, err := r.Diagnose(ctx, req)
+		if err != nil {
+			t.Fatalf("call %d: %v", call, err)
+		}
+		if g, w := got.Attachment.Render(ro), want.Attachment.Render(ro); g != w {
+			t.Errorf("call %d through the Remote:\n%s\nwant:\n%s", call, g, w)
+		}
+		if f := got.Files[0]; f.Err != nil || f.Settle.Status != lsp.StatusComplete || !f.Settle.Fresh {
+			t.Errorf("call %d: file %+v", call, f)
+		}
+		// Another session of the project asks too, draining the project's
+		// servers in between.
+		if d := s.call("diagnostics", map[string]any{"files": []string{"broken.go"}}); !strings.Contains(d, `cannot use "s"`) {
+			t.Errorf("the MCP session's diagnostics: %q", d)
+		}
+	}
+	res, err := r.Diagnose(ctx, DiagRequest{Files: []string{filepath.Join(mod, "notes.txt")}})
+	var ns *lsp.NoServerError
+	if err != nil || !errors.Is(res.Files[0].Err, lsp.ErrNoServer) || !errors.As(res.Files[0].Err, &ns) {
+		t.Errorf("a file no server serves: %+v, %v", res, err)
+	}
+	var ne *NavError
+	if _, err := r.Diagnose(ctx, DiagRequest{Files: []string{"rel.go"}}); !errors.As(err, &ne) {
+		t.Errorf("a relative path: %v, want a *NavError", err)
+	}
+	if _, err := r.Diagnose(ctx, DiagRequest{}); !errors.As(err, &ne) {
+		t.Errorf("no files: %v, want a *NavError", err)
+	}
+}

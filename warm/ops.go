@@ -24,23 +24,23 @@ import (
 // A call is {"id":N,"method":"nav","nav":<lsp.NavRequest>,"timeoutNs":T}
 // (run on the project's lsp.Manager inside the project's gate, as a
 // "nav" request is; T, when given, is its time in the runtime) or
-// {"id":N,"method":"servers"} (the Manager's Servers). Its reply is
+// {"id":N,"method":"servers"} (the Manager's Servers) or
+// {"id":N,"method":"diag","diag":<DiagRequest>,"timeoutNs":T} (a "diag"
+// request's work: see Diagnose; its result is a diagReply). Its reply is
 // {"id":N,"result":...} or {"id":N,"error":{...}} (a navErr). A call
 // {"id":N,"method":"cancel"} cancels call N, which then replies with its
 // cancellation error; it has no reply of its own. A line the runtime
 // cannot read is answered {"id":0,"error":...} and ends the connection;
 // so does the connection's end, which cancels every call in flight.
-//
-// Diagnostics are not among the methods yet: they need the per-client
-// delivery memory of the "diag" op (see Remote).
 
 // opsCall is one line a client writes on an operations connection.
 type opsCall struct {
 	ID     uint64 `json:"id"`
-	Method string `json:"method"` // "nav", "servers" or "cancel"
-	// Nav is the request of a "nav" call, and Timeout its time in the
-	// runtime (0: none).
+	Method string `json:"method"` // "nav", "diag", "servers" or "cancel"
+	// Nav is the request of a "nav" call, Diag that of a "diag" call,
+	// and Timeout its time in the runtime (0: none).
 	Nav     *lsp.NavRequest `json:"nav,omitempty"`
+	Diag    *DiagRequest    `json:"diag,omitempty"`
 	Timeout time.Duration   `json:"timeoutNs,omitempty"`
 }
 
@@ -144,7 +144,7 @@ func (d *daemon) ops(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 			}
 			mu.Unlock()
 			continue
-		case "nav", "servers":
+		case "nav", "diag", "servers":
 		default:
 			send(opsReply{ID: call.ID, Err: &navErr{Message: fmt.Sprintf("unknown method %q", clip(call.Method))}})
 			continue
@@ -155,6 +155,11 @@ func (d *daemon) ops(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 				refuse = "a nav call needs its request"
 			} else if _, ok := navResultFor(call.Nav.Op); !ok {
 				refuse = fmt.Sprintf("operation %q is not served", clip(string(call.Nav.Op)))
+			}
+		}
+		if call.Method == "diag" {
+			if err := checkDiagRequest(call.Diag); err != nil {
+				refuse = err.Error()
 			}
 		}
 		mu.Lock()
@@ -203,6 +208,10 @@ func (d *daemon) opsRun(ctx context.Context, p *project, call opsCall) opsReply 
 			ws = append(ws, serverToWire(s))
 		}
 		rep.Result, _ = json.Marshal(ws)
+		return rep
+	}
+	if call.Method == "diag" {
+		rep.Result, _ = json.Marshal(d.diagnoseIn(ctx, p, call.Diag))
 		return rep
 	}
 	if err := p.gate.acquire(ctx, false); err != nil {

@@ -88,7 +88,7 @@ func CommandOptions(exe string) (*Options, error) {
 
 // Remote is a Project's language servers in the user's runtime, for an
 // agent of its own: the read-only navigation of an lsp.Manager
-// (Navigator) and Servers, over one connection to the runtime that is
+// (Navigator), Diagnose and Servers, over one connection to the runtime that is
 // the Remote's session there. The runtime shares the project's servers
 // with every other client (MCP sessions, commands, other Remotes on an
 // equal Project) and keeps them warm between calls; each call runs in the
@@ -106,12 +106,15 @@ func CommandOptions(exe string) (*Options, error) {
 // ends the session at once; so does the end of the process, however it
 // ends, as the system closes its socket.
 //
+// Diagnostics go through Diagnose: a call opens its files for its
+// length, settles them and answers what stands for them, with a delivered
+// memory of its own (as `idebridge diag` through the runtime).
+//
 // Not through a Remote: what changes the servers' state for the caller
 // alone or writes files (Open, Change, unsaved text, edit sets, Rename
-// and ApplyRename), which stay with an lsp.Manager of the caller's own;
-// and diagnostics (Settle, Drain), which need the runtime to remember
-// what it delivered to each client: they are to come as further calls of
-// the same connection.
+// and ApplyRename), which stay with an lsp.Manager of the caller's own,
+// and a Drain that delivers each diagnostic once across calls: Diagnose
+// answers each call whole.
 type Remote struct {
 	c       *client
 	project Project
@@ -441,6 +444,29 @@ func (r *Remote) Navigate(ctx context.Context, req lsp.NavRequest) (lsp.NavResul
 		return nil, fmt.Errorf("warm: the runtime's answer to %s: %w", req.Op, err)
 	}
 	return res, nil
+}
+
+// Diagnose is Diagnose on the Remote's session: the files opened in the
+// project's servers for the call's length, settled, and what stands for
+// them delivered, through a delivered-diagnostics memory of the call's
+// own (so each call answers every diagnostic of its files that stands,
+// whatever other calls or clients drained). A failure of the request is
+// a *NavError, as is each file's DiagFile.Err.
+func (r *Remote) Diagnose(ctx context.Context, req DiagRequest) (*DiagResult, error) {
+	if err := checkDiagRequest(&req); err != nil {
+		return nil, &NavError{e: navErr{Message: "warm: Diagnose: " + err.Error()}}
+	}
+	raw, err := r.call(ctx, opsCall{Method: "diag", Diag: &req}, func(cause error) error {
+		return &NavError{e: *navErrOf(fmt.Errorf("diag: %w", cause))}
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rep diagReply
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, fmt.Errorf("warm: the runtime's answer to diag: %w", err)
+	}
+	return rep.result(len(req.Files))
 }
 
 // Servers returns the project's language servers in the runtime, as
