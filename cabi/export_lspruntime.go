@@ -15,7 +15,7 @@ import (
 
 // A manager opened with "runtime": true in idb_lsp_new's options has no
 // language servers of its own: its navigation exports (idb_lsp_definition
-// and the others but rename) and idb_lsp_servers go to the project's
+// and the others but rename), idb_lsp_diagnose and idb_lsp_servers go to the project's
 // servers in the user's runtime (package warm), shared with every other
 // client of the runtime and warm between calls, through one session that
 // idb_lsp_shutdown ends. Everything that needs the servers' state for
@@ -27,8 +27,8 @@ import (
 
 // errRuntimeOnly is the error of an export a runtime manager cannot serve.
 var errRuntimeOnly = fmt.Errorf("%w: not available on a manager opened with \"runtime\": true, whose servers are shared in the "+
-	"runtime (its navigation exports and idb_lsp_servers go through it); open a manager without \"runtime\" for "+
-	"documents, diagnostics, edits and renames", errArgument)
+	"runtime (its navigation exports, idb_lsp_diagnose and idb_lsp_servers go through it); open a manager without \"runtime\" for "+
+	"documents, settle and drain, edits and renames", errArgument)
 
 // runtimeDialTimeout bounds idb_lsp_new's reaching the runtime, its start
 // included.

@@ -215,6 +215,28 @@ func idb_lsp_settle_start(manager C.uint64_t, path *C.char, timeout_ms C.int64_t
 	}, out_call)
 }
 
+// idb_lsp_diagnose_start starts idb_lsp_diagnose as an asynchronous call.
+//
+//export idb_lsp_diagnose_start
+func idb_lsp_diagnose_start(manager C.uint64_t, files_json *C.char, timeout_ms C.int64_t, out_call *C.uint64_t) (st C.int) {
+	const fn = "idb_lsp_diagnose_start"
+	defer recoverPanic(fn, &st)
+	enter(fn)
+	if out_call == nil {
+		return fail(fn, argErr("out_call is NULL"))
+	}
+	if err := checkHandle("LSPManager", manager); err != nil {
+		return fail(fn, err)
+	}
+	in := &callInputs{}
+	c_files_json := in.str(files_json)
+	return startCall("idb_lsp_diagnose", in, nil, func() callOutcome {
+		var out *C.char
+		st := idb_lsp_diagnose(manager, c_files_json, timeout_ms, &out)
+		return outText(st, out)
+	}, out_call)
+}
+
 // idb_lsp_load_claude_code_start starts idb_lsp_load_claude_code as an asynchronous call.
 //
 //export idb_lsp_load_claude_code_start

@@ -21,6 +21,7 @@ func startExportCalls(t *testing.T) map[string]func() C_int {
 		"idb_lsp_save_start":                   func() C_int { return idb_lsp_save_start(1, cstr(t, "x"), 0, &call) },
 		"idb_lsp_close_file_start":             func() C_int { return idb_lsp_close_file_start(1, cstr(t, "x"), 0, &call) },
 		"idb_lsp_settle_start":                 func() C_int { return idb_lsp_settle_start(1, cstr(t, "x"), 0, &call) },
+		"idb_lsp_diagnose_start":               func() C_int { return idb_lsp_diagnose_start(1, nil, 0, &call) },
 		"idb_lsp_load_claude_code_start":       func() C_int { return idb_lsp_load_claude_code_start(1, nil, 0, &call) },
 		"idb_lsp_shutdown_start":               func() C_int { return idb_lsp_shutdown_start(1, 0, &call) },
 		"idb_lsp_definition_start":             func() C_int { return idb_lsp_definition_start(1, nil, 0, &call) },

@@ -329,3 +329,23 @@ func (h *diagHolds) release(ctx context.Context, m *lsp.Manager, held []string) 
 		_ = m.Close(context.WithoutCancel(ctx), f)
 	}
 }
+
+// DiagnoseManager runs req on m, a Manager of the caller's own, as the
+// runtime runs a diagnostics request on a project's shared one: the files
+// opened (those not open before are closed again at the end), settled,
+// and drained through an lsp.Drainer of the call's own, so the answer is
+// every diagnostic of the files that stands, whatever m's other clients
+// drained. It is what the C ABI's idb_lsp_diagnose does on a manager of
+// the process, and Remote.Diagnose in the runtime. Each file's error is
+// in its DiagFile.Err; an error is returned only for a request that
+// cannot run (no files, a path that is not absolute).
+func DiagnoseManager(ctx context.Context, m *lsp.Manager, req DiagRequest) (*DiagResult, error) {
+	if err := checkDiagRequest(&req); err != nil {
+		return nil, fmt.Errorf("warm: DiagnoseManager: %w", err)
+	}
+	res, errs := diagnose(ctx, m, &req)
+	for i, err := range errs {
+		res.Files[i].Err = err
+	}
+	return res, nil
+}

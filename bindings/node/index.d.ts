@@ -406,6 +406,23 @@ export interface SettleResult {
   status: string;
 }
 
+/** One file of a diagnose: its server and settle, or why it could not be diagnosed. */
+export interface DiagnosedFile {
+  path: string;
+  server?: string;
+  /** Absent when the file could not be opened or settled (see error). */
+  settle?: SettleResult;
+  error?: string;
+  /** The error is that no configured server serves the file. */
+  noServer?: boolean;
+}
+
+/** What diagnose answers: every diagnostic of the files that stands, and each file's outcome in the call's order. */
+export interface Diagnosis {
+  attachment: Attachment | null;
+  files: DiagnosedFile[];
+}
+
 /** A snapshot of one configured server (Go: lsp.ServerStatus). */
 export interface LSPServerStatus {
   name: string;
@@ -1488,6 +1505,66 @@ export declare class LSPManager {
    * @throws {IdebridgeError} HandleError, ArgumentError, InternalError.
    */
   drain(): Attachment | null;
+  /**
+   * Answers the diagnostics of files, whole: opens each in its server (those
+   * not open before are closed again at the end), waits until its diagnostics
+   * are known to be current (as LSPManager.settle() does, waiting for the
+   * server's work-done progress), and returns every diagnostic of the files
+   * that stands, with a delivered memory of the call's own: what
+   * LSPManager.drain() delivered before, here or to another client, is
+   * answered again, and LSPManager.drain() is not affected. It is what
+   * idebridge diag prints, and it works on a manager opened with "runtime":
+   * true, on the runtime's shared servers. A file no server serves, or that
+   * cannot be opened, is an error of that file in the answer, not of the call.
+   *
+   * Resolves when every file's diagnostics are known or the timeout elapses,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param files the files, as a JSON array of paths (relative to the
+   *   manager's project directory, or absolute), at most 1000 (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [options] timeoutMs: milliseconds to wait (omitted for 2
+   *   minutes, negative or Infinity to wait without limit); signal cancels
+   *   the call.
+   * @returns {"attachment": the attachment as idb_lsp_drain's (null when
+   *   there is nothing), "files": [{"path", "server"?, "settle"? (as
+   *   idb_lsp_settle's; its "status" says whether "no diagnostics" can be
+   *   said), "error"?, "noServer"?}] in the call's order}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  diagnose(files: string[] | string, options?: CallOptions): Promise<Diagnosis>;
+  /**
+   * Answers the diagnostics of files, whole: opens each in its server (those
+   * not open before are closed again at the end), waits until its diagnostics
+   * are known to be current (as LSPManager.settle() does, waiting for the
+   * server's work-done progress), and returns every diagnostic of the files
+   * that stands, with a delivered memory of the call's own: what
+   * LSPManager.drain() delivered before, here or to another client, is
+   * answered again, and LSPManager.drain() is not affected. It is what
+   * idebridge diag prints, and it works on a manager opened with "runtime":
+   * true, on the runtime's shared servers. A file no server serves, or that
+   * cannot be opened, is an error of that file in the answer, not of the call.
+   *
+   * Blocks until every file's diagnostics are known or the timeout elapses:
+   * the event loop waits too.
+   *
+   * @param files the files, as a JSON array of paths (relative to the
+   *   manager's project directory, or absolute), at most 1000 (a
+   *   JSON-serialisable value, or a string holding JSON).
+   * @param [timeoutMs] milliseconds to wait; omitted for 2 minutes,
+   *   negative or Infinity to wait without limit.
+   * @returns {"attachment": the attachment as idb_lsp_drain's (null when
+   *   there is nothing), "files": [{"path", "server"?, "settle"? (as
+   *   idb_lsp_settle's; its "status" says whether "no diagnostics" can be
+   *   said), "error"?, "noServer"?}] in the call's order}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  diagnoseSync(files: string[] | string, timeoutMs?: number): Diagnosis;
   /**
    * Returns a snapshot of every configured server: its state, process id,
    * restarts and extensions.

@@ -159,6 +159,8 @@ const NAMES = {
   idb_lsp_settle: "LSPManager.settle",
   idb_lsp_settle_start: "LSPManager.settle",
   idb_lsp_drain: "LSPManager.drain",
+  idb_lsp_diagnose: "LSPManager.diagnose",
+  idb_lsp_diagnose_start: "LSPManager.diagnose",
   idb_lsp_servers: "LSPManager.servers",
   idb_lsp_load_claude_code: "LSPManager.loadClaudeCode",
   idb_lsp_load_claude_code_start: "LSPManager.loadClaudeCode",
@@ -576,6 +578,7 @@ function declare(lib) {
     idb_lsp_close_file: lib.func("int idb_lsp_close_file(uint64_t manager, const char *path, int64_t timeout_ms)"),
     idb_lsp_settle: lib.func("int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_drain: lib.func("int idb_lsp_drain(uint64_t manager, _Out_ void **out)"),
+    idb_lsp_diagnose: lib.func("int idb_lsp_diagnose(uint64_t manager, const char *files_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_servers: lib.func("int idb_lsp_servers(uint64_t manager, _Out_ void **out)"),
     idb_lsp_load_claude_code: lib.func("int idb_lsp_load_claude_code(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ void **out)"),
     idb_lsp_shutdown: lib.func("int idb_lsp_shutdown(uint64_t manager, int64_t timeout_ms)"),
@@ -631,6 +634,7 @@ function declare(lib) {
     idb_lsp_save_start: lib.func("int idb_lsp_save_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_close_file_start: lib.func("int idb_lsp_close_file_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_settle_start: lib.func("int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
+    idb_lsp_diagnose_start: lib.func("int idb_lsp_diagnose_start(uint64_t manager, const char *files_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_load_claude_code_start: lib.func("int idb_lsp_load_claude_code_start(uint64_t manager, const char *options_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_shutdown_start: lib.func("int idb_lsp_shutdown_start(uint64_t manager, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
     idb_lsp_definition_start: lib.func("int idb_lsp_definition_start(uint64_t manager, const char *request_json, int64_t timeout_ms, _Out_ uint64_t *out_call)"),
@@ -912,6 +916,18 @@ function _idb_lsp_drain(manager) {
   const status = fns.idb_lsp_drain(manager, out);
   if (status !== IDB_OK) raise(fns, status, "idb_lsp_drain");
   return takeJSON(fns, out[0]);
+}
+
+function _start_idb_lsp_diagnose(manager, files_json, timeout_ms) {
+  const fns = load();
+  const out = [null];
+  const status = fns.idb_lsp_diagnose_start(manager, jsonIn(files_json), timeout_ms, out);
+  if (status !== IDB_OK) raise(fns, status, "idb_lsp_diagnose_start");
+  return out[0];
+}
+
+function _idb_lsp_diagnose(manager, files_json, timeout_ms) {
+  return decJSON(finishSync(load(), _start_idb_lsp_diagnose(manager, files_json, timeout_ms)));
 }
 
 function _idb_lsp_servers(manager) {
@@ -1916,6 +1932,74 @@ class LSPManager {
    */
   drain() {
     return _idb_lsp_drain(this._handle());
+  }
+
+  /**
+   * Answers the diagnostics of files, whole: opens each in its server (those
+   * not open before are closed again at the end), waits until its diagnostics
+   * are known to be current (as LSPManager.settle() does, waiting for the
+   * server's work-done progress), and returns every diagnostic of the files
+   * that stands, with a delivered memory of the call's own: what
+   * LSPManager.drain() delivered before, here or to another client, is
+   * answered again, and LSPManager.drain() is not affected. It is what
+   * idebridge diag prints, and it works on a manager opened with "runtime":
+   * true, on the runtime's shared servers. A file no server serves, or that
+   * cannot be opened, is an error of that file in the answer, not of the call.
+   *
+   * Resolves when every file's diagnostics are known or the timeout elapses,
+   * without blocking the event loop. Aborting the signal cancels the call (a
+   * pending edit review closes its diff tab) and rejects with the signal's
+   * reason once that is done.
+   *
+   * @param {string[] | string} files the files, as a JSON array of paths
+   *   (relative to the manager's project directory, or absolute), at most
+   *   1000 (a JSON-serialisable value, or a string holding JSON).
+   * @param {CallOptions} [options] timeoutMs: milliseconds to wait
+   *   (omitted for 2 minutes, negative or Infinity to wait without limit);
+   *   signal cancels the call.
+   * @returns {Promise<Diagnosis>} {"attachment": the attachment as
+   *   idb_lsp_drain's (null when there is nothing), "files": [{"path",
+   *   "server"?, "settle"? (as idb_lsp_settle's; its "status" says whether
+   *   "no diagnostics" can be said), "error"?, "noServer"?}] in the call's
+   *   order}.
+   * Rejects with an IdebridgeError: IdebridgeError, HandleError,
+   *   TimeoutError, NotFoundError, ArgumentError, ClosedError,
+   *   InternalError.
+   */
+  diagnose(files, options = {}) {
+    if (!this._h) return Promise.reject(new ClosedError('LSPManager is closed', IDB_ERR_CLOSED));
+    return runAsync(options.signal, () => _start_idb_lsp_diagnose(this._handle(), files, toTimeoutMs(options.timeoutMs)), (text) => decJSON(text));
+  }
+
+  /**
+   * Answers the diagnostics of files, whole: opens each in its server (those
+   * not open before are closed again at the end), waits until its diagnostics
+   * are known to be current (as LSPManager.settle() does, waiting for the
+   * server's work-done progress), and returns every diagnostic of the files
+   * that stands, with a delivered memory of the call's own: what
+   * LSPManager.drain() delivered before, here or to another client, is
+   * answered again, and LSPManager.drain() is not affected. It is what
+   * idebridge diag prints, and it works on a manager opened with "runtime":
+   * true, on the runtime's shared servers. A file no server serves, or that
+   * cannot be opened, is an error of that file in the answer, not of the call.
+   *
+   * Blocks until every file's diagnostics are known or the timeout elapses:
+   * the event loop waits too.
+   *
+   * @param {string[] | string} files the files, as a JSON array of paths
+   *   (relative to the manager's project directory, or absolute), at most
+   *   1000 (a JSON-serialisable value, or a string holding JSON).
+   * @param {number} [timeoutMs] milliseconds to wait; omitted for 2
+   *   minutes, negative or Infinity to wait without limit.
+   * @returns {Diagnosis} {"attachment": the attachment as idb_lsp_drain's
+   *   (null when there is nothing), "files": [{"path", "server"?, "settle"?
+   *   (as idb_lsp_settle's; its "status" says whether "no diagnostics" can
+   *   be said), "error"?, "noServer"?}] in the call's order}.
+   * @throws {IdebridgeError} IdebridgeError, HandleError, TimeoutError,
+   *   NotFoundError, ArgumentError, ClosedError, InternalError.
+   */
+  diagnoseSync(files, timeoutMs) {
+    return _idb_lsp_diagnose(this._handle(), files, toTimeoutMs(timeoutMs));
   }
 
   /**

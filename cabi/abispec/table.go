@@ -400,6 +400,29 @@ var Funcs = []Func{
 		Binding:   Method, Class: "LSPManager", Method: "drain", PyReturn: "Optional[Attachment]", PyConv: "_attachment", TSReturn: "Attachment | null",
 	},
 	{
+		Name: "idb_lsp_diagnose",
+		Doc: "Answers the diagnostics of files, whole: opens each in its server (those not open before are closed again at the end), " +
+			"waits until its diagnostics are known to be current (as idb_lsp_settle does, waiting for the server's work-done progress), " +
+			"and returns every diagnostic of the files that stands, with a delivered memory of the call's own: " +
+			"what idb_lsp_drain delivered before, here or to another client, is answered again, and idb_lsp_drain is not affected. " +
+			"It is what idebridge diag prints, and it works on a manager opened with \"runtime\": true, on the runtime's shared servers. " +
+			"A file no server serves, or that cannot be opened, is an error of that file in the answer, not of the call.",
+		Params: []Param{
+			{Name: "manager", Kind: Handle, Class: "LSPManager"},
+			{Name: "files_json", Kind: JSON, Required: true, Doc: "the files, as a JSON array of paths (relative to the manager's project directory, or absolute), at most 1000",
+				PyType: "Union[List[str], str]", TS: "string[] | string"},
+			{Name: "timeout_ms", Kind: TimeoutMS},
+			{Name: "out", Kind: OutString, Doc: "the answer as a JSON object"},
+		},
+		Statuses:       lspStatuses,
+		Blocking:       "every file's diagnostics are known or the timeout elapses",
+		DefaultTimeout: "2 minutes",
+		Result:         ResultJSON,
+		ResultDoc: `{"attachment": the attachment as idb_lsp_drain's (null when there is nothing), "files": [{"path", "server"?, ` +
+			`"settle"? (as idb_lsp_settle's; its "status" says whether "no diagnostics" can be said), "error"?, "noServer"?}] in the call's order}`,
+		Binding: Method, Class: "LSPManager", Method: "diagnose", PyReturn: "Diagnosis", PyConv: "_diagnosis", TSReturn: "Diagnosis",
+	},
+	{
 		Name: "idb_lsp_servers",
 		Doc:  "Returns a snapshot of every configured server: its state, process id, restarts and extensions.",
 		Params: []Param{
@@ -1434,6 +1457,27 @@ var TSTypes = []TSType{
   reason: string;
   /** "complete", "partial" (the server was still at work; reason says on what), "unknown" (nothing reported in time), or "server-down". Say "no diagnostics" only for "complete". */
   status: string;
+}`,
+	},
+	{
+		Name: "DiagnosedFile",
+		Doc:  "One file of a diagnose: its server and settle, or why it could not be diagnosed.",
+		Body: `{
+  path: string;
+  server?: string;
+  /** Absent when the file could not be opened or settled (see error). */
+  settle?: SettleResult;
+  error?: string;
+  /** The error is that no configured server serves the file. */
+  noServer?: boolean;
+}`,
+	},
+	{
+		Name: "Diagnosis",
+		Doc:  "What diagnose answers: every diagnostic of the files that stands, and each file's outcome in the call's order.",
+		Body: `{
+  attachment: Attachment | null;
+  files: DiagnosedFile[];
 }`,
 	},
 	{

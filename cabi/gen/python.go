@@ -433,7 +433,7 @@ func pyTypeNames() []string {
 // pyPublicTypes are the public names of idebridge.types the package
 // re-exports.
 var pyPublicTypes = []string{
-	"AutoConnectDecision", "Attachment", "Candidate", "CodeAction", "CodeActions", "ConflictError", "Content", "Diagnostic",
+	"AutoConnectDecision", "Attachment", "Candidate", "CodeAction", "CodeActions", "ConflictError", "Content", "DiagnosedFile", "Diagnosis", "Diagnostic",
 	"DiagnosticsSnapshot", "EditApplied", "EditCheck", "EditCheckFile", "EditConflict", "EditResult", "EditStatus", "FileDiagnostics", "FileState",
 	"Freshness", "IDEInfo", "IDEWaitResult", "LSPServerStatus", "Lockfile",
 	"NavAnswer", "NavCall", "NavCallHierarchy", "NavCallItem", "NavHover", "NavLocation", "NavLocations",

@@ -784,6 +784,42 @@ int idb_lsp_settle(uint64_t manager, const char *path, int64_t timeout_ms, char 
 int idb_lsp_drain(uint64_t manager, char **out);
 
 /*
+ * idb_lsp_diagnose
+ *
+ * Answers the diagnostics of files, whole: opens each in its server (those
+ * not open before are closed again at the end), waits until its
+ * diagnostics are known to be current (as idb_lsp_settle does, waiting for
+ * the server's work-done progress), and returns every diagnostic of the
+ * files that stands, with a delivered memory of the call's own: what
+ * idb_lsp_drain delivered before, here or to another client, is answered
+ * again, and idb_lsp_drain is not affected. It is what idebridge diag
+ * prints, and it works on a manager opened with "runtime": true, on the
+ * runtime's shared servers. A file no server serves, or that cannot be
+ * opened, is an error of that file in the answer, not of the call.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   files_json  the files, as a JSON array of paths (relative to the
+ *               manager's project directory, or absolute), at most 1000.
+ *               UTF-8 JSON text, required; borrowed for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out         on IDB_OK receives the answer as a JSON object, a new
+ *               string the caller frees with idb_free(): {"attachment":
+ *               the attachment as idb_lsp_drain's (null when there is
+ *               nothing), "files": [{"path", "server"?, "settle"? (as
+ *               idb_lsp_settle's; its "status" says whether "no
+ *               diagnostics" can be said), "error"?, "noServer"?}] in the
+ *               call's order}. Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERROR, IDB_ERR_HANDLE, IDB_ERR_TIMEOUT,
+ * IDB_ERR_NOT_FOUND, IDB_ERR_ARGUMENT, IDB_ERR_CLOSED, IDB_ERR_PANIC.
+ * Blocks until every file's diagnostics are known or the timeout elapses.
+ */
+int idb_lsp_diagnose(uint64_t manager, const char *files_json, int64_t timeout_ms, char **out);
+
+/*
  * idb_lsp_servers
  *
  * Returns a snapshot of every configured server: its state, process id,
@@ -2667,6 +2703,29 @@ int idb_lsp_close_file_start(uint64_t manager, const char *path, int64_t timeout
  * Does not block.
  */
 int idb_lsp_settle_start(uint64_t manager, const char *path, int64_t timeout_ms, uint64_t *out_call);
+
+/*
+ * idb_lsp_diagnose_start
+ *
+ * Starts idb_lsp_diagnose as an asynchronous call and returns at once. The
+ * call's outcome (idb_call_result) is what idb_lsp_diagnose returns and
+ * stores. The inputs are copied: they need not outlive this function.
+ *
+ * Parameters:
+ *   manager     the LSP manager handle (from idb_lsp_new).
+ *   files_json  the files, as a JSON array of paths (relative to the
+ *               manager's project directory, or absolute), at most 1000.
+ *               UTF-8 JSON text, required; borrowed for the call.
+ *   timeout_ms  timeout in milliseconds; 0 means 2 minutes, a negative
+ *               value waits without limit.
+ *   out_call    on IDB_OK receives the new call's handle; release it with
+ *               idb_call_free(). Left unchanged on failure. Must not be
+ *               NULL.
+ *
+ * Returns IDB_OK or IDB_ERR_HANDLE, IDB_ERR_ARGUMENT, IDB_ERR_PANIC.
+ * Does not block.
+ */
+int idb_lsp_diagnose_start(uint64_t manager, const char *files_json, int64_t timeout_ms, uint64_t *out_call);
 
 /*
  * idb_lsp_load_claude_code_start

@@ -93,3 +93,26 @@ test('an edit set on gopls: stage, check, discard, apply', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('diagnose answers a file whole on every call, whatever drain took', async () => {
+  const dir = editModule();
+  const b = path.join(dir, 'calc', 'b.go');
+  fs.writeFileSync(b, 'package calc\n\nfunc Twice(x int) int { var s string = x; return Add(x, x) }\n');
+  const mgr = new idebridge.LSPManager({ gopls: { command: findGopls(), extensionToLanguage: { '.go': 'go' } } }, dir);
+  try {
+    for (let i = 0; i < 2; i++) {
+      const d = await mgr.diagnose(['calc/b.go', 'go.sum'], { timeoutMs: 120000 });
+      assert.deepEqual(d.files.map((f) => f.path), [b, path.join(dir, 'go.sum')]);
+      assert.equal(d.files[0].server, 'gopls');
+      assert.equal(d.files[0].settle.status, 'complete');
+      assert.ok(d.files[1].noServer && !d.files[1].settle, JSON.stringify(d.files[1]));
+      const msgs = d.attachment.files[0].diagnostics.map((x) => x.message).sort();
+      assert.equal(msgs.length, 2, JSON.stringify(d.attachment));
+      assert.match(msgs[0], /cannot use x/);
+      mgr.drain(); // takes what is new to the manager: diagnose is not affected
+    }
+    assert.throws(() => mgr.diagnoseSync([]), (e) => e instanceof idebridge.ArgumentError && /no files/.test(e.message));
+  } finally {
+    await mgr.shutdown();
+  }
+});

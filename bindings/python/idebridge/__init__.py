@@ -92,6 +92,8 @@ __all__ = [
     "CodeActions",
     "ConflictError",
     "Content",
+    "DiagnosedFile",
+    "Diagnosis",
     "Diagnostic",
     "DiagnosticsSnapshot",
     "EditApplied",
@@ -227,6 +229,8 @@ from .types import (  # noqa: E402
     CodeActions,
     ConflictError,
     Content,
+    DiagnosedFile,
+    Diagnosis,
     Diagnostic,
     DiagnosticsSnapshot,
     EditApplied,
@@ -275,6 +279,7 @@ from .types import (  # noqa: E402
     _notification,
     _attachment,
     _settle_result,
+    _diagnosis,
     _server_statuses,
     _nav_locations,
     _nav_hover,
@@ -592,6 +597,8 @@ _NAMES = {
     "idb_lsp_settle": "LSPManager.settle",
     "idb_lsp_settle_start": "LSPManager.settle",
     "idb_lsp_drain": "LSPManager.drain",
+    "idb_lsp_diagnose": "LSPManager.diagnose",
+    "idb_lsp_diagnose_start": "LSPManager.diagnose",
     "idb_lsp_servers": "LSPManager.servers",
     "idb_lsp_load_claude_code": "LSPManager.load_claude_code",
     "idb_lsp_load_claude_code_start": "LSPManager.load_claude_code",
@@ -735,6 +742,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_settle.restype = ctypes.c_int
     lib.idb_lsp_drain.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_drain.restype = ctypes.c_int
+    lib.idb_lsp_diagnose.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
+    lib.idb_lsp_diagnose.restype = ctypes.c_int
     lib.idb_lsp_servers.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
     lib.idb_lsp_servers.restype = ctypes.c_int
     lib.idb_lsp_load_claude_code.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p)]
@@ -845,6 +854,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.idb_lsp_close_file_start.restype = ctypes.c_int
     lib.idb_lsp_settle_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_lsp_settle_start.restype = ctypes.c_int
+    lib.idb_lsp_diagnose_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    lib.idb_lsp_diagnose_start.restype = ctypes.c_int
     lib.idb_lsp_load_claude_code_start.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
     lib.idb_lsp_load_claude_code_start.restype = ctypes.c_int
     lib.idb_lsp_shutdown_start.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
@@ -1185,6 +1196,19 @@ def _idb_lsp_drain(manager):
     if status != IDB_OK:
         _raise(lib, status, "idb_lsp_drain")
     return _take_json(lib, out)
+
+
+def _start_idb_lsp_diagnose(manager, files_json, timeout_ms):
+    lib = _load()
+    call = ctypes.c_uint64()
+    status = lib.idb_lsp_diagnose_start(manager, _json_in(files_json), timeout_ms, ctypes.byref(call))
+    if status != IDB_OK:
+        _raise(lib, status, "idb_lsp_diagnose_start")
+    return call.value
+
+
+def _idb_lsp_diagnose(manager, files_json, timeout_ms):
+    return _dec_json(_finish(_start_idb_lsp_diagnose(manager, files_json, timeout_ms)))
 
 
 def _idb_lsp_servers(manager):
@@ -2200,6 +2224,43 @@ class LSPManager:
                 ArgumentError, InternalError.
         """
         return _attachment(_idb_lsp_drain(self._handle()))
+
+    def diagnose(self, files: Union[List[str], str], timeout: Optional[float] = None) -> Diagnosis:
+        """Answers the diagnostics of files, whole: opens each in its server
+        (those not open before are closed again at the end), waits until its
+        diagnostics are known to be current (as LSPManager.settle() does,
+        waiting for the server's work-done progress), and returns every
+        diagnostic of the files that stands, with a delivered memory of the
+        call's own: what LSPManager.drain() delivered before, here or to
+        another client, is answered again, and LSPManager.drain() is not
+        affected. It is what idebridge diag prints, and it works on a
+        manager opened with "runtime": true, on the runtime's shared
+        servers. A file no server serves, or that cannot be opened, is an
+        error of that file in the answer, not of the call.
+
+        Args:
+            files: the files, as a JSON array of paths (relative to the
+                manager's project directory, or absolute), at most 1000 (a
+                JSON-serialisable value, or a str holding JSON).
+            timeout: seconds to wait; None for 2 minutes, a negative number
+                to wait without limit.
+
+        Returns:
+            Diagnosis, made from {"attachment": the attachment as
+            idb_lsp_drain's (null when there is nothing), "files": [{"path",
+            "server"?, "settle"? (as idb_lsp_settle's; its "status" says
+            whether "no diagnostics" can be said), "error"?, "noServer"?}]
+            in the call's order}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Blocks until every file's diagnostics are known or the timeout
+        elapses; Ctrl-C (KeyboardInterrupt) cancels it.
+        """
+        return _diagnosis(_idb_lsp_diagnose(self._handle(), files, _timeout_ms(timeout)))
 
     def servers(self) -> List[LSPServerStatus]:
         """Returns a snapshot of every configured server: its state, process

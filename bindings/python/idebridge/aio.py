@@ -80,6 +80,8 @@ from . import (  # noqa: F401 - the package's own, re-exported
     _settle_result,
     _idb_lsp_drain,
     _attachment,
+    _start_idb_lsp_diagnose,
+    _diagnosis,
     _idb_lsp_servers,
     _server_statuses,
     _start_idb_lsp_load_claude_code,
@@ -147,6 +149,8 @@ from .types import (  # noqa: F401 - the annotations' types
     CodeActions,
     ConflictError,
     Content,
+    DiagnosedFile,
+    Diagnosis,
     Diagnostic,
     DiagnosticsSnapshot,
     EditApplied,
@@ -622,6 +626,44 @@ class LSPManager:
                 ArgumentError, InternalError.
         """
         return _attachment(_idb_lsp_drain(self._handle()))
+
+    async def diagnose(self, files: Union[List[str], str], timeout: Optional[float] = None) -> Diagnosis:
+        """Answers the diagnostics of files, whole: opens each in its server
+        (those not open before are closed again at the end), waits until its
+        diagnostics are known to be current (as LSPManager.settle() does,
+        waiting for the server's work-done progress), and returns every
+        diagnostic of the files that stands, with a delivered memory of the
+        call's own: what LSPManager.drain() delivered before, here or to
+        another client, is answered again, and LSPManager.drain() is not
+        affected. It is what idebridge diag prints, and it works on a
+        manager opened with "runtime": true, on the runtime's shared
+        servers. A file no server serves, or that cannot be opened, is an
+        error of that file in the answer, not of the call.
+
+        Args:
+            files: the files, as a JSON array of paths (relative to the
+                manager's project directory, or absolute), at most 1000 (a
+                JSON-serialisable value, or a str holding JSON).
+            timeout: seconds to wait; None for 2 minutes, a negative number
+                to wait without limit.
+
+        Returns:
+            Diagnosis, made from {"attachment": the attachment as
+            idb_lsp_drain's (null when there is nothing), "files": [{"path",
+            "server"?, "settle"? (as idb_lsp_settle's; its "status" says
+            whether "no diagnostics" can be said), "error"?, "noServer"?}]
+            in the call's order}.
+
+        Raises:
+            IdebridgeError: on failure, as one of IdebridgeError,
+                HandleError, TimeoutError, NotFoundError, ArgumentError,
+                ClosedError, InternalError.
+
+        Completes when every file's diagnostics are known or the timeout
+        elapses. Cancelling the awaiting task cancels the call (and undoes
+        what the IDE still shows) before CancelledError propagates.
+        """
+        return _diagnosis(_dec_json(await _await(_start_idb_lsp_diagnose(self._handle(), files, _timeout_ms(timeout)))))
 
     def servers(self) -> List[LSPServerStatus]:
         """Returns a snapshot of every configured server: its state, process

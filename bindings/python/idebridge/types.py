@@ -21,6 +21,8 @@ __all__ = [
     "CodeActions",
     "ConflictError",
     "Content",
+    "DiagnosedFile",
+    "Diagnosis",
     "Diagnostic",
     "DiagnosticsSnapshot",
     "EditApplied",
@@ -445,6 +447,52 @@ class SettleResult:
 
 
 @dataclass
+class DiagnosedFile:
+    """One file of LSPManager.diagnose: its server and settle, or why it
+    could not be diagnosed."""
+
+    path: str
+    server: str = ""
+    #: None when the file could not be opened or settled (see error).
+    settle: Optional[SettleResult] = None
+    error: str = ""
+    #: The error is that no configured server serves the file.
+    no_server: bool = False
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "DiagnosedFile":
+        s = v.get("settle")
+        return cls(
+            path=v.get("path", ""),
+            server=v.get("server", ""),
+            settle=None if s is None else SettleResult._from(s),
+            error=v.get("error", ""),
+            no_server=bool(v.get("noServer")),
+        )
+
+
+@dataclass
+class Diagnosis:
+    """What LSPManager.diagnose answers: every diagnostic of the files that
+    stands (None when there are none), and each file's outcome in the
+    call's order. Say "no diagnostics" of a file only when its settle's
+    status is "complete"."""
+
+    attachment: Optional[Attachment]
+    files: List[DiagnosedFile]
+    raw: Any = _raw()
+
+    @classmethod
+    def _from(cls, v: Dict[str, Any]) -> "Diagnosis":
+        a = v.get("attachment")
+        return cls(
+            attachment=None if a is None else Attachment._from(a),
+            files=[DiagnosedFile._from(f) for f in v.get("files") or []],
+            raw=v,
+        )
+
+
+@dataclass
 class LSPServerStatus:
     """A snapshot of one configured language server."""
 
@@ -672,6 +720,10 @@ def _attachment(v: Any) -> Optional[Attachment]:
 
 def _settle_result(v: Any) -> SettleResult:
     return SettleResult._from(v)
+
+
+def _diagnosis(v: Any) -> Diagnosis:
+    return Diagnosis._from(v)
 
 
 def _server_statuses(v: Any) -> List[LSPServerStatus]:

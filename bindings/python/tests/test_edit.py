@@ -125,3 +125,56 @@ class EditSetTest(LeakCheckedTestCase):
         before = self.tree()
         asyncio.run(run())
         self.assertEqual(self.tree(), before)
+
+
+class DiagnoseTest(LeakCheckedTestCase):
+    """LSPManager.diagnose answers a file's diagnostics whole on every
+    call, whatever drain delivered between, and says which files no
+    server serves."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self._tmp = tempfile.TemporaryDirectory(prefix="idebridge-diagnose-")
+        self.dir = os.path.realpath(self._tmp.name)
+        for name, text in FILES.items():
+            p = os.path.join(self.dir, name)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as f:
+                f.write(text)
+        self.a = os.path.join(self.dir, "calc", "a.go")
+        self.b = os.path.join(self.dir, "calc", "b.go")
+        self.config = {"gopls": {"command": find_gopls(), "extensionToLanguage": {".go": "go"}}}
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+        super().tearDown()
+
+    def test_diagnose(self) -> None:
+        with open(self.b, "w") as f:
+            f.write("package calc\n\nfunc Twice(x int) int { var s string = x; return Add(x, x) }\n")
+        with idebridge.LSPManager(self.config, self.dir) as mgr:
+            for _ in range(2):
+                d = mgr.diagnose(["calc/b.go", "go.sum"])
+                self.assertIsInstance(d, idebridge.Diagnosis)
+                self.assertEqual([f.path for f in d.files], [self.b, os.path.join(self.dir, "go.sum")])
+                self.assertEqual(d.files[0].server, "gopls")
+                self.assertEqual(d.files[0].settle.status, "complete")
+                self.assertTrue(d.files[1].no_server, d.files[1])
+                self.assertIsNone(d.files[1].settle)
+                self.assertIsNotNone(d.attachment)
+                msgs = sorted(x.message for x in d.attachment.files[0].diagnostics)
+                self.assertEqual(len(msgs), 2, d.attachment.render())
+                self.assertIn("cannot use x", msgs[0])
+                self.assertIn("declared and not used: s", msgs[1])
+                mgr.drain()  # takes what is new to the manager: diagnose is not affected
+            with self.assertRaises(idebridge.ArgumentError):
+                mgr.diagnose([])
+
+    def test_asyncio(self) -> None:
+        async def run() -> None:
+            async with aio.LSPManager(self.config, self.dir) as mgr:
+                d = await mgr.diagnose([self.a])
+                self.assertIsNone(d.attachment)
+                self.assertEqual(d.files[0].settle.status, "complete")
+
+        asyncio.run(run())
