@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/idebridge/idebridge/warm"
 )
 
 // The test commands live under "zz-test" so they never collide with real
@@ -225,11 +228,39 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// The commands the tests run go through the shared runtime by
+	// default: give them one of the package's own, never the user's, and
+	// stop what they started in it at the end.
+	rtDir := ""
+	if os.Getenv("IDEBRIDGE_RUNTIME_DIR") == "" {
+		d, err := os.MkdirTemp("", "idebridge-test-rt")
+		if err == nil {
+			rtDir = d
+			os.Setenv("IDEBRIDGE_RUNTIME_DIR", rtDir)
+		}
+	}
 	code := m.Run()
+	if rtDir != "" {
+		stopRuntimesIn(rtDir)
+		os.RemoveAll(rtDir)
+	}
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}
 	os.Exit(code)
+}
+
+// stopRuntimesIn stops every runtime answering in the runtime directory
+// dir, of any build.
+func stopRuntimesIn(dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rts, _ := warm.Running(ctx, &warm.Options{Dir: dir})
+	for _, rt := range rts {
+		if _, err := warm.Stop(ctx, &warm.Options{Dir: dir, Build: rt.Build}); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the runtime %d in %s: %v\n", rt.PID, dir, err)
+		}
+	}
 }
 
 // runMain runs main in a child process with args and extra environment.

@@ -16,6 +16,7 @@ import (
 // project whose own settings enable "planted" and which plants bin/srv.
 type untrustedSetup struct {
 	home, config, project, plantedRan, projectSrvRan string
+	runtimeDir                                       string
 	env                                              []string
 }
 
@@ -53,8 +54,22 @@ func newUntrustedSetup(t *testing.T) *untrustedSetup {
 	write(filepath.Join(s.project, "bin", "srv"), "#!/bin/sh\ntouch "+s.projectSrvRan+"\n", 0o755)
 	write(filepath.Join(s.project, "a.x"), "x\n", 0o644)
 	write(filepath.Join(s.project, "a.y"), "y\n", 0o644)
-	s.env = append(os.Environ(), "HOME="+s.home, "CLAUDE_CONFIG_DIR=", "USERPROFILE=", "CLAUDE_CODE_IGNORE_PERSISTED_TRUST=")
+	// A runtime of the test's own: its phases stop it in between (see
+	// stopRuntime).
+	s.runtimeDir = filepath.Join(base, "rt")
+	s.env = append(os.Environ(), "HOME="+s.home, "CLAUDE_CONFIG_DIR=", "USERPROFILE=", "CLAUDE_CODE_IGNORE_PERSISTED_TRUST=",
+		"IDEBRIDGE_RUNTIME_DIR="+s.runtimeDir)
+	t.Cleanup(func() { stopRuntimesIn(s.runtimeDir) })
 	return s
+}
+
+// stopRuntime stops the setup's runtime: diag goes through it, and its
+// servers outlive a command, so that the next command on the same
+// configuration would share the servers the last one started instead of
+// starting them.
+func (s *untrustedSetup) stopRuntime(t *testing.T) {
+	t.Helper()
+	stopRuntimesIn(s.runtimeDir)
 }
 
 // run runs the built binary in the project directory.
@@ -111,6 +126,7 @@ func TestBinaryUntrustedProject(t *testing.T) {
 		t.Error("--trust-project: the project's settings did not count")
 	}
 	os.Remove(s.plantedRan)
+	s.stopRuntime(t)
 
 	// Trusted in Claude Code.
 	rec, _ := json.Marshal(map[string]any{"projects": map[string]any{filepath.ToSlash(s.project): map[string]any{"hasTrustDialogAccepted": true}}})
