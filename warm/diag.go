@@ -90,46 +90,13 @@ type diagReply struct {
 // means the runtime could not be reached or ended before it answered:
 // the caller may run the request itself (it writes nothing).
 func Diagnose(ctx context.Context, opts *Options, p *Project, req DiagRequest) (*DiagResult, *Runtime, error) {
-	if len(req.Files) == 0 {
-		return nil, nil, &NavError{e: navErr{Message: "warm: Diagnose: no files"}}
-	}
-	for _, f := range req.Files {
-		if !filepath.IsAbs(f) {
-			return nil, nil, &NavError{e: navErr{Message: fmt.Sprintf("warm: Diagnose: %q is not an absolute path", f)}}
-		}
-	}
-	c, err := newClient(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	wire := request{Op: "diag", Project: p, Diag: &req}
-	dl, hasDL := ctx.Deadline()
-	if hasDL {
-		wire.Timeout = time.Until(dl)
-		if wire.Timeout <= 0 {
-			return nil, nil, &NavError{e: *navErrOf(ctx.Err())}
-		}
-	}
-	conn, br, rt, err := c.openReq(ctx, wire)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() {
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			conn.Close()
-		}
-	})
-	defer stop()
-	if hasDL {
-		conn.SetReadDeadline(dl.Add(10 * time.Second))
+	if err := checkDiagRequest(&req); err != nil {
+		return nil, nil, &NavError{e: navErr{Message: "warm: Diagnose: " + err.Error()}}
 	}
 	var rep diagReply
-	if err := readLineMax(br, &rep, maxNavLine); err != nil {
-		if ctx.Err() != nil {
-			return nil, rt, &NavError{e: *navErrOf(fmt.Errorf("diag: %w", context.Cause(ctx)))}
-		}
-		return nil, rt, fmt.Errorf("warm: the runtime ended before it answered: %w", err)
+	rt, err := oneRequest(ctx, opts, request{Op: "diag", Project: p, Diag: &req}, "diag", &rep)
+	if err != nil {
+		return nil, rt, err
 	}
 	res, err := rep.result(len(req.Files))
 	return res, rt, err
@@ -168,7 +135,7 @@ func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, re
 // checkDiagRequest refuses a request the runtime cannot run.
 func checkDiagRequest(req *DiagRequest) error {
 	if req == nil || len(req.Files) == 0 {
-		return errors.New("a diag request needs its files")
+		return errors.New("no files")
 	}
 	for _, f := range req.Files {
 		if !filepath.IsAbs(f) {

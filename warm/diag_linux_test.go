@@ -108,27 +108,10 @@ func TestDiagnose(t *testing.T) {
 // MCP session of the same project that drains in between changes
 // nothing; errors keep their identity.
 func TestRemoteDiagnose(t *testing.T) {
-	gopls, err := lsp.FindGopls(os.Getenv)
-	if err != nil {
-		t.Fatalf("this test needs gopls: %v", err)
-	}
-	env := append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off")
-	dir := runtimeDir(t)
-	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1, Env: env})
-	mod := goModule(t)
-	broken := filepath.Join(mod, "broken.go")
-	if err := os.WriteFile(broken, []byte("package main\n\nfunc f() {\n\tvar x int = \"s\"\n\t_ = x\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := &Project{Dir: mod, Configs: []lsp.ServerConfig{lsp.GoplsConfig(gopls, mod)}, NoIDE: true}
-	o := &Options{Dir: dir, Build: "b1"}
+	o, p, req := diagRuntime(t)
+	mod := p.Dir
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	req := DiagRequest{
-		Files:  []string{broken},
-		Settle: lsp.SettleOptions{Timeout: time.Minute, WaitForProgress: true},
-		Limits: lspdiag.ReaderOptions{MaxPerFile: lspdiag.DefaultMaxPerFile, MaxTotal: lspdiag.DefaultMaxTotal},
-	}
 	ro := &diag.RenderOptions{ProjectDir: mod}
 	want, _, err := Diagnose(ctx, o, p, req)
 	if err != nil || !strings.Contains(want.Attachment.Render(ro), `cannot use "s"`) {
@@ -168,5 +151,30 @@ func TestRemoteDiagnose(t *testing.T) {
 	}
 	if _, err := r.Diagnose(ctx, DiagRequest{}); !errors.As(err, &ne) {
 		t.Errorf("no files: %v, want a *NavError", err)
+	}
+}
+
+// diagRuntime serves a runtime in the test, with gopls, and returns its
+// Options, a Project on a fresh module with broken.go (one error), and a
+// request for broken.go as the command line makes it.
+func diagRuntime(t *testing.T) (*Options, *Project, DiagRequest) {
+	t.Helper()
+	gopls, err := lsp.FindGopls(os.Getenv)
+	if err != nil {
+		t.Fatalf("this test needs gopls: %v", err)
+	}
+	env := append(os.Environ(), "GOPLSCACHE="+t.TempDir(), "GOPROXY=off")
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1, Env: env})
+	mod := goModule(t)
+	broken := filepath.Join(mod, "broken.go")
+	if err := os.WriteFile(broken, []byte("package main\n\nfunc f() {\n\tvar x int = \"s\"\n\t_ = x\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Project{Dir: mod, Configs: []lsp.ServerConfig{lsp.GoplsConfig(gopls, mod)}, NoIDE: true}
+	return &Options{Dir: dir, Build: "b1"}, p, DiagRequest{
+		Files:  []string{broken},
+		Settle: lsp.SettleOptions{Timeout: time.Minute, WaitForProgress: true},
+		Limits: lspdiag.ReaderOptions{MaxPerFile: lspdiag.DefaultMaxPerFile, MaxTotal: lspdiag.DefaultMaxTotal},
 	}
 }

@@ -128,26 +128,45 @@ func Navigate(ctx context.Context, opts *Options, p *Project, req lsp.NavRequest
 	if !ok {
 		return nil, nil, fmt.Errorf("warm: Navigate: operation %q does not go through the runtime", req.Op)
 	}
+	var rep navReply
+	rt, err := oneRequest(ctx, opts, request{Op: "nav", Project: p, Nav: &req}, string(req.Op), &rep)
+	if err != nil {
+		return nil, rt, err
+	}
+	if rep.Err != nil {
+		return nil, rt, &NavError{e: *rep.Err}
+	}
+	if err := json.Unmarshal(rep.Result, res); err != nil {
+		return nil, rt, fmt.Errorf("warm: the runtime's answer: %w", err)
+	}
+	return res, rt, nil
+}
+
+// oneRequest makes a request that is one connection (a "nav" or a
+// "diag"): it sends wire, with ctx's deadline as the request's time in
+// the runtime, and reads the answer's one line into rep. Interrupted, it
+// closes the connection, which cancels the request in the runtime; out of
+// time, the runtime fails the request itself, with its own error, and
+// the connection is closed only if it has not answered a while after.
+// A failure of ctx is a *NavError naming what; any other error means the
+// runtime could not be reached or ended before it answered.
+func oneRequest(ctx context.Context, opts *Options, wire request, what string, rep any) (*Runtime, error) {
 	c, err := newClient(opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	wire := request{Op: "nav", Project: p, Nav: &req}
 	dl, hasDL := ctx.Deadline()
 	if hasDL {
 		wire.Timeout = time.Until(dl)
 		if wire.Timeout <= 0 {
-			return nil, nil, &NavError{e: *navErrOf(ctx.Err())}
+			return nil, &NavError{e: *navErrOf(ctx.Err())}
 		}
 	}
 	conn, br, rt, err := c.openReq(ctx, wire)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer conn.Close()
-	// Interrupted: close, which cancels the request in the runtime. Out
-	// of time: the runtime fails the request itself, with its own error;
-	// the connection is closed only if it has not done so a while after.
 	stop := context.AfterFunc(ctx, func() {
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			conn.Close()
@@ -157,20 +176,13 @@ func Navigate(ctx context.Context, opts *Options, p *Project, req lsp.NavRequest
 	if hasDL {
 		conn.SetReadDeadline(dl.Add(10 * time.Second))
 	}
-	var rep navReply
-	if err := readLineMax(br, &rep, maxNavLine); err != nil {
+	if err := readLineMax(br, rep, maxNavLine); err != nil {
 		if ctx.Err() != nil {
-			return nil, rt, &NavError{e: *navErrOf(fmt.Errorf("%s: %w", req.Op, context.Cause(ctx)))}
+			return rt, &NavError{e: *navErrOf(fmt.Errorf("%s: %w", what, context.Cause(ctx)))}
 		}
-		return nil, rt, fmt.Errorf("warm: the runtime ended before it answered: %w", err)
+		return rt, fmt.Errorf("warm: the runtime ended before it answered: %w", err)
 	}
-	if rep.Err != nil {
-		return nil, rt, &NavError{e: *rep.Err}
-	}
-	if err := json.Unmarshal(rep.Result, res); err != nil {
-		return nil, rt, fmt.Errorf("warm: the runtime's answer: %w", err)
-	}
-	return res, rt, nil
+	return rt, nil
 }
 
 // nav serves a navigation request: see Navigate.

@@ -17,16 +17,22 @@ FILES = {
 }
 
 
+def make_module(prefix: str):
+    """A temporary directory holding FILES, and its real path."""
+    tmp = tempfile.TemporaryDirectory(prefix=prefix)
+    root = os.path.realpath(tmp.name)
+    for name, text in FILES.items():
+        p = os.path.join(root, name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+    return tmp, root
+
+
 class EditSetTest(LeakCheckedTestCase):
     def setUp(self) -> None:
         super().setUp()
-        self._tmp = tempfile.TemporaryDirectory(prefix="idebridge-edit-")
-        self.dir = os.path.realpath(self._tmp.name)
-        for name, text in FILES.items():
-            p = os.path.join(self.dir, name)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as f:
-                f.write(text)
+        self._tmp, self.dir = make_module("idebridge-edit-")
         self.a = os.path.join(self.dir, "calc", "a.go")
         self.b = os.path.join(self.dir, "calc", "b.go")
         self.c = os.path.join(self.dir, "app", "c.go")
@@ -134,13 +140,7 @@ class DiagnoseTest(LeakCheckedTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        self._tmp = tempfile.TemporaryDirectory(prefix="idebridge-diagnose-")
-        self.dir = os.path.realpath(self._tmp.name)
-        for name, text in FILES.items():
-            p = os.path.join(self.dir, name)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as f:
-                f.write(text)
+        self._tmp, self.dir = make_module("idebridge-diagnose-")
         self.a = os.path.join(self.dir, "calc", "a.go")
         self.b = os.path.join(self.dir, "calc", "b.go")
         self.config = {"gopls": {"command": find_gopls(), "extensionToLanguage": {".go": "go"}}}
