@@ -202,6 +202,7 @@ func TestLSPBadHandles(t *testing.T) {
 			"idb_lsp_close_file": idb_lsp_close_file(h, p, 0),
 			"idb_lsp_settle":     idb_lsp_settle(h, p, 0, &out),
 			"idb_lsp_drain":      idb_lsp_drain(h, &out),
+			"idb_lsp_diagnose":   idb_lsp_diagnose(h, cstr(t, `["/x.go"]`), 0, &out),
 			"idb_lsp_servers":    idb_lsp_servers(h, &out),
 			"idb_lsp_shutdown":   idb_lsp_shutdown(h, 0),
 		} {

@@ -41,6 +41,7 @@ func exportCalls(t *testing.T) map[string]func() C_int {
 		"idb_lsp_close_file":        func() C_int { return idb_lsp_close_file(1, cstr(t, "x"), 0) },
 		"idb_lsp_settle":            func() C_int { return idb_lsp_settle(1, cstr(t, "x"), 0, &out) },
 		"idb_lsp_drain":             func() C_int { return idb_lsp_drain(1, &out) },
+		"idb_lsp_diagnose":          func() C_int { return idb_lsp_diagnose(1, cstr(t, `["x"]`), 0, &out) },
 		"idb_lsp_servers":           func() C_int { return idb_lsp_servers(1, &out) },
 		"idb_lsp_load_claude_code":  func() C_int { return idb_lsp_load_claude_code(1, nil, 0, &out) },
 		"idb_lsp_shutdown":          func() C_int { return idb_lsp_shutdown(1, 0) },
