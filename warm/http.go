@@ -640,10 +640,38 @@ func (f *httpFront) serveSession(w http.ResponseWriter, r *http.Request, sid str
 		return
 	}
 	if r.Method == http.MethodDelete {
-		defer f.deleted(s)
+		// The session ends before its DELETE is answered, so a client
+		// that has its answer finds it gone (from status too).
+		dw := &deleteWriter{ResponseWriter: w, end: func() { f.deleted(s) }}
+		defer dw.ended()
+		w = dw
 	}
 	forward(b, w, r)
 }
+
+// deleteWriter answers a DELETE: the session ends (end runs) just before
+// the answer's status is written, once the project's server has ended
+// its side; and when the handler returns, if nothing was written.
+type deleteWriter struct {
+	http.ResponseWriter
+	end  func()
+	once sync.Once
+}
+
+func (w *deleteWriter) ended() { w.once.Do(w.end) }
+
+func (w *deleteWriter) WriteHeader(code int) {
+	w.ended()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deleteWriter) Write(b []byte) (int, error) {
+	w.ended()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *deleteWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // deleted ends a session its client deleted.
 func (f *httpFront) deleted(s *httpSess) {
