@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestEveryExportIsBound(t *testing.T) {
 		if !strings.Contains(py, "lib."+f.Name+".argtypes = [") || !strings.Contains(py, "lib."+f.Name+".restype = ") {
 			t.Errorf("python lacks argtypes/restype of %s", f.Name)
 		}
-		if !strings.Contains(js, f.Name+": lib.func(") {
+		if !strings.Contains(js, fmt.Sprintf("%s: fn(%q, ", f.Name, f.Name)) {
 			t.Errorf("node lacks koffi declaration of %s", f.Name)
 		}
 		switch f.Binding {

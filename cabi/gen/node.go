@@ -458,13 +458,37 @@ func nodeJS() []byte {
 	b.p("}")
 	b.WriteString(jsRuntime)
 	b.p("")
-	b.p("/** Declares every export with koffi. */")
-	b.p("function declare(lib) {")
-	b.p("  return {")
+	b.p("/**")
+	b.p(" * Declares every export with koffi. Throws IdebridgeError, saying what to")
+	b.p(" * do, if the library lacks one: it is not libidebridge, or an older build.")
+	b.p(" */")
+	b.p("function declare(lib, where) {")
+	b.p("  const missing = [];")
+	b.p("  const fn = (name, proto) => {")
+	b.p("    try {")
+	b.p("      return lib.func(proto);")
+	b.p("    } catch (e) {")
+	b.p("      missing.push(name);")
+	b.p("      return null;")
+	b.p("    }")
+	b.p("  };")
+	b.p("  const fns = {")
 	for _, f := range abispec.Funcs {
-		b.p("    %s: lib.func(%q),", f.Name, koffiProto(f))
+		b.p("    %s: fn(%q, %q),", f.Name, f.Name, koffiProto(f))
 	}
 	b.p("  };")
+	b.p("  if (missing.includes('idb_version')) {")
+	b.p("    throw new IdebridgeError(where + ' is not libidebridge: it has no idb_version');")
+	b.p("  }")
+	b.p("  if (missing.length > 0) {")
+	b.p("    const shown = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ', ...' : '');")
+	b.p("    throw new IdebridgeError(")
+	b.p("      where + ' is older than this package: it lacks ' + missing.length + ' of the ' + Object.keys(fns).length +")
+	b.p("        ' functions the package calls (' + shown + '); rebuild it (make lib), reinstall the package, ' +")
+	b.p("        'or set IDEBRIDGE_LIB to a library of the same build',")
+	b.p("    );")
+	b.p("  }")
+	b.p("  return fns;")
 	b.p("}")
 	b.p("")
 	b.p("// Low-level wrappers: one per export that returns a status (blocking")
@@ -994,8 +1018,10 @@ function ignoreSignal() {}
 function load() {
   if (fnsCache === null) {
     keepChildSignal();
-    libHandle = koffi.load(libraryPath());
-    fnsCache = declare(libHandle);
+    const where = libraryPath();
+    const lib = koffi.load(where);
+    fnsCache = declare(lib, where);
+    libHandle = lib;
   }
   return fnsCache;
 }

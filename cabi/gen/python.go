@@ -559,6 +559,30 @@ func python() []byte {
 	b.p(`    return message`)
 	b.p("")
 	b.p("")
+	b.p("# Every export this package calls, to refuse a library of another build.")
+	b.p("_EXPORTS = (")
+	for _, f := range abispec.Funcs {
+		b.p("    %q,", f.Name)
+	}
+	b.p(")")
+	b.p("")
+	b.p("")
+	b.p("def _check_exports(lib: ctypes.CDLL, path: str) -> None:")
+	b.p(`    """Raises IdebridgeError, saying what to do, if the library lacks an`)
+	b.p(`    export this package calls: it is not libidebridge, or an older build."""`)
+	b.p("    missing = [name for name in _EXPORTS if not hasattr(lib, name)]")
+	b.p("    if not missing:")
+	b.p("        return")
+	b.p(`    if "idb_version" in missing:`)
+	b.p(`        raise IdebridgeError("%%s is not libidebridge: it has no idb_version" %% path)`)
+	b.p(`    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")`)
+	b.p("    raise IdebridgeError(")
+	b.p(`        "%%s is older than this package: it lacks %%d of the %%d functions the package calls (%%s); "`)
+	b.p(`        "rebuild it (make lib), reinstall the package, or set IDEBRIDGE_LIB to a library of the same build"`)
+	b.p("        %% (path, len(missing), len(_EXPORTS), shown)")
+	b.p("    )")
+	b.p("")
+	b.p("")
 	b.p("def _declare(lib: ctypes.CDLL) -> None:")
 	b.p(`    """Declares argtypes and restype of every export."""`)
 	for _, f := range abispec.Funcs {
@@ -1008,7 +1032,9 @@ def _load() -> ctypes.CDLL:
     if lib is None:
         with _lib_lock:
             if _lib is None:
-                loaded = ctypes.CDLL(_library_path())
+                path = _library_path()
+                loaded = ctypes.CDLL(path)
+                _check_exports(loaded, path)
                 _declare(loaded)
                 _lib = loaded
             lib = _lib

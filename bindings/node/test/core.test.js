@@ -81,3 +81,30 @@ test('the library is found in the module\'s prebuilds', () => {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('a library of another build is refused at load, saying what it lacks and what to do', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'idebridge-node-'));
+  try {
+    const src = path.join(tmp, 'old.c');
+    fs.writeFileSync(src, '#include <stdlib.h>\n' +
+      'int idb_version(void **out) { *out = 0; return 0; }\n' +
+      'void idb_free(void *p) { free(p); }\n' +
+      'char *idb_last_error(void) { return 0; }\n');
+    const old = path.join(tmp, 'libold.so');
+    const cc = spawnSync('gcc', ['-shared', '-fPIC', '-o', old, src], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+    const run = (lib) => spawnSync(process.execPath, ['-e', 'require("./index.js").version()'],
+      { cwd: path.join(__dirname, '..'), env: { ...process.env, IDEBRIDGE_LIB: lib }, encoding: 'utf8' });
+    let r = run(old);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /IdebridgeError: \S+libold\.so is older than this package: it lacks (\d+) of the (\d+) functions the package calls \(idb_handle_count, /);
+    const [, lacks, all] = r.stderr.match(/lacks (\d+) of the (\d+)/);
+    assert.equal(Number(lacks), Number(all) - 3);
+    assert.match(r.stderr, /IDEBRIDGE_LIB/);
+    r = run('libm.so.6');
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /libm\.so\.6 is not libidebridge: it has no idb_version/);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});

@@ -343,7 +343,9 @@ def _load() -> ctypes.CDLL:
     if lib is None:
         with _lib_lock:
             if _lib is None:
-                loaded = ctypes.CDLL(_library_path())
+                path = _library_path()
+                loaded = ctypes.CDLL(path)
+                _check_exports(loaded, path)
                 _declare(loaded)
                 _lib = loaded
             lib = _lib
@@ -682,6 +684,145 @@ def _user_message(message: str) -> str:
     if sep and head in _NAMES:
         return _NAMES[head] + ": " + rest
     return message
+
+
+# Every export this package calls, to refuse a library of another build.
+_EXPORTS = (
+    "idb_version",
+    "idb_free",
+    "idb_last_error",
+    "idb_handle_count",
+    "idb_parse_lockfile",
+    "idb_path_to_local",
+    "idb_path_to_ide",
+    "idb_discover",
+    "idb_ide_connect",
+    "idb_ide_info",
+    "idb_ide_tools",
+    "idb_ide_call",
+    "idb_ide_next_notification",
+    "idb_ide_close",
+    "idb_registry_new",
+    "idb_registry_publish",
+    "idb_registry_set_version",
+    "idb_registry_drain",
+    "idb_registry_reset",
+    "idb_registry_stats",
+    "idb_registry_free",
+    "idb_lsp_new",
+    "idb_lsp_open",
+    "idb_lsp_change",
+    "idb_lsp_save",
+    "idb_lsp_close_file",
+    "idb_lsp_settle",
+    "idb_lsp_drain",
+    "idb_lsp_diagnose",
+    "idb_lsp_servers",
+    "idb_lsp_load_claude_code",
+    "idb_lsp_shutdown",
+    "idb_lsp_definition",
+    "idb_lsp_declaration",
+    "idb_lsp_type_definition",
+    "idb_lsp_implementation",
+    "idb_lsp_references",
+    "idb_lsp_hover",
+    "idb_lsp_document_symbols",
+    "idb_lsp_workspace_symbols",
+    "idb_lsp_prepare_call_hierarchy",
+    "idb_lsp_incoming_calls",
+    "idb_lsp_outgoing_calls",
+    "idb_lsp_prepare_type_hierarchy",
+    "idb_lsp_supertypes",
+    "idb_lsp_subtypes",
+    "idb_lsp_rename",
+    "idb_lsp_apply_rename",
+    "idb_render_attachment",
+    "idb_ide_propose_edit",
+    "idb_ide_cancel_all_edits",
+    "idb_apply_edit",
+    "idb_file_state",
+    "idb_ide_snapshot_diagnostics",
+    "idb_ide_new_diagnostics",
+    "idb_ide_get_diagnostics",
+    "idb_should_auto_connect",
+    "idb_wait_for_ide",
+    "idb_remove_stale",
+    "idb_lsp_reload",
+    "idb_edit_set_new",
+    "idb_edit_set_stage",
+    "idb_edit_set_check",
+    "idb_edit_set_diff",
+    "idb_edit_set_discard",
+    "idb_edit_set_apply",
+    "idb_edit_set_free",
+    "idb_lsp_code_actions",
+    "idb_lsp_symbol_source",
+    "idb_call_wait",
+    "idb_call_result",
+    "idb_call_cancel",
+    "idb_call_fd",
+    "idb_call_free",
+    "idb_discover_start",
+    "idb_ide_connect_start",
+    "idb_ide_tools_start",
+    "idb_ide_call_start",
+    "idb_ide_next_notification_start",
+    "idb_lsp_open_start",
+    "idb_lsp_change_start",
+    "idb_lsp_save_start",
+    "idb_lsp_close_file_start",
+    "idb_lsp_settle_start",
+    "idb_lsp_diagnose_start",
+    "idb_lsp_load_claude_code_start",
+    "idb_lsp_shutdown_start",
+    "idb_lsp_definition_start",
+    "idb_lsp_declaration_start",
+    "idb_lsp_type_definition_start",
+    "idb_lsp_implementation_start",
+    "idb_lsp_references_start",
+    "idb_lsp_hover_start",
+    "idb_lsp_document_symbols_start",
+    "idb_lsp_workspace_symbols_start",
+    "idb_lsp_prepare_call_hierarchy_start",
+    "idb_lsp_incoming_calls_start",
+    "idb_lsp_outgoing_calls_start",
+    "idb_lsp_prepare_type_hierarchy_start",
+    "idb_lsp_supertypes_start",
+    "idb_lsp_subtypes_start",
+    "idb_lsp_rename_start",
+    "idb_lsp_apply_rename_start",
+    "idb_ide_propose_edit_start",
+    "idb_ide_cancel_all_edits_start",
+    "idb_ide_snapshot_diagnostics_start",
+    "idb_ide_new_diagnostics_start",
+    "idb_ide_get_diagnostics_start",
+    "idb_wait_for_ide_start",
+    "idb_remove_stale_start",
+    "idb_lsp_reload_start",
+    "idb_edit_set_stage_start",
+    "idb_edit_set_check_start",
+    "idb_edit_set_discard_start",
+    "idb_edit_set_apply_start",
+    "idb_edit_set_free_start",
+    "idb_lsp_code_actions_start",
+    "idb_lsp_symbol_source_start",
+)
+
+
+def _check_exports(lib: ctypes.CDLL, path: str) -> None:
+    """Raises IdebridgeError, saying what to do, if the library lacks an
+    export this package calls: it is not libidebridge, or an older build."""
+    missing = [name for name in _EXPORTS if not hasattr(lib, name)]
+    if not missing:
+        return
+    if "idb_version" in missing:
+        raise IdebridgeError("%s is not libidebridge: it has no idb_version" % path)
+    shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+    raise IdebridgeError(
+        "%s is older than this package: it lacks %d of the %d functions the package calls (%s); "
+        "rebuild it (make lib), reinstall the package, or set IDEBRIDGE_LIB to a library of the same build"
+        % (path, len(missing), len(_EXPORTS), shown)
+    )
 
 
 def _declare(lib: ctypes.CDLL) -> None:

@@ -120,6 +120,37 @@ class LibraryLookupTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("/nonexistent/libidebridge.so", r.stderr)
 
+    def test_library_of_another_build_is_refused(self) -> None:
+        """A library lacking exports the package calls is refused at load,
+        naming what it lacks and what to do, not with ctypes' own error."""
+        cwd = os.path.dirname(os.path.dirname(idebridge.__file__))
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "old.c")
+            with open(src, "w") as f:
+                f.write(
+                    "#include <stdlib.h>\n"
+                    "int idb_version(void **out) { *out = 0; return 0; }\n"
+                    "void idb_free(void *p) { free(p); }\n"
+                    "char *idb_last_error(void) { return 0; }\n"
+                )
+            old = os.path.join(tmp, "libold.so")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-o", old, src], check=True, timeout=60)
+            r = self.run_python(cwd, dict(os.environ, IDEBRIDGE_LIB=old))
+            self.assertNotEqual(r.returncode, 0)
+            want = "%s is older than this package: it lacks %d of the %d functions" % (
+                old,
+                len(idebridge._EXPORTS) - 3,
+                len(idebridge._EXPORTS),
+            )
+            self.assertIn(want, r.stderr)
+            self.assertIn("idb_handle_count", r.stderr)
+            self.assertIn("IDEBRIDGE_LIB", r.stderr)
+            self.assertNotIn("undefined symbol", r.stderr)
+
+        r = self.run_python(cwd, dict(os.environ, IDEBRIDGE_LIB="libm.so.6"))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("libm.so.6 is not libidebridge: it has no idb_version", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
