@@ -113,7 +113,10 @@ func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, re
 		writeLine(c, reply{Error: err.Error()})
 		return
 	}
-	defer d.leave(p, id)
+	// The session ends before its answer is written: a client holding
+	// its answer no longer counts in status.
+	left := sync.OnceFunc(func() { d.leave(p, id) })
+	defer left()
 	if err := writeLine(c, reply{}); err != nil {
 		return
 	}
@@ -129,7 +132,9 @@ func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, re
 		br.ReadByte()
 		cancel()
 	}()
-	writeLine(c, d.diagnoseIn(ctx, p, req.Diag))
+	rep := d.diagnoseIn(ctx, p, req.Diag)
+	left()
+	writeLine(c, rep)
 }
 
 // checkDiagRequest refuses a request the runtime cannot run.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/idebridge/idebridge/lsp"
@@ -200,7 +201,10 @@ func (d *daemon) nav(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 		writeLine(c, reply{Error: err.Error()})
 		return
 	}
-	defer d.leave(p, id)
+	// The session ends before its answer is written: a client holding
+	// its answer no longer counts in status.
+	left := sync.OnceFunc(func() { d.leave(p, id) })
+	defer left()
 	if err := writeLine(c, reply{}); err != nil {
 		return
 	}
@@ -230,5 +234,6 @@ func (d *daemon) nav(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 			rep.Result, rep.Err = nil, navErrOf(err)
 		}
 	}
+	left()
 	writeLine(c, rep)
 }

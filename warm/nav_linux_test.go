@@ -116,3 +116,41 @@ func TestNavigateCancelled(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestOneRequestSessionEndsWithAnswer: a navigation or diagnostics
+// request's session has ended by the time its client has the answer, so
+// status read right after it counts no session (before, the session
+// ended after the answer was written, and a status read at once could
+// still count it).
+func TestOneRequestSessionEndsWithAnswer(t *testing.T) {
+	dir := runtimeDir(t)
+	serveInProcess(t, &ServeOptions{Dir: dir, Build: "b1", Idle: -1})
+	o := &Options{Dir: dir, Build: "b1"}
+	p := noServers(t)
+	file := filepath.Join(p.Dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 40 {
+		what := "nav"
+		if i%2 == 0 {
+			if _, _, err := Navigate(ctx, o, p, lsp.NavRequest{Op: lsp.OpHover, At: lsp.Pos{Path: file, Line: 1, Column: 1}}); !errors.Is(err, lsp.ErrNoServer) {
+				t.Fatalf("Navigate: %v, want lsp.ErrNoServer", err)
+			}
+		} else {
+			what = "diag"
+			res, _, err := Diagnose(ctx, o, p, DiagRequest{Files: []string{file}})
+			if err != nil || !errors.Is(res.Files[0].Err, lsp.ErrNoServer) {
+				t.Fatalf("Diagnose: %+v, %v; want the file's lsp.ErrNoServer", res, err)
+			}
+		}
+		st, err := GetStatus(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Sessions != 0 {
+			t.Fatalf("request %d (%s): status right after its answer counts %d sessions, want 0", i, what, st.Sessions)
+		}
+	}
+}
