@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/idebridge/idebridge/diag"
 	"github.com/idebridge/idebridge/lsp"
@@ -108,33 +107,9 @@ func (d *daemon) diag(ctx context.Context, c *net.UnixConn, br *bufio.Reader, re
 		writeLine(c, reply{Error: err.Error()})
 		return
 	}
-	p, id, err := d.join(req.Project, pid)
-	if err != nil {
-		writeLine(c, reply{Error: err.Error()})
-		return
-	}
-	// The session ends before its answer is written: a client holding
-	// its answer no longer counts in status.
-	left := sync.OnceFunc(func() { d.leave(p, id) })
-	defer left()
-	if err := writeLine(c, reply{}); err != nil {
-		return
-	}
-	c.SetDeadline(time.Time{})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if req.Timeout > 0 {
-		var cancelT context.CancelFunc
-		ctx, cancelT = context.WithTimeout(ctx, req.Timeout)
-		defer cancelT()
-	}
-	go func() {
-		br.ReadByte()
-		cancel()
-	}()
-	rep := d.diagnoseIn(ctx, p, req.Diag)
-	left()
-	writeLine(c, rep)
+	d.answerOne(ctx, c, br, req, pid, func(ctx context.Context, p *project) any {
+		return d.diagnoseIn(ctx, p, req.Diag)
+	})
 }
 
 // checkDiagRequest refuses a request the runtime cannot run.

@@ -196,13 +196,36 @@ func (d *daemon) nav(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 		writeLine(c, reply{Error: fmt.Sprintf("operation %q is not served", clip(string(req.Nav.Op)))})
 		return
 	}
+	d.answerOne(ctx, c, br, req, pid, func(ctx context.Context, p *project) any {
+		var rep navReply
+		if err := p.gate.acquire(ctx, false); err != nil {
+			rep.Err = navErrOf(fmt.Errorf("%s: %w", req.Nav.Op, err))
+			return rep
+		}
+		res, err := p.srv.Manager().Navigate(ctx, *req.Nav)
+		p.gate.release(false)
+		if err == nil {
+			rep.Result, err = json.Marshal(res)
+		}
+		if err != nil {
+			rep.Result, rep.Err = nil, navErrOf(err)
+		}
+		return rep
+	})
+}
+
+// answerOne serves a request of one answer on its own connection (nav,
+// diag): it joins the project as a session of its own, answers the
+// handshake, runs answer (cancelled when the client closes the
+// connection or the request's timeout passes), and writes what it
+// returns as the last line. The session ends before that line is
+// written, so a client holding its answer no longer counts in status.
+func (d *daemon) answerOne(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req request, pid int, answer func(context.Context, *project) any) {
 	p, id, err := d.join(req.Project, pid)
 	if err != nil {
 		writeLine(c, reply{Error: err.Error()})
 		return
 	}
-	// The session ends before its answer is written: a client holding
-	// its answer no longer counts in status.
 	left := sync.OnceFunc(func() { d.leave(p, id) })
 	defer left()
 	if err := writeLine(c, reply{}); err != nil {
@@ -221,19 +244,7 @@ func (d *daemon) nav(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 		br.ReadByte()
 		cancel()
 	}()
-	var rep navReply
-	if err := p.gate.acquire(ctx, false); err != nil {
-		rep.Err = navErrOf(fmt.Errorf("%s: %w", req.Nav.Op, err))
-	} else {
-		res, err := p.srv.Manager().Navigate(ctx, *req.Nav)
-		p.gate.release(false)
-		if err == nil {
-			rep.Result, err = json.Marshal(res)
-		}
-		if err != nil {
-			rep.Result, rep.Err = nil, navErrOf(err)
-		}
-	}
+	rep := answer(ctx, p)
 	left()
 	writeLine(c, rep)
 }
