@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/idebridge/idebridge/lsp"
 )
@@ -12,7 +14,8 @@ import (
 // BenchmarkRemoteOverhead measures one warm hover on gopls through a
 // Remote against an in-process lsp.Manager on the same module: the
 // runtime's per-call overhead (the goal: at most 1.15x). The
-// runtime runs in the benchmark's process, on a real socket.
+// runtime runs in the benchmark's process, on a real socket. The metrics
+// are each one's median and their ratio.
 func BenchmarkRemoteOverhead(b *testing.B) {
 	gopls, err := lsp.FindGopls(os.Getenv)
 	if err != nil {
@@ -59,21 +62,40 @@ func BenchmarkRemoteOverhead(b *testing.B) {
 	}
 	defer m.Shutdown(context.Background())
 	at := lsp.Pos{Path: filepath.Join(mod, "greet.go"), Line: 4, Symbol: "greet"}
-	for _, c := range []struct {
-		name string
-		nav  Navigator
-	}{{"manager", m}, {"remote", r}} {
+	for _, nav := range []Navigator{m, r} {
 		for range 5 { // warm: started, loaded, answering
-			if _, err := c.nav.Hover(ctx, at); err != nil {
+			if _, err := nav.Hover(ctx, at); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				if _, err := c.nav.Hover(ctx, at); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
+	// Side by side: each iteration hovers once on each, in alternating
+	// order, so that the machine's load falls on both alike.
+	var onM, onR []time.Duration
+	hover := func(nav Navigator, into *[]time.Duration) {
+		start := time.Now()
+		if _, err := nav.Hover(ctx, at); err != nil {
+			b.Fatal(err)
+		}
+		*into = append(*into, time.Since(start))
+	}
+	i := 0
+	for b.Loop() {
+		if i%2 == 0 {
+			hover(m, &onM)
+			hover(r, &onR)
+		} else {
+			hover(r, &onR)
+			hover(m, &onM)
+		}
+		i++
+	}
+	med := func(ds []time.Duration) time.Duration {
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	mm, rm := med(onM), med(onR)
+	b.ReportMetric(float64(mm.Microseconds()), "manager-median-us")
+	b.ReportMetric(float64(rm.Microseconds()), "remote-median-us")
+	b.ReportMetric(float64(rm)/float64(mm), "remote/manager")
 }
