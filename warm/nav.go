@@ -197,21 +197,27 @@ func (d *daemon) nav(ctx context.Context, c *net.UnixConn, br *bufio.Reader, req
 		return
 	}
 	d.answerOne(ctx, c, br, req, pid, func(ctx context.Context, p *project) any {
-		var rep navReply
-		if err := p.gate.acquire(ctx, false); err != nil {
-			rep.Err = navErrOf(fmt.Errorf("%s: %w", req.Nav.Op, err))
-			return rep
-		}
-		res, err := p.srv.Manager().Navigate(ctx, *req.Nav)
-		p.gate.release(false)
-		if err == nil {
-			rep.Result, err = json.Marshal(res)
-		}
-		if err != nil {
-			rep.Result, rep.Err = nil, navErrOf(err)
-		}
-		return rep
+		return navigateIn(ctx, p, *req.Nav)
 	})
+}
+
+// navigateIn runs a navigation request on p's servers, inside its gate,
+// and makes its reply.
+func navigateIn(ctx context.Context, p *project, req lsp.NavRequest) navReply {
+	var rep navReply
+	if err := p.gate.acquire(ctx, false); err != nil {
+		rep.Err = navErrOf(fmt.Errorf("%s: %w", req.Op, err))
+		return rep
+	}
+	res, err := p.srv.Manager().Navigate(ctx, req)
+	p.gate.release(false)
+	if err == nil {
+		rep.Result, err = json.Marshal(res)
+	}
+	if err != nil {
+		rep.Result, rep.Err = nil, navErrOf(err)
+	}
+	return rep
 }
 
 // answerOne serves a request of one answer on its own connection (nav,

@@ -214,17 +214,7 @@ func (d *daemon) opsRun(ctx context.Context, p *project, call opsCall) opsReply 
 		rep.Result, _ = json.Marshal(d.diagnoseIn(ctx, p, call.Diag))
 		return rep
 	}
-	if err := p.gate.acquire(ctx, false); err != nil {
-		rep.Err = navErrOf(fmt.Errorf("%s: %w", call.Nav.Op, err))
-		return rep
-	}
-	res, err := p.srv.Manager().Navigate(ctx, *call.Nav)
-	p.gate.release(false)
-	if err == nil {
-		rep.Result, err = json.Marshal(res)
-	}
-	if err != nil {
-		rep.Result, rep.Err = nil, navErrOf(err)
-	}
+	nr := navigateIn(ctx, p, *call.Nav)
+	rep.Result, rep.Err = nr.Result, nr.Err
 	return rep
 }
