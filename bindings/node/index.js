@@ -559,6 +559,7 @@ function declare(lib, where) {
     try {
       return lib.func(proto);
     } catch (e) {
+      if (!/Cannot find function/.test(e.message)) throw e;
       missing.push(name);
       return null;
     }

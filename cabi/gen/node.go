@@ -468,6 +468,7 @@ func nodeJS() []byte {
 	b.p("    try {")
 	b.p("      return lib.func(proto);")
 	b.p("    } catch (e) {")
+	b.p("      if (!/Cannot find function/.test(e.message)) throw e;")
 	b.p("      missing.push(name);")
 	b.p("      return null;")
 	b.p("    }")
