@@ -365,6 +365,7 @@ func FuzzPublishDecode(f *testing.F) {
 	f.Add([]byte(`{"uri":"file:///p/a.go","version":3,"diagnostics":[{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"m","severity":"Warning","code":12,"source":"s"}]}`))
 	f.Add([]byte(`{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":{"kind":"plaintext","value":"v"},"tags":[1,null],"codeDescription":{"href":"h"},"relatedInformation":[{"location":{"uri":"u","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}},"message":"r"},1]}`))
 	f.Add([]byte(`{"uri":"file:///p/a.go","diagnostics":[{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"m","severity":99},{"range":{"start":{"line":-1,"character":2},"end":{"line":1,"character":4}},"message":"m"},{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":4}},"message":"ok"}]}`))
+	f.Add([]byte(`{"uri":"file:///p/a.go","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":" WARN "},{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":"Informational"},{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"message":"m","severity":"\t4"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p diag.PublishParams
 		perr := json.Unmarshal(b, &p)
@@ -607,12 +608,18 @@ func modelDiag(v any) (diag.Diagnostic, bool) {
 		}
 		d.Severity = diag.Severity(n)
 	case string:
+		// diag.ParseSeverity's rule: a name in any letter case, or the
+		// number's digit, with surrounding space.
+		t := strings.TrimSpace(s)
 		found := false
-		for sev, names := range map[diag.Severity][]string{1: {"error", "1"}, 2: {"warning", "2"}, 3: {"info", "information", "3"}, 4: {"hint", "4"}} {
+		for sev, names := range map[diag.Severity][]string{1: {"error"}, 2: {"warning", "warn"}, 3: {"info", "information", "informational"}, 4: {"hint"}} {
 			for _, name := range names {
-				if strings.EqualFold(s, name) {
+				if strings.EqualFold(t, name) {
 					d.Severity, found = sev, true
 				}
+			}
+			if t == strconv.Itoa(int(sev)) {
+				d.Severity, found = sev, true
 			}
 		}
 		if !found {
