@@ -457,8 +457,12 @@ func extRun(t *testing.T, s extServer, dir string, run int, texts map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The suite asks whether the server's final answer is known, not how
+	// soon: navigation waits for a load as long as diagnostics wait to
+	// settle (the default LoadWait, 30 s, is for an agent waiting; on a
+	// busy machine rust-analyzer has taken over a minute to load).
 	m, err := NewManager([]ServerConfig{cfg}, &ManagerOptions{Registry: reg, ProjectDir: dir, Env: env,
-		SettleTimeout: 3 * time.Minute, WaitForProgress: run%2 == 1})
+		SettleTimeout: 3 * time.Minute, LoadWait: 3 * time.Minute, WaitForProgress: run%2 == 1})
 	if err != nil {
 		t.Fatal(err)
 	}
