@@ -232,8 +232,14 @@ func (c *EditCheck) Render(projectDir string) string {
 			edited++
 		}
 	}
-	if c.Introduced == 0 && c.Resolved == 0 {
+	switch {
+	case c.Introduced != 0 || c.Resolved != 0:
+	case incomplete == 0:
 		b.WriteString("no diagnostics introduced or resolved\n")
+	default:
+		// Not "no diagnostics introduced": the servers' answers are not
+		// all known complete (see the files' lines above).
+		b.WriteString("nothing introduced or resolved in the diagnostics received so far\n")
 	}
 	fmt.Fprintf(&b, "checked %d files (%d edited, %d dependents)", len(c.Files), edited, len(c.Files)-edited)
 	if c.Unchecked > 0 {

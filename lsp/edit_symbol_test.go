@@ -162,6 +162,27 @@ func TestEditCheckRenderBounded(t *testing.T) {
 	}
 }
 
+// A check with no change but a file not known complete never says "no
+// diagnostics introduced or resolved": what was received so far is not
+// an answer; one with every file complete does.
+func TestEditCheckRenderNoChange(t *testing.T) {
+	complete := &EditCheck{Files: []FileCheck{{Path: "/p/a.go", Edited: true, Server: "s", Status: StatusComplete}}, Status: StatusComplete}
+	if out := complete.Render("/p"); !strings.HasPrefix(out, "no diagnostics introduced or resolved\nchecked 1 files") {
+		t.Errorf("complete:\n%s", out)
+	}
+	unknown := &EditCheck{Files: []FileCheck{
+		{Path: "/p/a.go", Edited: true, Server: "s", Status: StatusComplete},
+		{Path: "/p/b.go", Server: "s", Status: StatusUnknown, Reason: "no publish for it from s within 10s"},
+	}, Status: StatusUnknown}
+	out := unknown.Render("/p")
+	if strings.Contains(out, "no diagnostics introduced or resolved") ||
+		!strings.Contains(out, "b.go: unknown: no publish for it from s within 10s\n") ||
+		!strings.Contains(out, "nothing introduced or resolved in the diagnostics received so far\n") ||
+		!strings.Contains(out, "1 of them with diagnostics not known complete (unknown)") {
+		t.Errorf("a file unknown:\n%s", out)
+	}
+}
+
 // What a document keeps as its whole set is bounded: a flood keeps the
 // maxSetKept most severe and its true size, and a check that compared a
 // cut set says it is partial and why.

@@ -200,7 +200,9 @@ func renderReports(p project, reps []ideserver.FileReport) (text string, checked
 	}
 	var items []item
 	cut := 0
-	var notes, done, clean, failed []string
+	// clean: no diagnostics, and that known to be current; unknown: none
+	// received, but not known to be current (never "No diagnostics").
+	var notes, done, clean, unknown, failed []string
 	for i, r := range reps {
 		file := p.rel(r.Path)
 		switch {
@@ -220,7 +222,11 @@ func renderReports(p project, reps []ideserver.FileReport) (text string, checked
 			notes = append(notes, fmt.Sprintf("%s: %s; its diagnostics may be incomplete or stale.", file, how))
 		}
 		if len(r.Diagnostics) == 0 {
-			clean = append(clean, file)
+			if r.Settle.Freshness.Fresh() {
+				clean = append(clean, file)
+			} else {
+				unknown = append(unknown, file)
+			}
 		}
 		// r.Total counts what the headless IDE did not keep (it keeps the
 		// most severe MaxDiagnosticsPerFile), so the cut is the true count.
@@ -249,14 +255,20 @@ func renderReports(p project, reps []ideserver.FileReport) (text string, checked
 		att.Files[k].Diagnostics = append(att.Files[k].Diagnostics, it.d)
 	}
 	var b strings.Builder
-	if len(att.Files) > 0 || cut > 0 {
-		b.WriteString(att.Render(&diag.RenderOptions{ProjectDir: p.dir}))
-		b.WriteByte('\n')
+	empty := func() {
 		if len(clean) > 0 {
 			fmt.Fprintf(&b, "No diagnostics in %s.\n", strings.Join(clean, ", "))
 		}
+		if len(unknown) > 0 {
+			fmt.Fprintf(&b, "No diagnostics received for %s, and that is not known to be current.\n", strings.Join(unknown, ", "))
+		}
+	}
+	if len(att.Files) > 0 || cut > 0 {
+		b.WriteString(att.Render(&diag.RenderOptions{ProjectDir: p.dir}))
+		b.WriteByte('\n')
+		empty()
 	} else if len(done) > 0 {
-		fmt.Fprintf(&b, "No diagnostics in %s.\n", strings.Join(clean, ", "))
+		empty()
 		for _, n := range notes {
 			b.WriteString(n + "\n")
 		}
