@@ -89,6 +89,12 @@ func newTestServer(t testing.TB, dir string, opts *Options) *testServer {
 		o = *opts
 	}
 	o.ProjectDir = dir
+	if o.SettleTimeout == 0 {
+		// The tests ask what the servers finally say, not how soon: on a
+		// busy machine gopls has taken over 10 s (the default) to publish
+		// for a preview's new version.
+		o.SettleTimeout = testTimeout / 3
+	}
 	if o.Env == nil {
 		o.Env = testEnv(t)
 	}

@@ -52,6 +52,12 @@ type Options struct {
 	// roots); Close does not close it. Default: New makes one from
 	// Configs, and Close stops its servers.
 	Diagnostics *ideserver.Diagnostics
+	// SettleTimeout bounds how long a tool (diagnostics, preview_edit,
+	// apply_edit, rename's check) waits for one file's diagnostics before
+	// it answers what it has, marked partial or unknown. Zero means
+	// lsp.DefaultSettleTimeout (10 s); negative is an error. Ignored when
+	// Diagnostics is set (its own SettleTimeout counts).
+	SettleTimeout time.Duration
 	// Env is the environment in os.Environ form: where gopls is found,
 	// the language servers' environment, and CLAUDE_CONFIG_DIR and
 	// CLAUDE_CODE_AUTO_CONNECT_IDE for finding the IDE. Nil means the
@@ -153,7 +159,7 @@ func New(opts *Options) (*Server, error) {
 		if sl == nil {
 			sl = log
 		}
-		d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: o.Configs, Env: o.Env, Logger: sl})
+		d, err := ideserver.NewDiagnostics(srv, &ideserver.DiagnosticsOptions{Configs: o.Configs, Env: o.Env, Logger: sl, SettleTimeout: o.SettleTimeout})
 		if err != nil {
 			srv.Close()
 			return nil, fmt.Errorf("mcpserver: %w", err)
