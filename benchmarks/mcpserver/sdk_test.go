@@ -352,7 +352,13 @@ func TestSDKClientCallsEveryTool(t *testing.T) {
 	}
 
 	// The language servers.
-	wantAll(t, "diagnostics", call(t, ctx, cs, false, "diagnostics", map[string]any{"files": []string{"broken.go", "main.go"}}),
+	diags := call(t, ctx, cs, false, "diagnostics", map[string]any{"files": []string{"broken.go", "main.go"}})
+	// An answer not known to be current is asked again, as a client does:
+	// a cold gopls on a busy machine may take longer than the tool's bound.
+	for try := 0; try < 4 && strings.Contains(diags, "may be incomplete or stale"); try++ {
+		diags = call(t, ctx, cs, false, "diagnostics", map[string]any{"files": []string{"broken.go", "main.go"}})
+	}
+	wantAll(t, "diagnostics", diags,
 		"<new-diagnostics>", "broken.go:\n  ✘ [Line 4:2] declared and not used: x", "No diagnostics in main.go.", "Checked: broken.go (gopls, ")
 	wantAll(t, "definition", call(t, ctx, cs, false, "definition", map[string]any{"file": "main.go", "line": 7, "symbol": "greet", "occurrence": 2}),
 		"main.go:7:29", "greet.go:14:6: func greet(g Greeter, name string) string")

@@ -310,6 +310,11 @@ func TestMCPZeroConfiguration(t *testing.T) {
 	}
 
 	out := r.ok("diagnostics", map[string]any{"files": []string{"main.go", "greet.go"}})
+	// An answer not known to be current is asked again, as a client does:
+	// a cold gopls on a busy machine may take longer than the tool's bound.
+	for try := 0; try < 4 && strings.Contains(out, "may be incomplete or stale"); try++ {
+		out = r.ok("diagnostics", map[string]any{"files": []string{"main.go", "greet.go"}})
+	}
 	for _, want := range []string{
 		"<new-diagnostics>", "main.go:\n  ✘ [Line 6:2] declared and not used: unused",
 		"No diagnostics in greet.go.",
