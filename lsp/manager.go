@@ -643,9 +643,17 @@ func (m *Manager) closeDoc(ctx context.Context, d *document) {
 	// didClose, so that what the server publishes for the closed file
 	// (gopls republishes a workspace file's set) is the file's, not the
 	// document's.
-	m.reg.Close(d.uri)
-	if inst := d.openOn; inst != nil && !inst.isGone() && d.srv.current() == inst {
+	//
+	// The track goes first: a pull answered meanwhile registers its set
+	// only while the track stands (see instance.pull), so it cannot land
+	// after the registry was cleared.
+	inst := d.openOn
+	live := inst != nil && !inst.isGone() && d.srv.current() == inst
+	if live {
 		inst.dropText(d.uri, false)
+	}
+	m.reg.Close(d.uri)
+	if live {
 		err := inst.conn.notify(context.WithoutCancel(ctx), "textDocument/didClose", map[string]any{
 			"textDocument": map[string]string{"uri": d.uri},
 		})

@@ -218,7 +218,7 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	idx := newLineIndex(text)
 	enc := inst.encoding()
 	inst.fmu.Lock()
-	if inst.docs[uri] != t {
+	if inst.docs[uri] != t || inst.stopping.Load() {
 		inst.fmu.Unlock()
 		return nil // closed meanwhile; the answer is for a session that ended
 	}
@@ -278,6 +278,12 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	case len(all) == 0 && inGrace:
 		rec.provisional, rec.loadReason = true, "answered empty before it had answered anything"
 	}
+	if t.pulled.ok && (t.pulled.sent > rec.sent || t.pulled.gen > rec.gen) {
+		// A pull sent later has answered already (pulls run side by side:
+		// a refresh's and a Settle's): this older answer says nothing new.
+		inst.fmu.Unlock()
+		return nil
+	}
 	t.pulled = rec
 	t.recordSet(all, s.cfg.NoDiagnostics)
 	if len(all) > 0 {
@@ -287,15 +293,18 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 	// answered to the pull: the set is their union.
 	all = append(all, t.pushedSet(uri, idx, enc)...)
 	inst.activity = time.Now()
-	inst.fmu.Unlock()
-
+	// The registry gets the set under fmu, while the document is known to
+	// be open: a close drops the document's track (under fmu) before it
+	// clears the registry, so a pulled set never outlives its document.
+	// Servers clear by publishing only what they published; a pulled set
+	// left behind would stand for a closed file forever, and every later
+	// client would read it as the file's.
 	if !s.cfg.NoDiagnostics {
 		v := rec.version
 		if err := s.m.reg.PublishParams(s.cfg.Name, &diag.PublishParams{URI: uri, Version: &v, Diagnostics: all}); err != nil {
 			s.log.Warn("lsp: pulled diagnostics rejected", "err", err)
 		}
 	}
-	inst.fmu.Lock()
 	inst.signal()
 	inst.fmu.Unlock()
 	return nil

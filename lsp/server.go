@@ -1222,8 +1222,10 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			}
 		}
 	}
-	toReg := decoded
 	if merge {
+		// The union includes what was pulled, which the server never
+		// clears by publishing: it goes to the registry under fmu, while
+		// the document is open (see pull).
 		inst.fmu.Lock()
 		if cur := inst.docs[p.URI]; cur == t {
 			t.pushed = raw
@@ -1231,14 +1233,11 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			u.Params.Diagnostics = append(slices.Clip(p.Diagnostics), t.pulledSet()...)
 			v := t.version // the union stands for the document as it is
 			u.Params.Version = &v
-			toReg = &u
+			inst.toRegistry(&u)
 		}
 		inst.fmu.Unlock()
-	}
-	if !inst.s.cfg.NoDiagnostics {
-		if err := reg.PublishDecoded(name, toReg); err != nil {
-			inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
-		}
+	} else {
+		inst.toRegistry(decoded)
 	}
 	pc := &inst.s.pace
 	if p.Version != nil {
@@ -1290,6 +1289,17 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 	t.pubEmpty = len(p.Diagnostics) == 0
 	if !t.pubEmpty {
 		inst.navAnswered("")
+	}
+}
+
+// toRegistry hands a publish to the Manager's registry, unless the
+// server's diagnostics are off.
+func (inst *instance) toRegistry(d *lspdiag.Decoded) {
+	if inst.s.cfg.NoDiagnostics {
+		return
+	}
+	if err := inst.s.m.reg.PublishDecoded(inst.s.cfg.Name, d); err != nil {
+		inst.s.log.Warn("lsp: publishDiagnostics rejected", "err", err)
 	}
 }
 

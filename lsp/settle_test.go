@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/idebridge/idebridge/internal/fileuri"
 )
 
 // TestSettleWaitForProgress: a server that publishes errors first and
@@ -615,5 +619,43 @@ func TestSettlePullAndPublish(t *testing.T) {
 	got, _ = drainMessages(t, m)
 	if !res.Fresh || fmt.Sprint(got["a.s"]) != "[0:0-5 check found CHECK 0:6-11 found ERROR 0:12-17 check found CHECK]" {
 		t.Errorf("after a save: settled %v (%s); drained %v", res.Freshness, res.Reason, got["a.s"])
+	}
+}
+
+// TestPulledSetGoesWithItsDocument: what a pull answered stands for the
+// document only while it is open. Servers clear by publishing only what
+// they published (pyright, asked by pulls, never publishes for a document
+// it answered pulls for), so a pulled set registered after the close
+// would stand for the closed file for good: every later reader would take
+// it for the file's. Pulls answered while the document closes (a
+// refresh's, a Settle's) must not register after the close.
+func TestPulledSetGoesWithItsDocument(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("pull", ".s", "-pull")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	uri := fileuri.FromPath(a)
+	for i := range 150 {
+		if err := m.Open(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, m, a)
+		inst := m.servers[0].current()
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = inst.pull(ctx, uri) // the close may come first: ErrNotOpen
+			}()
+		}
+		runtime.Gosched()
+		if err := m.Close(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if p, ok := m.reg.LastPublish("pull", uri); ok {
+			t.Fatalf("round %d: after the close, the registry still holds %+v for it", i, p)
+		}
 	}
 }
