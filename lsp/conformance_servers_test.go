@@ -688,6 +688,9 @@ func TestConformanceServers(t *testing.T) {
 				defer close(exDone)
 				ex = witness(t, s, texts)
 			}()
+			// A run that fails ends this test at once: the witness, which
+			// uses t, must end first.
+			defer func() { <-exDone }()
 			var diags []extObs
 			var navs []navObs
 			var prev <-chan struct{}
