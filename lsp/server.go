@@ -1234,6 +1234,11 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			v := t.version // the union stands for the document as it is
 			u.Params.Version = &v
 			inst.toRegistry(&u)
+		} else if p.Version == nil {
+			// Closed or reopened meanwhile: an unversioned publish is
+			// about the file, as for a document that is not open; a
+			// versioned one was about the session that ended.
+			inst.toRegistry(decoded)
 		}
 		inst.fmu.Unlock()
 	} else {
