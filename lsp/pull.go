@@ -222,6 +222,13 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 		inst.fmu.Unlock()
 		return nil // closed meanwhile; the answer is for a session that ended
 	}
+	if t.pulled.ok && (t.pulled.sent > rec.sent || t.pulled.gen > rec.gen) {
+		// A pull sent later has answered already (pulls run side by side:
+		// a refresh's and a Settle's): this older answer says nothing new,
+		// and its items must not replace the newer ones.
+		inst.fmu.Unlock()
+		return nil
+	}
 	var all []diag.Diagnostic
 	stale := false
 	for i, p := range provs {
@@ -277,12 +284,6 @@ func (inst *instance) pull(ctx context.Context, uri string) error {
 		rec.provisional, rec.loadReason = true, "answered while it said it was busy ("+inst.statusBusy()+")"
 	case len(all) == 0 && inGrace:
 		rec.provisional, rec.loadReason = true, "answered empty before it had answered anything"
-	}
-	if t.pulled.ok && (t.pulled.sent > rec.sent || t.pulled.gen > rec.gen) {
-		// A pull sent later has answered already (pulls run side by side:
-		// a refresh's and a Settle's): this older answer says nothing new.
-		inst.fmu.Unlock()
-		return nil
 	}
 	t.pulled = rec
 	t.recordSet(all, s.cfg.NoDiagnostics)
