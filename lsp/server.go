@@ -1241,6 +1241,17 @@ func (inst *instance) onPublish(seq uint64, params json.RawMessage) {
 			inst.toRegistry(decoded)
 		}
 		inst.fmu.Unlock()
+	} else if p.Version != nil {
+		// About the open document (a closed one returned above): under
+		// fmu, while it is still open, so that a close handled meanwhile
+		// (which drops the track before it clears the registry) cannot
+		// be overtaken by it. A server that does not clear closed files
+		// would leave the set standing for the closed file.
+		inst.fmu.Lock()
+		if inst.docs[p.URI] == t {
+			inst.toRegistry(decoded)
+		}
+		inst.fmu.Unlock()
 	} else {
 		inst.toRegistry(decoded)
 	}

@@ -659,3 +659,35 @@ func TestPulledSetGoesWithItsDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishedSetGoesWithItsDocument: a versioned publish is about the
+// open document; one handled while the document closes must not reach
+// the registry after the close cleared it, or, from a server that does
+// not clear closed files, it would stand for the closed file for good.
+// The server publishes a large set on each open (its conversion widens
+// the window), and the document is closed at once.
+func TestPublishedSetGoesWithItsDocument(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, []ServerConfig{scriptConfig("flood", ".s", "-flood", "2000")}, testOptions(dir))
+	ctx := context.Background()
+	a := writeSource(t, dir, "a.s", "ERROR\n")
+	uri := fileuri.FromPath(a)
+	for i := range 100 {
+		if err := m.Open(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			settle(t, m, a)
+		}
+		inst := m.servers[0].current()
+		before := inst.conn.received()
+		waitFor(t, "the publish to begin arriving", func() bool { return inst.conn.received() > before || i%2 == 1 })
+		if err := m.Close(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the connection to be idle", func() bool { return inst.conn.idle() })
+		if p, ok := m.reg.LastPublish("flood", uri); ok {
+			t.Fatalf("round %d: after the close, the registry still holds %+v for it", i, p)
+		}
+	}
+}
