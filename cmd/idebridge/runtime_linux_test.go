@@ -127,23 +127,29 @@ func (c *rtClient) request(method string, params any, v any) error {
 // the unused variable.
 func (c *rtClient) diagnostics() {
 	c.t.Helper()
+	c.diagnose("main.go", "declared and not used: unused")
+}
+
+// diagnose asks for a file's diagnostics and fails unless they say want.
+func (c *rtClient) diagnose(file, want string) {
+	c.t.Helper()
 	var res struct {
 		Content []struct{ Text string }
 		IsError bool
 	}
 	// An answer not known to be current is asked again, as a client
-	// does: a cold gopls on a busy machine may take longer than the
+	// does: a cold server on a busy machine may take longer than the
 	// tool's bound (10 s).
 	for try := 0; try < 5; try++ {
-		if err := c.request("tools/call", map[string]any{"name": "diagnostics", "arguments": map[string]any{"files": []string{"main.go"}}}, &res); err != nil {
+		if err := c.request("tools/call", map[string]any{"name": "diagnostics", "arguments": map[string]any{"files": []string{file}}}, &res); err != nil {
 			c.t.Fatalf("diagnostics: %v\nstderr:\n%s", err, c.stderr)
 		}
 		if len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "may be incomplete or stale") {
 			break
 		}
 	}
-	if res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "declared and not used: unused") {
-		c.t.Fatalf("diagnostics answered %+v\nstderr:\n%s", res, c.stderr)
+	if res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, want) {
+		c.t.Fatalf("diagnostics of %s answered %+v, want %q\nstderr:\n%s", file, res, want, c.stderr)
 	}
 }
 

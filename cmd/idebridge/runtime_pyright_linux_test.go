@@ -11,28 +11,6 @@ import (
 	"time"
 )
 
-// diagnose asks for a file's diagnostics and fails unless they say want.
-func (c *rtClient) diagnose(file, want string) {
-	c.t.Helper()
-	var res struct {
-		Content []struct{ Text string }
-		IsError bool
-	}
-	// An answer not known to be current is asked again, as a client
-	// does (see rtClient.diagnostics).
-	for try := 0; try < 5; try++ {
-		if err := c.request("tools/call", map[string]any{"name": "diagnostics", "arguments": map[string]any{"files": []string{file}}}, &res); err != nil {
-			c.t.Fatalf("diagnostics: %v\nstderr:\n%s", err, c.stderr)
-		}
-		if len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "may be incomplete or stale") {
-			break
-		}
-	}
-	if res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, want) {
-		c.t.Fatalf("diagnostics of %s answered %+v, want %q\nstderr:\n%s", file, res, want, c.stderr)
-	}
-}
-
 // TestRuntimeSharedPyright: two `idebridge mcp` processes on one Python
 // project share one pyright in the runtime, and a SIGKILL of the runtime
 // leaves no pyright process behind (node and whatever it started).
